@@ -1,0 +1,213 @@
+"""Input validation shared by every public function of :mod:`dpkme`.
+
+Every check raises :class:`ValueError` (never a bare ``AssertionError`` or a
+numpy error) with a message that names the offending value and says what to do.
+"""
+
+from __future__ import annotations
+
+import numbers
+import math
+
+import numpy as np
+
+__all__ = [
+    "check_array",
+    "check_epsilon",
+    "check_delta",
+    "check_positive_int",
+    "check_positive_float",
+    "check_random_state",
+    "check_weights",
+    "check_in",
+    "new_seed",
+]
+
+
+def _short(value) -> str:
+    """Short printable form of a user value for error messages."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def check_array(
+    X,
+    *,
+    name: str = "X",
+    ndim: int = 2,
+    min_rows: int = 1,
+    n_features: int | None = None,
+    dtype=np.float64,
+    copy: bool = False,
+) -> np.ndarray:
+    """Validate a numeric array and return it as a C-contiguous float array.
+
+    Parameters
+    ----------
+    X : array-like
+        Input. Lists, tuples and numpy arrays of a real numeric dtype are
+        accepted; strings, objects, complex numbers and booleans are refused.
+    name : str
+        Name used in error messages.
+    ndim : {1, 2}
+        Required number of dimensions. A 1-D input is never silently reshaped
+        into a 2-D one (that would hide a transposition mistake).
+    min_rows : int
+        Minimum number of rows (or elements for ``ndim=1``).
+    n_features : int, optional
+        Required number of columns (only for ``ndim=2``).
+    dtype : numpy dtype
+        Floating dtype of the result.
+    copy : bool
+        Force a copy even when ``X`` already has the right layout.
+
+    Raises
+    ------
+    ValueError
+        On a non-numeric, non-finite, empty or wrongly shaped input; the message
+        names the first offending value and its position.
+    """
+    if X is None:
+        raise ValueError(f"{name} is None; pass a numeric array.")
+    try:
+        arr = np.asarray(X)
+    except Exception as exc:  # ragged lists etc.
+        raise ValueError(f"{name} could not be converted to an array ({exc}).") from None
+    if arr.dtype == object or arr.dtype.kind in "USVOMm":
+        raise ValueError(
+            f"{name} must be numeric, got dtype {arr.dtype} "
+            f"(for example {_short(arr.flat[0]) if arr.size else 'empty'}); "
+            "convert text columns to numbers or drop them."
+        )
+    if arr.dtype.kind == "c":
+        raise ValueError(f"{name} must be real-valued, got complex dtype {arr.dtype}.")
+    if arr.dtype.kind == "b":
+        raise ValueError(f"{name} must be numeric, got boolean dtype; cast it to float explicitly.")
+    if arr.ndim != ndim:
+        raise ValueError(
+            f"{name} must be a {ndim}-D array, got shape {arr.shape}"
+            + (" (use X.reshape(-1, 1) for a single feature)" if ndim == 2 and arr.ndim == 1 else "")
+            + "."
+        )
+    if arr.shape[0] < min_rows:
+        raise ValueError(f"{name} must have at least {min_rows} row(s), got shape {arr.shape}.")
+    if ndim == 2:
+        if arr.shape[1] < 1:
+            raise ValueError(f"{name} must have at least one column, got shape {arr.shape}.")
+        if n_features is not None and arr.shape[1] != n_features:
+            raise ValueError(
+                f"{name} has {arr.shape[1]} column(s) but {n_features} were expected "
+                f"(shape {arr.shape})."
+            )
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = np.array(arr, dtype=dtype, order="C", copy=copy or None)
+    if not np.isfinite(out).all():
+        bad = np.argwhere(~np.isfinite(out))[0]
+        pos = tuple(int(i) for i in bad)
+        orig = arr[pos] if arr.ndim else arr
+        raise ValueError(
+            f"{name} contains a non-finite value {_short(orig)} at index {pos}"
+            f" (after conversion to {np.dtype(dtype).name}); remove or impute NaN/inf rows first."
+        )
+    return out
+
+
+def _as_real_scalar(value, name: str) -> float:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
+        raise ValueError(f"{name} must be a real number, got {_short(value)}.")
+    return float(value)
+
+
+def check_epsilon(epsilon, *, name: str = "epsilon") -> float:
+    """Return ``epsilon`` as float after checking ``0 < epsilon < inf``."""
+    eps = _as_real_scalar(epsilon, name)
+    if not (eps > 0) or not math.isfinite(eps):
+        raise ValueError(f"{name} must be a finite number > 0, got {_short(epsilon)}.")
+    return eps
+
+
+def check_delta(delta, *, name: str = "delta", allow_zero: bool = False) -> float:
+    """Return ``delta`` as float after checking ``0 < delta < 1`` (or ``0 <= delta``)."""
+    d = _as_real_scalar(delta, name)
+    lo_ok = d >= 0 if allow_zero else d > 0
+    if not (lo_ok and d < 1) or not math.isfinite(d):
+        rng = "[0, 1)" if allow_zero else "(0, 1)"
+        raise ValueError(f"{name} must lie in {rng}, got {_short(delta)}.")
+    return d
+
+
+def check_positive_int(value, *, name: str, minimum: int = 1, maximum: int | None = None) -> int:
+    """Return ``value`` as int after checking ``minimum <= value <= maximum``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Integral, np.integer)):
+        if isinstance(value, (float, np.floating)) and float(value).is_integer():
+            value = int(value)
+        else:
+            raise ValueError(f"{name} must be an integer, got {_short(value)}.")
+    value = int(value)
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}.")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"{name} must be <= {maximum}, got {value}.")
+    return value
+
+
+def check_positive_float(value, *, name: str, allow_zero: bool = False) -> float:
+    """Return ``value`` as float after checking it is finite and > 0 (or >= 0)."""
+    v = _as_real_scalar(value, name)
+    ok = v >= 0 if allow_zero else v > 0
+    if not ok or not math.isfinite(v):
+        raise ValueError(f"{name} must be a finite number {'>=' if allow_zero else '>'} 0, got {_short(value)}.")
+    return v
+
+
+def check_in(value, options, *, name: str):
+    """Check that ``value`` is one of ``options``."""
+    if value not in options:
+        raise ValueError(f"{name} must be one of {sorted(options)}, got {_short(value)}.")
+    return value
+
+
+def new_seed() -> int:
+    """A fresh 63-bit seed drawn from OS entropy (recorded so a release can be replayed)."""
+    return int(np.random.SeedSequence().entropy % (2**63))
+
+
+def check_random_state(random_state) -> tuple[np.random.Generator, int | None]:
+    """Turn ``random_state`` into a :class:`numpy.random.Generator`.
+
+    Parameters
+    ----------
+    random_state : None, int or numpy.random.Generator
+        ``None`` draws a fresh seed from OS entropy (and returns it so that the
+        release can record it); an int seeds a new generator; a Generator is used
+        as is (its seed is then unknown and ``None`` is returned). The global
+        numpy random state is never used.
+
+    Returns
+    -------
+    rng : numpy.random.Generator
+    seed : int or None
+    """
+    if random_state is None:
+        seed = new_seed()
+        return np.random.default_rng(seed), seed
+    if isinstance(random_state, np.random.Generator):
+        return random_state, None
+    if isinstance(random_state, (bool, np.bool_)):
+        raise ValueError(f"random_state must be None, an int or a numpy Generator, got {random_state!r}.")
+    if isinstance(random_state, (numbers.Integral, np.integer)):
+        seed = int(random_state)
+        if seed < 0:
+            raise ValueError(f"random_state must be a non-negative int, got {seed}.")
+        return np.random.default_rng(seed), seed
+    raise ValueError(
+        f"random_state must be None, an int or a numpy Generator, got {_short(random_state)}."
+    )
+
+
+def check_weights(w, *, n: int, name: str = "weights") -> np.ndarray:
+    """Validate a weight vector of length ``n``."""
+    arr = check_array(w, name=name, ndim=1)
+    if arr.shape[0] != n:
+        raise ValueError(f"{name} has length {arr.shape[0]} but {n} points were given.")
+    return arr

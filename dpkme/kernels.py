@@ -1,0 +1,490 @@
+r"""Bounded translation-invariant kernels on :math:`\mathbb{R}^D`.
+
+Every kernel here has the form :math:`k(x, y) = a\,\kappa(x - y)` with
+:math:`\kappa(0) = 1` and amplitude :math:`a \in (0, 1]` (default 1), so that
+:math:`k(x, x) = a \le 1` as the privacy proofs of Balog et al. (2018,
+Lemma 13 and Proposition 9) require. All are non-negative and decreasing in the
+distance, which gives the tighter RKHS sensitivity
+:math:`\|k(x,\cdot) - k(x',\cdot)\|_{\mathcal H}^2 = 2a - 2k(x,x') \le 2a`
+(see :mod:`dpkme.sensitivity`).
+
+Evaluation is blocked and multi-threaded: Gram matrices, the row means
+:math:`\bar k_m = \frac1N\sum_n k(z_m, x_n)` and the mean of :math:`K_{XX}` are
+computed without ever holding an :math:`M\times N` matrix (memory is
+:math:`O(M + N)` plus a few blocks of :data:`dpkme._blocked.BLOCK_ELEMENTS`).
+Squared distances are clamped at zero.
+
+Each kernel can sample frequencies from its spectral measure (Bochner's theorem)
+for :mod:`dpkme.features`: normal (Gaussian kernel), product Cauchy (Laplacian,
+L1 distance), multivariate t with :math:`2\nu` degrees of freedom (Matérn
+:math:`\nu`), and a Gamma scale mixture of normals (inverse multiquadric).
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar
+
+import numpy as np
+from scipy.spatial.distance import cdist
+
+from ._blocked import BLOCK_ELEMENTS, block_ranges, parallel_map
+from ._validation import check_array, check_positive_float, check_positive_int
+
+__all__ = [
+    "Kernel",
+    "GaussianKernel",
+    "LaplacianKernel",
+    "MaternKernel",
+    "InverseMultiquadricKernel",
+    "make_kernel",
+    "kernel_from_dict",
+    "KERNELS",
+]
+
+# exp() of arguments beyond this would overflow/underflow in the factorised
+# Gaussian sum; such blocks use the direct (clamped) formula instead.
+_SAFE_EXP = 600.0
+# Block shape for kernel sums: 128 x 1024 float64 = 1 MiB, fits in L2 cache.
+_ROW_BLOCK, _COL_BLOCK = 128, 1024
+_THREAD_LOCAL = threading.local()
+
+
+def _scratch(rows: int, cols: int) -> np.ndarray:
+    """A per-thread reusable work array (avoids page faults of fresh 1 MiB arrays)."""
+    buf = getattr(_THREAD_LOCAL, "buf", None)
+    if buf is None or buf.size < rows * cols:
+        buf = np.empty(max(rows * cols, _ROW_BLOCK * _COL_BLOCK))
+        _THREAD_LOCAL.buf = buf
+    return buf[: rows * cols].reshape(rows, cols)
+
+
+class Kernel(ABC):
+    """Base class: a bounded, translation-invariant, non-negative kernel.
+
+    Subclasses implement :meth:`_profile` (kernel values from a distance matrix)
+    and :meth:`sample_frequencies` (its spectral measure).
+
+    Parameters
+    ----------
+    lengthscale : float
+        Length scale :math:`\\ell > 0`. It must be declared by the user or taken
+        from public information; never derive it from the private data (a median
+        heuristic on private data is a privacy leak).
+    amplitude : float, default=1.0
+        :math:`k(x, x)`. Values above 1 are accepted for non-private use (e.g.
+        metrics) but refused by every mechanism.
+    """
+
+    name: ClassVar[str] = "kernel"
+    #: distance used by :meth:`_profile`: "sqeuclidean" or "cityblock"
+    metric: ClassVar[str] = "sqeuclidean"
+    #: k(x, y) >= 0 for all x, y (true for every kernel in this module)
+    nonnegative: ClassVar[bool] = True
+
+    def __init__(self, *, lengthscale: float, amplitude: float = 1.0):
+        self.lengthscale = check_positive_float(lengthscale, name="lengthscale")
+        self.amplitude = check_positive_float(amplitude, name="amplitude")
+
+    # ----------------------------------------------------------------- basics
+    @abstractmethod
+    def _profile(self, d: np.ndarray) -> np.ndarray:
+        """Kernel values for a distance array ``d`` (may modify ``d`` in place)."""
+
+    @abstractmethod
+    def sample_frequencies(self, n: int, dim: int, rng: np.random.Generator) -> np.ndarray:
+        """Draw ``n`` frequencies ``(n, dim)`` from the normalised spectral measure.
+
+        By Bochner's theorem :math:`\\kappa(x-y) = \\mathbb E_\\omega
+        [\\cos(\\omega^\\top (x - y))]` for :math:`\\omega` from this measure.
+        """
+
+    def get_params(self) -> dict[str, Any]:
+        return {"lengthscale": self.lengthscale, "amplitude": self.amplitude}
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-serialisable description (``kernel_from_dict`` inverts it)."""
+        return {"name": self.name, **self.get_params()}
+
+    def __repr__(self) -> str:
+        params = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({params})"
+
+    def __eq__(self, other) -> bool:
+        return type(self) is type(other) and self.get_params() == other.get_params()
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, tuple(sorted(self.get_params().items()))))
+
+    @property
+    def diag_value(self) -> float:
+        """:math:`\\sup_x k(x, x)` (equal to ``amplitude``)."""
+        return self.amplitude
+
+    def value_at_distance(self, r) -> np.ndarray:
+        """Kernel value at (L2, or L1 for the Laplacian) distance ``r`` >= 0."""
+        r = np.asarray(r, dtype=np.float64)
+        d = r**2 if self.metric == "sqeuclidean" else r.copy()
+        return self.amplitude * self._profile(np.atleast_1d(d)).reshape(r.shape)
+
+    def lower_bound_on_box(self, lower, upper) -> float:
+        """Smallest kernel value between two points of the box ``[lower, upper]``.
+
+        Used for the sensitivity on a *declared* bounded domain; the box must be
+        public (declared by the user), not read off the private data.
+        """
+        lo = check_array(lower, name="lower", ndim=1)
+        hi = check_array(upper, name="upper", ndim=1, n_features=None)
+        if lo.shape != hi.shape or np.any(hi < lo):
+            raise ValueError(f"invalid box: lower={lo!r}, upper={hi!r} (need lower <= upper, same length).")
+        width = hi - lo
+        r = float(np.sum(np.abs(width))) if self.metric == "cityblock" else float(np.linalg.norm(width))
+        return float(self.value_at_distance(r))
+
+    # ------------------------------------------------------------ evaluation
+    def _prepare(self, A: np.ndarray, center: np.ndarray) -> dict:
+        """Centre the points (translation invariance) and precompute per-row data.
+
+        Subclasses may add arrays; every entry is indexed by row so that
+        :meth:`_slice` can cut blocks out of it.
+        """
+        Ac = A - center
+        prep = {"X": Ac}
+        if self.metric == "sqeuclidean":
+            prep["sq"] = np.einsum("ij,ij->i", Ac, Ac)
+        return prep
+
+    @staticmethod
+    def _slice(prep: dict, i0: int, i1: int) -> dict:
+        return {k: v[i0:i1] for k, v in prep.items()}
+
+    def _pair_block(self, pa: dict, pb: dict) -> np.ndarray:
+        """Kernel values of one block (rows of ``pa`` versus rows of ``pb``)."""
+        if self.metric == "cityblock":
+            d = cdist(pa["X"], pb["X"], metric="cityblock")
+        else:
+            d = pa["X"] @ pb["X"].T
+            d *= -2.0
+            d += pa["sq"][:, None]
+            d += pb["sq"][None, :]
+            np.maximum(d, 0.0, out=d)  # squared distances clamped at >= 0
+        k = self._profile(d)
+        if self.amplitude != 1.0:
+            k *= self.amplitude
+        return k
+
+    def _block_sums(self, pa: dict, pb: dict, *, rows: bool, cols: bool):
+        """Row sums and/or column sums of one block of kernel values."""
+        k = self._pair_block(pa, pb)
+        return (k.sum(axis=1) if rows else None, k.sum(axis=0) if cols else None)
+
+    def __call__(self, A, B=None) -> np.ndarray:
+        """Cross Gram matrix ``K[i, j] = k(A[i], B[j])`` (``B = A`` if omitted)."""
+        A = check_array(A, name="A")
+        B = A if B is None else check_array(B, name="B", n_features=A.shape[1])
+        return self.cross(A, B)
+
+    def cross(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
+        """Cross Gram matrix for validated float arrays (blocked, threaded).
+
+        Holds the full ``len(A) x len(B)`` result: use :meth:`row_means` or
+        :meth:`mean_gram` for sums over large data.
+        """
+        center = 0.5 * (A.min(axis=0) + A.max(axis=0))
+        pa = self._prepare(A, center)
+        pb = pa if B is A else self._prepare(B, center)
+        out = np.empty((A.shape[0], B.shape[0]))
+        rows = block_ranges(A.shape[0], max(1, BLOCK_ELEMENTS // max(1, B.shape[0])))
+
+        def work(r):
+            out[r[0]:r[1]] = self._pair_block(self._slice(pa, *r), pb)
+
+        parallel_map(work, rows)
+        if B is A:  # exact symmetry and exact diagonal
+            out += out.T
+            out *= 0.5
+            np.fill_diagonal(out, self.amplitude)
+        return out
+
+    def gram(self, Z) -> np.ndarray:
+        """Gram matrix :math:`K_{ZZ}` (symmetric, diagonal exactly ``amplitude``)."""
+        Z = check_array(Z, name="Z")
+        return self.cross(Z, Z)
+
+    def row_means(self, Z, X) -> np.ndarray:
+        """:math:`\\bar k_m = \\frac1N \\sum_{n} k(z_m, x_n)` for every row of ``Z``.
+
+        Blocked over both ``Z`` and ``X``; memory :math:`O(M + N)` plus a few
+        blocks. The translation used for numerical centring is the mean of ``Z``
+        (public points), so no statistic of ``X`` enters the computation.
+        """
+        Z = check_array(Z, name="Z")
+        X = check_array(X, name="X", n_features=Z.shape[1])
+        center = Z.mean(axis=0)
+        pz, px = self._prepare(Z, center), self._prepare(X, center)
+        xblocks = block_ranges(X.shape[0], _COL_BLOCK)
+
+        def work(zr):
+            pzi = self._slice(pz, *zr)
+            acc = np.zeros(zr[1] - zr[0])
+            for xr in xblocks:
+                acc += self._block_sums(pzi, self._slice(px, *xr), rows=True, cols=False)[0]
+            return acc
+
+        zblocks = block_ranges(Z.shape[0], _ROW_BLOCK)
+        sums = np.concatenate(parallel_map(work, zblocks)) if zblocks else np.zeros(0)
+        return sums / X.shape[0]
+
+    def row_sums_symmetric(self, X) -> np.ndarray:
+        """Row sums :math:`K_{XX}\\mathbf 1` exactly, visiting each pair once.
+
+        Gives :math:`\\operatorname{mean}(K_{XX}) = \\mathbf 1^\\top K_{XX}\\mathbf 1/N^2`
+        and, when the synthetic points are a prefix of ``X`` (publishable subset),
+        their row means for free. For evaluation and reproductions only.
+        """
+        X = check_array(X, name="X")
+        n = X.shape[0]
+        p = self._prepare(X, 0.5 * (X.min(axis=0) + X.max(axis=0)))
+
+        def work(rows):
+            # rows i0:i1 against columns i0:n, i.e. the upper triangle; the
+            # diagonal block counts both of its triangles and only its row sums.
+            i0, i1 = rows
+            pi = self._slice(p, i0, i1)
+            r_acc = self._block_sums(pi, pi, rows=True, cols=False)[0]
+            c_parts = []
+            for j0, j1 in block_ranges(n - i1, _COL_BLOCK):
+                r, c = self._block_sums(pi, self._slice(p, i1 + j0, i1 + j1), rows=True, cols=True)
+                r_acc += r
+                c_parts.append(c)
+            return r_acc, (np.concatenate(c_parts) if c_parts else np.zeros(0))
+
+        sums = np.zeros(n)
+        rblocks = block_ranges(n, _ROW_BLOCK)
+        for (i0, i1), (r, c) in zip(rblocks, parallel_map(work, rblocks)):
+            sums[i0:i1] += r
+            sums[i1:] += c
+        return sums
+
+    def mean_gram(self, X, Y=None) -> float:
+        """Exact mean of :math:`K_{XX}` (or of :math:`K_{XY}`), blocked.
+
+        For evaluation only (RKHS distances to the private KME); it reads the
+        private data and is never part of a release.
+        """
+        X = check_array(X, name="X")
+        if Y is None:
+            return float(self.row_sums_symmetric(X).sum() / X.shape[0] ** 2)
+        Y = check_array(Y, name="Y", n_features=X.shape[1])
+        return float(self.row_means(X, Y).mean())
+
+
+def _check_dim(dim) -> int:
+    return check_positive_int(dim, name="dim")
+
+
+class GaussianKernel(Kernel):
+    r"""Gaussian (exponentiated quadratic, RBF) kernel.
+
+    .. math:: k(x, y) = a \exp\left(-\frac{\|x-y\|_2^2}{2\ell^2}\right)
+              = a \exp(-\gamma \|x-y\|_2^2), \qquad \gamma = \frac{1}{2\ell^2}.
+
+    Give exactly one of ``lengthscale`` and ``gamma``. Balog et al. (2018,
+    Appendix B) use :math:`\gamma = 10^{-4}/D` (their code: lengthscale
+    :math:`100\sqrt D` in :math:`\exp(-\|x-y\|^2/\ell^2)`).
+    Spectral measure: :math:`\omega \sim \mathcal N(0, \ell^{-2} I_D)`.
+    """
+
+    name = "gaussian"
+
+    def __init__(self, *, lengthscale: float | None = None, gamma: float | None = None, amplitude: float = 1.0):
+        if (lengthscale is None) == (gamma is None):
+            raise ValueError(
+                f"give exactly one of lengthscale and gamma, got lengthscale={lengthscale!r}, gamma={gamma!r}."
+            )
+        if gamma is not None:
+            gamma = check_positive_float(gamma, name="gamma")
+            lengthscale = 1.0 / math.sqrt(2.0 * gamma)
+        super().__init__(lengthscale=lengthscale, amplitude=amplitude)
+
+    @property
+    def gamma(self) -> float:
+        return 0.5 / self.lengthscale**2
+
+    def _profile(self, d):
+        d *= -self.gamma
+        return np.exp(d, out=d)
+
+    def _prepare(self, A, center):
+        # Factorised form k(a, b) = e(a) e(b) exp(2 gamma a.b), e(x) = exp(-gamma |x|^2):
+        # one GEMM, one exp and one GEMV per block, about 2x faster than the
+        # direct formula. Used only when no factor can overflow or underflow.
+        prep = super()._prepare(A, center)
+        g = self.gamma
+        if prep["sq"].size and g * float(prep["sq"].max()) <= _SAFE_EXP / 2:
+            prep["e"] = np.exp(-g * prep["sq"])
+            prep["X2g"] = (2.0 * g) * prep["X"]
+        return prep
+
+    def _block_sums(self, pa, pb, *, rows, cols):
+        if "e" not in pa or "e" not in pb:
+            return super()._block_sums(pa, pb, rows=rows, cols=cols)
+        G = _scratch(len(pa["e"]), len(pb["e"]))
+        np.matmul(pa["X2g"], pb["X"].T, out=G)
+        np.exp(G, out=G)
+        r = pa["e"] * (G @ pb["e"]) if rows else None
+        c = pb["e"] * (pa["e"] @ G) if cols else None
+        if self.amplitude != 1.0:
+            r = None if r is None else r * self.amplitude
+            c = None if c is None else c * self.amplitude
+        return r, c
+
+    def sample_frequencies(self, n, dim, rng):
+        n, dim = check_positive_int(n, name="n"), _check_dim(dim)
+        return rng.standard_normal((n, dim)) / self.lengthscale
+
+
+class LaplacianKernel(Kernel):
+    r"""Laplacian kernel with the L1 distance (scikit-learn's ``laplacian_kernel``).
+
+    .. math:: k(x, y) = a \exp\left(-\frac{\|x-y\|_1}{\ell}\right)
+              = a \prod_{d=1}^D e^{-|x_d - y_d|/\ell}.
+
+    Spectral measure: independent Cauchy coordinates with scale :math:`1/\ell`.
+    (The L2 version :math:`e^{-\|x-y\|_2/\ell}` is :class:`MaternKernel` with
+    ``nu=0.5``.)
+    """
+
+    name = "laplacian"
+    metric = "cityblock"
+
+    def _profile(self, d):
+        d *= -1.0 / self.lengthscale
+        return np.exp(d, out=d)
+
+    def sample_frequencies(self, n, dim, rng):
+        n, dim = check_positive_int(n, name="n"), _check_dim(dim)
+        return rng.standard_cauchy((n, dim)) / self.lengthscale
+
+
+class MaternKernel(Kernel):
+    r"""Matérn kernel with smoothness :math:`\nu \in \{1/2, 3/2, 5/2\}`.
+
+    With :math:`r = \|x-y\|_2/\ell`:
+
+    .. math::
+        \nu=\tfrac12: e^{-r}, \quad
+        \nu=\tfrac32: (1+\sqrt3 r)e^{-\sqrt3 r}, \quad
+        \nu=\tfrac52: (1+\sqrt5 r+\tfrac53 r^2)e^{-\sqrt5 r}.
+
+    Spectral measure: multivariate t with :math:`2\nu` degrees of freedom and
+    scale :math:`1/\ell`, i.e. :math:`\omega = z\sqrt{2\nu/g}/\ell` with
+    :math:`z\sim\mathcal N(0, I_D)`, :math:`g\sim\chi^2_{2\nu}` (Rasmussen &
+    Williams 2006, eq. 4.15).
+    """
+
+    name = "matern"
+    _NUS = (0.5, 1.5, 2.5)
+
+    def __init__(self, *, nu: float = 1.5, lengthscale: float, amplitude: float = 1.0):
+        try:
+            nu = float(nu)
+        except (TypeError, ValueError):
+            raise ValueError(f"nu must be one of {self._NUS}, got {nu!r}.") from None
+        if nu not in self._NUS:
+            raise ValueError(f"nu must be one of {self._NUS}, got {nu!r}.")
+        self.nu = nu
+        super().__init__(lengthscale=lengthscale, amplitude=amplitude)
+
+    def get_params(self):
+        return {"nu": self.nu, **super().get_params()}
+
+    def _profile(self, d):
+        r = np.sqrt(d, out=d)
+        r *= 1.0 / self.lengthscale
+        if self.nu == 0.5:
+            r *= -1.0
+            return np.exp(r, out=r)
+        if self.nu == 1.5:
+            s = math.sqrt(3.0) * r
+            return (1.0 + s) * np.exp(-s)
+        s = math.sqrt(5.0) * r
+        return (1.0 + s + s * s / 3.0) * np.exp(-s)
+
+    def sample_frequencies(self, n, dim, rng):
+        n, dim = check_positive_int(n, name="n"), _check_dim(dim)
+        z = rng.standard_normal((n, dim))
+        g = rng.chisquare(2.0 * self.nu, size=(n, 1))
+        return z * np.sqrt(2.0 * self.nu / g) / self.lengthscale
+
+
+class InverseMultiquadricKernel(Kernel):
+    r"""Inverse multiquadric kernel, normalised to :math:`k(x,x) = a`.
+
+    .. math:: k(x, y) = a \left(1 + \frac{\|x-y\|_2^2}{\ell^2}\right)^{-\beta},
+              \qquad \beta > 0 \ (\text{default } 1/2).
+
+    Spectral measure: a Gamma scale mixture of normals, since
+    :math:`(1+s)^{-\beta} = \mathbb E_{\tau\sim\Gamma(\beta,1)}[e^{-\tau s}]`:
+    :math:`\tau \sim \Gamma(\beta, 1)`, :math:`\omega\mid\tau \sim
+    \mathcal N(0, 2\tau\ell^{-2} I_D)`.
+    """
+
+    name = "imq"
+
+    def __init__(self, *, lengthscale: float, beta: float = 0.5, amplitude: float = 1.0):
+        self.beta = check_positive_float(beta, name="beta")
+        super().__init__(lengthscale=lengthscale, amplitude=amplitude)
+
+    def get_params(self):
+        return {"beta": self.beta, **super().get_params()}
+
+    def _profile(self, d):
+        d *= 1.0 / self.lengthscale**2
+        d += 1.0
+        if self.beta == 0.5:
+            np.sqrt(d, out=d)
+            return np.reciprocal(d, out=d)
+        return np.power(d, -self.beta, out=d)
+
+    def sample_frequencies(self, n, dim, rng):
+        n, dim = check_positive_int(n, name="n"), _check_dim(dim)
+        tau = rng.gamma(self.beta, 1.0, size=(n, 1))
+        return rng.standard_normal((n, dim)) * np.sqrt(2.0 * tau) / self.lengthscale
+
+
+KERNELS: dict[str, type[Kernel]] = {
+    "gaussian": GaussianKernel,
+    "laplacian": LaplacianKernel,
+    "matern": MaternKernel,
+    "imq": InverseMultiquadricKernel,
+}
+
+
+def make_kernel(name: str, **params) -> Kernel:
+    """Build a kernel by name: ``gaussian``, ``laplacian``, ``matern``, ``imq``.
+
+    ``matern12``/``matern32``/``matern52`` are accepted as shorthands.
+    """
+    key = str(name).lower()
+    shorthand = {"matern12": 0.5, "matern32": 1.5, "matern52": 2.5, "rbf": None, "eq": None}
+    if key in ("rbf", "eq"):
+        key = "gaussian"
+    elif key in shorthand:
+        params.setdefault("nu", shorthand[key])
+        key = "matern"
+    if key not in KERNELS:
+        raise ValueError(f"unknown kernel {name!r}; choose one of {sorted(KERNELS)}.")
+    return KERNELS[key](**params)
+
+
+def kernel_from_dict(spec: dict) -> Kernel:
+    """Inverse of :meth:`Kernel.to_dict`."""
+    spec = dict(spec)
+    try:
+        name = spec.pop("name")
+    except KeyError:
+        raise ValueError(f"kernel spec {spec!r} has no 'name'.") from None
+    return make_kernel(name, **spec)

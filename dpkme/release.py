@@ -1,0 +1,194 @@
+"""The released object: weighted synthetic points plus everything needed to interpret and replay them."""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from . import __version__
+from ._validation import check_array, check_weights
+from .kernels import Kernel, kernel_from_dict
+
+__all__ = ["Release"]
+
+
+@dataclass
+class Release:
+    """A differentially private KME release :math:`\\sum_m w_m k(z_m, \\cdot)`.
+
+    Attributes
+    ----------
+    points : ndarray (M, D)
+        Synthetic points :math:`z_m` (public: chosen without the private data, or
+        computed from the privatised statistic only).
+    weights : ndarray (M,)
+        Released weights :math:`w_m` (may be negative unless constrained).
+    mechanism : str
+        E.g. ``"algorithm1"``, ``"algorithm2"``, ``"uniform-baseline"``.
+    epsilon, delta : float
+        Privacy parameters the release satisfies (``inf``/``0`` for non-private
+        reference outputs such as the noise-free projection).
+    sigma : float
+        Standard deviation of the Gaussian noise per coordinate (0 if none).
+    sensitivity : float
+        L2 sensitivity the noise was calibrated to.
+    neighbouring : str
+        ``"replace-one"`` or ``"add-remove"``.
+    calibration : str
+        ``"analytic"`` (Balle & Wang 2018) or ``"classic"``, or ``"none"``.
+    kernel : Kernel
+        The kernel whose RKHS the embedding lives in.
+    seed : int or None
+        Seed of the noise (and of any other randomness), for replay.
+    n_private : int
+        Public size N used for normalisation and calibration.
+    seconds : float
+        Wall-clock time of the release.
+    noise_source : str
+        ``"seeded"`` (reproducible, for teaching) or ``"os-entropy"``.
+    params : dict
+        Mechanism-specific parameters (M, J, solver, basis, ...).
+    """
+
+    points: np.ndarray
+    weights: np.ndarray
+    mechanism: str
+    epsilon: float
+    delta: float
+    sigma: float
+    sensitivity: float
+    neighbouring: str
+    calibration: str
+    kernel: Kernel
+    seed: int | None
+    n_private: int
+    seconds: float = 0.0
+    noise_source: str = "seeded"
+    params: dict[str, Any] = field(default_factory=dict)
+    version: str = __version__
+
+    def __post_init__(self):
+        self.points = check_array(self.points, name="points")
+        self.weights = check_weights(self.weights, n=self.points.shape[0])
+
+    # ------------------------------------------------------------ properties
+    @property
+    def n_points(self) -> int:
+        return int(self.points.shape[0])
+
+    @property
+    def dim(self) -> int:
+        return int(self.points.shape[1])
+
+    @property
+    def weight_l1(self) -> float:
+        """:math:`\\sum_m |w_m|` (Theorem 11 / eq. (5) bound this by a constant)."""
+        return float(np.abs(self.weights).sum())
+
+    # ------------------------------------------------------------ third-party use
+    def expectation(self, h) -> float:
+        """Estimate :math:`\\mathbb E[h(X)] \\approx \\sum_m w_m h(z_m)` (eq. (4)).
+
+        ``h`` maps an ``(M, D)`` array to ``M`` values.
+        """
+        vals = np.asarray(h(self.points), dtype=np.float64).reshape(-1)
+        if vals.shape[0] != self.n_points:
+            raise ValueError(f"h returned {vals.shape[0]} values for {self.n_points} points.")
+        return float(vals @ self.weights)
+
+    def evaluate(self, Y) -> np.ndarray:
+        """The released function :math:`y \\mapsto \\sum_m w_m k(z_m, y)` at rows of ``Y``."""
+        Y = check_array(Y, name="Y", n_features=self.dim)
+        return self.kernel.cross(Y, self.points) @ self.weights
+
+    # ------------------------------------------------------------ export
+    def metadata(self) -> dict[str, Any]:
+        """JSON-serialisable parameters (everything except points and weights)."""
+        d = {
+            "library": "dpkme",
+            "version": self.version,
+            "mechanism": self.mechanism,
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "sigma": self.sigma,
+            "sensitivity": self.sensitivity,
+            "neighbouring": self.neighbouring,
+            "calibration": self.calibration,
+            "kernel": self.kernel.to_dict(),
+            "seed": self.seed,
+            "noise_source": self.noise_source,
+            "n_private": self.n_private,
+            "n_points": self.n_points,
+            "dim": self.dim,
+            "weight_l1": self.weight_l1,
+            "seconds": self.seconds,
+            "params": _jsonable(self.params),
+        }
+        return d
+
+    def to_json(self, *, include_points: bool = True) -> str:
+        d = self.metadata()
+        if include_points:
+            d["points"] = self.points.tolist()
+            d["weights"] = self.weights.tolist()
+        return json.dumps(d, indent=2, allow_nan=True)
+
+    def to_csv(self, columns: list[str] | None = None) -> str:
+        """CSV text with one row per synthetic point: its coordinates and weight."""
+        cols = columns if columns is not None else [f"x{i}" for i in range(self.dim)]
+        if len(cols) != self.dim:
+            raise ValueError(f"{len(cols)} column names given for {self.dim} dimensions.")
+        buf = io.StringIO()
+        buf.write(",".join([*map(_csv_name, cols), "weight"]) + "\n")
+        np.savetxt(buf, np.column_stack([self.points, self.weights]), delimiter=",", fmt="%.17g")
+        return buf.getvalue()
+
+    @classmethod
+    def from_json(cls, text: str) -> "Release":
+        d = json.loads(text)
+        if "points" not in d:
+            raise ValueError("this JSON has no points/weights (it was exported with include_points=False).")
+        return cls(
+            points=np.asarray(d["points"], dtype=float),
+            weights=np.asarray(d["weights"], dtype=float),
+            mechanism=d["mechanism"],
+            epsilon=d["epsilon"],
+            delta=d["delta"],
+            sigma=d["sigma"],
+            sensitivity=d["sensitivity"],
+            neighbouring=d["neighbouring"],
+            calibration=d["calibration"],
+            kernel=kernel_from_dict(d["kernel"]),
+            seed=d["seed"],
+            n_private=d["n_private"],
+            seconds=d.get("seconds", 0.0),
+            noise_source=d.get("noise_source", "seeded"),
+            params=d.get("params", {}),
+            version=d.get("version", __version__),
+        )
+
+
+def _csv_name(name: str) -> str:
+    name = str(name)
+    return '"' + name.replace('"', '""') + '"' if any(c in name for c in ',"\n') else name
+
+
+def _jsonable(obj):
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if isinstance(obj, (np.floating,)):
+        return float(obj)
+    if isinstance(obj, (np.integer,)):
+        return int(obj)
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return obj
+    return obj
