@@ -1,0 +1,274 @@
+"""Rules about the repository itself, not about any one feature.
+
+(a) ``dpkme`` is a plain library: importing any of its modules never imports
+    streamlit, and no source file mentions an ``import streamlit``.
+(b) The app never writes data to disk (uploaded data is private): no file
+    writes in ``app.py``, ``pages/`` or any other Streamlit module outside
+    ``dpkme/``, ``tests/``, ``benchmarks/`` and ``notebooks/``.
+(c) Every public module ``dpkme/<m>.py`` (or subpackage ``dpkme/<m>/``) has a
+    test file ``tests/test_<m>.py`` or ``tests/test_<m>_*.py``. Private
+    modules (``_x``) and ``__main__`` are exempt. ``KNOWN_UNTESTED`` lists
+    modules (committed or in progress) that have no test file *yet*: it must
+    only shrink, and the lead empties it. A listed module that has gained tests
+    only raises a warning, so that adding a test file never breaks CI; remove
+    its entry then.
+(d) Requirements are pinned exactly (``name==version``), and the environment
+    running the tests has exactly those versions.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.metadata
+import pkgutil
+import re
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = REPO_ROOT / "dpkme"
+
+# Public dpkme modules without tests/test_<module>.py yet. Only ever remove entries.
+KNOWN_UNTESTED = frozenset(
+    {
+        "data", "features", "kernels", "mechanisms", "metrics", "reduced_set", "release",
+        "sensitivity", "subspace",
+    }
+)
+
+# Directories whose code never runs inside the app.
+NOT_APP_DIRS = {"dpkme", "tests", "benchmarks", "notebooks", ".venv", "venv", ".git"}
+
+
+def _public_modules() -> list[str]:
+    """Top-level public modules and subpackages of dpkme (``_x`` and __main__ exempt)."""
+    return sorted(
+        info.name
+        for info in pkgutil.iter_modules([str(PACKAGE)])
+        if not info.name.startswith("_")
+    )
+
+
+def _all_module_names() -> list[str]:
+    """Every importable module of dpkme, private ones and subpackages included."""
+    names = ["dpkme"]
+    for info in pkgutil.walk_packages([str(PACKAGE)], prefix="dpkme."):
+        if info.name.rsplit(".", 1)[-1] != "__main__":
+            names.append(info.name)
+    return names
+
+
+def _py_files(root: Path):
+    return sorted(p for p in root.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+# ----------------------------------------------------------------- (a) no streamlit
+def test_importing_dpkme_never_imports_streamlit():
+    modules = _all_module_names()
+    code = (
+        "import importlib, sys\n"
+        f"for name in {modules!r}:\n"
+        "    importlib.import_module(name)\n"
+        "    assert 'streamlit' not in sys.modules, f'importing {name} imported streamlit'\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 0, result.stderr
+
+
+def test_dpkme_sources_never_mention_streamlit_imports():
+    pattern = re.compile(r"^\s*(import|from)\s+streamlit\b|import_module\(\s*['\"]streamlit", re.M)
+    offenders = [
+        f"{path.relative_to(REPO_ROOT)}:{path.read_text().count(chr(10), 0, m.start()) + 1}"
+        for path in _py_files(PACKAGE)
+        for m in pattern.finditer(path.read_text())
+    ]
+    assert not offenders, f"dpkme must not import streamlit (UI code belongs in pages/): {offenders}"
+
+
+# --------------------------------------------------------- (b) no writes from the app
+def _app_files() -> list[Path]:
+    """app.py, pages/ and every other Python file outside the non-app directories."""
+    files = []
+    for path in _py_files(REPO_ROOT):
+        rel = path.relative_to(REPO_ROOT)
+        if rel.parts[0] in NOT_APP_DIRS or rel.parts[0].startswith("."):
+            continue
+        files.append(path)
+    return files
+
+
+# Methods and functions that write to the file or buffer given as first argument
+# (pandas' to_* return a string when called without one).
+_TO_FILE_METHODS = {
+    "to_csv", "to_parquet", "to_excel", "to_pickle", "to_feather", "to_hdf", "to_json",
+    "to_stata", "to_orc", "to_html", "to_latex", "to_markdown", "to_xml", "to_sql",
+    "tofile", "savefig", "write_image", "write_html", "write_json",
+    "save", "savez", "savez_compressed", "savetxt",  # np.save(...) and friends
+}
+# Calls that always touch the file system (pickle.dump etc. need an open(..., "w")).
+_ALWAYS_WRITE = {
+    "shutil.copy", "shutil.copy2", "shutil.copyfile",
+    "shutil.copyfileobj", "shutil.move", "os.makedirs", "os.mkdir", "os.rename",
+    "os.replace", "tempfile.NamedTemporaryFile", "tempfile.TemporaryFile",
+    "tempfile.mkstemp", "tempfile.mkdtemp", "tempfile.TemporaryDirectory",
+}
+_ALWAYS_WRITE_METHODS = {"write_text", "write_bytes", "touch", "mkdir"}
+_IN_MEMORY = {"BytesIO", "StringIO", "io.BytesIO", "io.StringIO"}
+
+
+def _dotted(node: ast.AST) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return f"{_dotted(node.value)}.{node.attr}"
+    return ""
+
+
+def _is_in_memory(node: ast.AST | None) -> bool:
+    return isinstance(node, ast.Call) and _dotted(node.func) in _IN_MEMORY
+
+
+def _first_arg(call: ast.Call, *keywords: str) -> ast.AST | None:
+    if call.args:
+        return call.args[0]
+    for kw in call.keywords:
+        if kw.arg in keywords:
+            return kw.value
+    return None
+
+
+def _write_mode(call: ast.Call, position: int, computed_is_write: bool) -> bool:
+    """Whether the ``mode`` of an open() call (positional index ``position``) writes."""
+    mode = call.args[position] if len(call.args) > position else None
+    for kw in call.keywords:
+        if kw.arg == "mode":
+            mode = kw.value
+    if mode is None:
+        return False
+    if isinstance(mode, ast.Constant) and isinstance(mode.value, str):
+        return bool(set(mode.value) & set("wax+"))
+    return computed_is_write
+
+
+def find_disk_writes(source: str) -> list[tuple[int, str]]:
+    """(line, call) of every call in ``source`` that may write to the file system."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Call):
+            continue
+        name = _dotted(node.func)
+        attr = node.func.attr if isinstance(node.func, ast.Attribute) else name
+        if name in _ALWAYS_WRITE or attr in _ALWAYS_WRITE_METHODS:
+            hit = True
+        elif name in {"open", "io.open", "gzip.open", "bz2.open", "lzma.open"}:
+            hit = _write_mode(node, 1, computed_is_write=True)  # unknown mode: assume a write
+        elif attr == "open":  # Path(...).open(mode), Image.open(file) ...
+            hit = _write_mode(node, 0, computed_is_write=False)
+        elif attr in _TO_FILE_METHODS:
+            dest = _first_arg(node, "path_or_buf", "path", "excel_writer", "fname", "file")
+            hit = dest is not None and not _is_in_memory(dest) and not (
+                isinstance(dest, ast.Constant) and dest.value is None
+            ) and not (isinstance(dest, ast.Name) and re.search(r"buf|bio|stream", dest.id, re.I))
+        else:
+            hit = False
+        if hit:
+            found.append((node.lineno, ast.unparse(node)[:100]))
+    return found
+
+
+def test_disk_write_detector_catches_the_usual_ways():
+    bad = """
+df.to_csv("out.csv")
+df.to_parquet(Path("x") / "y.parquet")
+np.save(f"{name}.npy", arr)
+open("private.csv", "w").write(text)
+with open(path, mode="ab") as fh: pass
+Path("p").write_bytes(data)
+tempfile.NamedTemporaryFile(delete=False)
+fig.write_image(target)
+Path(p).open("w")
+"""
+    good = """
+csv = df.to_csv(index=False)
+df.to_csv(io.StringIO())
+buf = io.BytesIO(); df.to_parquet(buf); np.save(buf, arr)
+with open(path) as fh: pass
+text = open(path, "r").read() + Path(p).open().read()
+img = Image.open(uploaded_file)
+st.download_button("CSV", data=df.to_csv(index=False).encode())
+"""
+    assert len(find_disk_writes(bad)) == 9, find_disk_writes(bad)
+    assert find_disk_writes(good) == []
+
+
+def test_app_never_writes_data_to_disk():
+    offenders = [
+        f"{path.relative_to(REPO_ROOT)}:{line}: {call}"
+        for path in _app_files()
+        for line, call in find_disk_writes(path.read_text())
+    ]
+    assert not offenders, (
+        "the app may write data to disk (uploaded private data must never be persisted; "
+        "build downloads in memory with io.BytesIO/StringIO):\n" + "\n".join(offenders)
+    )
+
+
+# ----------------------------------------------------------- (c) a test per module
+def _has_tests(module: str) -> bool:
+    tests = REPO_ROOT / "tests"
+    return (tests / f"test_{module}.py").exists() or any(tests.glob(f"test_{module}_*.py"))
+
+
+def test_every_public_module_has_a_test_file():
+    missing = [m for m in _public_modules() if not _has_tests(m) and m not in KNOWN_UNTESTED]
+    assert not missing, (
+        f"dpkme modules without tests/test_<module>.py: {missing}. Add the test file "
+        "(do not add them to KNOWN_UNTESTED: that list only shrinks)."
+    )
+    covered = sorted(m for m in KNOWN_UNTESTED if _has_tests(m))
+    if covered:
+        warnings.warn(
+            f"remove {covered} from KNOWN_UNTESTED in {Path(__file__).name}: they have tests now",
+            stacklevel=1,
+        )
+
+
+# ------------------------------------------------------------- (d) exact pins
+REQUIREMENT_FILES = ["requirements.txt", "tests/requirements.txt"]
+_PIN = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?==(?P<version>[^\s;=<>!~*,]+)(\s*;.*)?$")
+
+
+def _pins(rel: str) -> dict[str, str]:
+    pins = {}
+    for number, raw in enumerate((REPO_ROOT / rel).read_text().splitlines(), 1):
+        line = raw.split(" #", 1)[0].strip()
+        if not line or line.startswith("#"):
+            continue
+        match = _PIN.match(line)
+        assert match, f"{rel}:{number}: {raw!r} is not pinned exactly as name==version"
+        pins[match["name"]] = match["version"]
+    return pins
+
+
+@pytest.mark.parametrize("rel", REQUIREMENT_FILES)
+def test_requirements_are_pinned_exactly(rel):
+    assert _pins(rel), f"{rel} lists no requirement"
+
+
+def test_installed_versions_match_the_pins():
+    mismatched = []
+    for rel in REQUIREMENT_FILES:
+        for name, version in _pins(rel).items():
+            try:
+                installed = importlib.metadata.version(name)
+            except importlib.metadata.PackageNotFoundError:
+                installed = None
+            if installed != version:
+                mismatched.append(f"{name}: pinned {version} in {rel}, installed {installed}")
+    assert not mismatched, "run `bash tests/run.sh` to sync the environment:\n" + "\n".join(mismatched)
