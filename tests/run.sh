@@ -4,7 +4,8 @@
 #     bash tests/run.sh [pytest args...]     e.g.  bash tests/run.sh -m "not browser" -x
 #
 # 1. creates .venv with python3 -m venv if missing (PYTHON=... picks another interpreter);
-# 2. pip-installs requirements.txt + tests/requirements.txt into it (a no-op when satisfied);
+# 2. pip-installs requirements.txt + tests/requirements.txt into it (a no-op when satisfied;
+#    -qq: pip errors are shown, its warnings and progress are not);
 # 3. installs Debian's chromium + fonts-liberation with apt-get if /usr/bin/chromium is
 #    missing (as root, else with sudo); if that is impossible it FAILS: a skipped browser
 #    suite must never look green. Never `playwright install` (no browser downloads here);
@@ -31,7 +32,7 @@ if [ "$simulate" != 1 ]; then
     "${PYTHON:-python3}" -m venv .venv
   fi
   log "pip install -r requirements.txt -r tests/requirements.txt"
-  .venv/bin/python -m pip install --quiet --progress-bar off \
+  .venv/bin/python -m pip install --quiet --quiet --progress-bar off \
     -r requirements.txt -r tests/requirements.txt \
     || die "pip install failed (see the errors above)"
 fi
