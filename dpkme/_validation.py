@@ -26,6 +26,8 @@ __all__ = [
 
 def _short(value) -> str:
     """Short printable form of a user value for error messages."""
+    if isinstance(value, np.generic):
+        value = value.item()  # "nan", not "np.float64(nan)"
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
 

@@ -237,6 +237,43 @@ class Kernel(ABC):
         sums = np.concatenate(parallel_map(work, zblocks)) if zblocks else np.zeros(0)
         return sums / X.shape[0]
 
+    def triangular_row_sums(self, X) -> tuple[np.ndarray, np.ndarray]:
+        """Strict lower and upper row sums of :math:`K_{XX}`, visiting each pair once.
+
+        Returns ``lower[i]`` :math:`= \\sum_{j<i} k(x_i, x_j)` and ``upper[i]``
+        :math:`= \\sum_{j>i} k(x_i, x_j)`. Their sum plus the diagonal is
+        :math:`K_{XX}\\mathbf 1`; ``2 * cumsum(lower) + a * (1..N)`` gives
+        :math:`\\mathbf 1^\\top K_{X_{:M}X_{:M}}\\mathbf 1` for every prefix, which is
+        what the uniform baseline of a publishable subset needs. Exact, blocked,
+        multi-threaded; for evaluation and reproductions only.
+        """
+        X = check_array(X, name="X")
+        n = X.shape[0]
+        p = self._prepare(X, 0.5 * (X.min(axis=0) + X.max(axis=0)))
+
+        def work(rows):
+            # rows i0:i1 against columns i0:n (upper triangle incl. the diagonal block)
+            i0, i1 = rows
+            pi = self._slice(p, i0, i1)
+            kd = self._pair_block(pi, pi)
+            low_diag = np.tril(kd, k=-1).sum(axis=1)
+            up = np.triu(kd, k=1).sum(axis=1)
+            c_parts = []
+            for j0, j1 in block_ranges(n - i1, _COL_BLOCK):
+                r, c = self._block_sums(pi, self._slice(p, i1 + j0, i1 + j1), rows=True, cols=True)
+                up += r
+                c_parts.append(c)
+            return low_diag, up, (np.concatenate(c_parts) if c_parts else np.zeros(0))
+
+        lower = np.zeros(n)
+        upper = np.zeros(n)
+        rblocks = block_ranges(n, _ROW_BLOCK)
+        for (i0, i1), (ld, up, c) in zip(rblocks, parallel_map(work, rblocks)):
+            lower[i0:i1] += ld
+            upper[i0:i1] += up
+            lower[i1:] += c
+        return lower, upper
+
     def row_sums_symmetric(self, X) -> np.ndarray:
         """Row sums :math:`K_{XX}\\mathbf 1` exactly, visiting each pair once.
 
@@ -244,29 +281,8 @@ class Kernel(ABC):
         and, when the synthetic points are a prefix of ``X`` (publishable subset),
         their row means for free. For evaluation and reproductions only.
         """
-        X = check_array(X, name="X")
-        n = X.shape[0]
-        p = self._prepare(X, 0.5 * (X.min(axis=0) + X.max(axis=0)))
-
-        def work(rows):
-            # rows i0:i1 against columns i0:n, i.e. the upper triangle; the
-            # diagonal block counts both of its triangles and only its row sums.
-            i0, i1 = rows
-            pi = self._slice(p, i0, i1)
-            r_acc = self._block_sums(pi, pi, rows=True, cols=False)[0]
-            c_parts = []
-            for j0, j1 in block_ranges(n - i1, _COL_BLOCK):
-                r, c = self._block_sums(pi, self._slice(p, i1 + j0, i1 + j1), rows=True, cols=True)
-                r_acc += r
-                c_parts.append(c)
-            return r_acc, (np.concatenate(c_parts) if c_parts else np.zeros(0))
-
-        sums = np.zeros(n)
-        rblocks = block_ranges(n, _ROW_BLOCK)
-        for (i0, i1), (r, c) in zip(rblocks, parallel_map(work, rblocks)):
-            sums[i0:i1] += r
-            sums[i1:] += c
-        return sums
+        lower, upper = self.triangular_row_sums(X)
+        return lower + upper + self.diag_value
 
     def mean_gram(self, X, Y=None) -> float:
         """Exact mean of :math:`K_{XX}` (or of :math:`K_{XY}`), blocked.

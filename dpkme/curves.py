@@ -1,0 +1,205 @@
+r"""Privacy–utility curves of Algorithm 1 over every prefix of the synthetic points.
+
+One in-order factorisation (:class:`dpkme.subspace.SubspaceBasis`) serves every
+number of points :math:`M' \le M`, and the RKHS distances have closed forms in
+the orthonormal coordinates, so a whole curve costs about as much as one
+release. With :math:`\alpha` the coordinates of the projected KME and
+:math:`F = F(M')` the basis size of the first :math:`M'` points:
+
+.. math::
+    \text{projection}^2 &= \overline{K_{XX}} - \|\alpha_{1:F}\|^2, \\
+    \text{Algorithm 1}^2 &= \text{projection}^2 + \|\tilde\alpha_{1:F} - \alpha_{1:F}\|^2,
+    \qquad \tilde\alpha = \beta \text{ (or its shrunk version)}, \\
+    \text{baseline}^2 &= \overline{K_{XX}} - \frac{2}{M'}\sum_{m\le M'}\bar k_m
+    + \frac{1}{M'^2}\mathbf 1^\top K_{Z_{:M'}Z_{:M'}}\mathbf 1 .
+
+The first two use the orthonormality of the basis (they are checked against the
+direct :math:`w^\top K w - 2w^\top\bar k + \overline{K_{XX}}` formula in the
+tests). Every noisy value is an independent draw of the mechanism for that
+:math:`M'` and ε. This module reads the private data: it is for evaluation,
+teaching and reproductions, not for releases.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from ._validation import check_array, check_in, check_positive_int, check_random_state
+from .kernels import Kernel
+from .sensitivity import kme_sensitivity
+from .subspace import DEFAULT_TOL, SubspaceBasis, james_stein_shrink
+
+__all__ = ["paper_m_grid", "SubspaceCurves", "subspace_curves"]
+
+
+def paper_m_grid(max_m: int, n: int = 100) -> list[int]:
+    """The paper's grid: ``int(exp(t))`` for ``t`` in ``linspace(0, ln max_m, n)``, deduplicated, plus ``max_m``."""
+    max_m = check_positive_int(max_m, name="max_m")
+    ms = sorted({int(math.exp(t)) for t in np.linspace(0.0, math.log(max_m), n)} | {max_m})
+    return [m for m in ms if 1 <= m <= max_m]
+
+
+@dataclass
+class SubspaceCurves:
+    """RKHS distances on a grid of M for several ε (lists aligned with ``m_grid``)."""
+
+    m_grid: list[int]
+    epsilons: list[float]
+    delta: float
+    baseline: list[float]
+    projection: list[float]
+    alg1: list[list[float]]                      # per ε, mean over repetitions
+    alg1_reps: list[list[list[float]]]           # per ε, per repetition
+    sigmas: list[float]
+    basis_dims: list[int]
+    mean_kxx: float
+    seconds: dict = field(default_factory=dict)
+
+
+def _prefix_baseline(kbar: np.ndarray, lower: np.ndarray, a: float, mean_kxx: float, ms: list[int]) -> list[float]:
+    csum_k = np.cumsum(kbar)
+    csum_l = np.cumsum(lower)
+    out = []
+    for m in ms:
+        zz = (2.0 * csum_l[m - 1] + m * a) / m**2
+        out.append(math.sqrt(max(mean_kxx - 2.0 * csum_k[m - 1] / m + zz, 0.0)))
+    return out
+
+
+def subspace_curves(
+    X,
+    Z,
+    *,
+    kernel: Kernel,
+    epsilons,
+    delta: float,
+    m_grid: list[int] | None = None,
+    reps: int = 1,
+    calibration: str = "analytic",
+    sensitivity: str = "tight",
+    neighbouring: str = "replace-one",
+    basis: str = "full",
+    tol: float = DEFAULT_TOL,
+    points_are_sample: bool = False,
+    z_is_prefix_of_x: bool = False,
+    mean_kxx: float | None = None,
+    random_state=None,
+    progress: Callable[[float, str], None] | None = None,
+) -> SubspaceCurves:
+    r"""Baseline, noise-free projection and Algorithm 1 distances for every M on a grid.
+
+    Parameters
+    ----------
+    X : array (N, D)
+        Private data (read for evaluation).
+    Z : array (M, D)
+        Public points, in order; prefixes of it are evaluated.
+    z_is_prefix_of_x : bool
+        ``Z`` equals ``X[:M]`` (the paper's publishable subset). Then one
+        symmetric pass over ``X`` yields :math:`\overline{K_{XX}}`, :math:`\bar k`
+        and the baseline sums together.
+    mean_kxx : float, optional
+        A known :math:`\overline{K_{XX}}` (skips its :math:`O(N^2)` computation).
+    basis : {"full", "auto"}
+        See :func:`dpkme.subspace.algorithm1`.
+    progress : callable, optional
+        ``progress(fraction, message)``; raising inside it cancels the sweep.
+    """
+    from .mechanisms import calibrate_gaussian
+
+    X = check_array(X, name="X")
+    Z = check_array(Z, name="Z", n_features=X.shape[1])
+    check_in(basis, {"full", "auto"}, name="basis")
+    reps = check_positive_int(reps, name="reps")
+    n, m_max = X.shape[0], Z.shape[0]
+    ms = paper_m_grid(m_max) if m_grid is None else sorted({check_positive_int(m, name="M", maximum=m_max) for m in m_grid})
+    eps_list = [float(e) for e in epsilons]
+    rng, _ = check_random_state(random_state)
+    report = progress or (lambda f, msg: None)
+    a = kernel.diag_value
+    secs = {}
+
+    t = time.perf_counter()
+    report(0.0, "kernel sums over the private data")
+    if z_is_prefix_of_x and m_max <= n and np.array_equal(Z, X[:m_max]) and mean_kxx is None:
+        lower, upper = kernel.triangular_row_sums(X)
+        rows = lower + upper + a
+        mean_kxx = float(rows.sum() / n**2)
+        kbar = rows[:m_max] / n
+        lower_z = lower[:m_max]
+    else:
+        if mean_kxx is None:
+            mean_kxx = kernel.mean_gram(X)
+        kbar = kernel.row_means(Z, X)
+        lower_z, _ = kernel.triangular_row_sums(Z)
+    secs["kernel_sums"] = time.perf_counter() - t
+
+    t = time.perf_counter()
+    report(0.5, "orthonormal basis of the public points")
+    B = SubspaceBasis.fit(Z, kernel=kernel, tol=tol)
+    alpha = B.coordinates(kbar)
+    secs["basis"] = time.perf_counter() - t
+
+    t = time.perf_counter()
+    fs = [int(f) for f in B.dim_for_prefix(ms)]
+    csum_a2 = np.concatenate([[0.0], np.cumsum(alpha**2)])
+    projection = [math.sqrt(max(mean_kxx - csum_a2[f], 0.0)) for f in fs]
+    baseline = _prefix_baseline(kbar, lower_z, a, mean_kxx, ms)
+    delta2 = kme_sensitivity(n=n, kernel=kernel, neighbouring=neighbouring, mode=sensitivity)
+    cals = [calibrate_gaussian(epsilon=e, delta=delta, sensitivity=delta2, method=calibration) for e in eps_list]
+    targets = _prefix_targets(B, ms, points_are_sample) if basis == "auto" else None
+    alg1_reps = [[[0.0] * len(ms) for _ in range(reps)] for _ in eps_list]
+    for i, (m, f) in enumerate(zip(ms, fs)):
+        for e_idx, cal in enumerate(cals):
+            for r in range(reps):
+                noise = cal.sigma * rng.standard_normal(f)
+                if basis == "auto":
+                    target, order = targets[i]
+                    shrunk = james_stein_shrink(alpha[:f] + noise, target, cal.sigma, order=order)
+                    err2 = float(np.sum((shrunk - alpha[:f]) ** 2))
+                else:
+                    err2 = float(noise @ noise)
+                alg1_reps[e_idx][r][i] = math.sqrt(projection[i] ** 2 + err2)
+        report(0.6 + 0.4 * (i + 1) / len(ms), f"M = {m}")
+    alg1 = [np.mean(np.asarray(per_eps), axis=0).tolist() for per_eps in alg1_reps]
+    secs["sweep"] = time.perf_counter() - t
+    return SubspaceCurves(m_grid=ms, epsilons=eps_list, delta=float(delta), baseline=baseline,
+                          projection=projection, alg1=alg1, alg1_reps=alg1_reps,
+                          sigmas=[c.sigma for c in cals], basis_dims=fs, mean_kxx=float(mean_kxx), seconds=secs)
+
+
+def _prefix_targets(B: SubspaceBasis, ms: list[int], points_are_sample: bool):
+    """Public shrinkage targets and group orders for every prefix, in O(M F) total."""
+    out = []
+    if not points_are_sample:
+        for m in ms:
+            f = int(B.dim_for_prefix(m))
+            out.append((np.zeros(f), None))
+        return out
+    G = B.features
+    F = B.dim
+    pos = B.accepted
+    own = G[pos, np.arange(F)] if F else np.zeros(0)
+    s1 = np.zeros(F)
+    s2 = np.zeros(F)
+    prev = 0
+    for m in ms:
+        f = int(B.dim_for_prefix(m))
+        blk = G[prev:m]
+        s1 += blk.sum(axis=0)
+        s2 += np.einsum("ij,ij->j", blk, blk)
+        prev = m
+        counts = (m - 1 - pos[:f]).astype(float)
+        tot = s1[:f] - own[:f]
+        sq = s2[:f] - own[:f] ** 2
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = np.where(counts > 0, tot / counts, 0.0)
+            var = np.where(counts > 1, np.maximum(sq - counts * mean**2, 0.0) / (counts - 1) / counts, np.inf)
+        order = np.argsort(-var, kind="stable")
+        out.append((mean, order))
+    return out
