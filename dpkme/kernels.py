@@ -49,6 +49,9 @@ __all__ = [
 _SAFE_EXP = 600.0
 # Block shape for kernel sums: 128 x 1024 float64 = 1 MiB, fits in L2 cache.
 _ROW_BLOCK, _COL_BLOCK = 128, 1024
+# Largest (|a|^2 + |b|^2) / lengthscale^2 for which GEMM-based squared distances
+# are used (relative kernel error <~ 1e-13 below it).
+_GEMM_RADIUS2 = 1e3
 _THREAD_LOCAL = threading.local()
 
 
@@ -79,7 +82,12 @@ class Kernel(ABC):
     """
 
     name: ClassVar[str] = "kernel"
-    #: distance used by :meth:`_profile`: "sqeuclidean" or "cityblock"
+    #: distance passed to :meth:`_profile`: "sqeuclidean" (computed with a GEMM,
+    #: clamped at 0; fine for kernels smooth in the squared distance), or
+    #: "euclidean"/"cityblock" (computed by coordinate differences with scipy's
+    #: cdist, exact at zero distance, needed for kernels with a kink at 0 such
+    #: as Matérn-1/2, where a 1e-13 error in a squared distance would become a
+    #: 3e-7 error in the kernel value)
     metric: ClassVar[str] = "sqeuclidean"
     #: k(x, y) >= 0 for all x, y (true for every kernel in this module)
     nonnegative: ClassVar[bool] = True
@@ -126,7 +134,7 @@ class Kernel(ABC):
     def value_at_distance(self, r) -> np.ndarray:
         """Kernel value at (L2, or L1 for the Laplacian) distance ``r`` >= 0."""
         r = np.asarray(r, dtype=np.float64)
-        d = r**2 if self.metric == "sqeuclidean" else r.copy()
+        d = r**2 if self.metric == "sqeuclidean" else r.copy()  # L1 distance for "cityblock"
         return self.amplitude * self._profile(np.atleast_1d(d)).reshape(r.shape)
 
     def lower_bound_on_box(self, lower, upper) -> float:
@@ -161,9 +169,18 @@ class Kernel(ABC):
         return {k: v[i0:i1] for k, v in prep.items()}
 
     def _pair_block(self, pa: dict, pb: dict) -> np.ndarray:
-        """Kernel values of one block (rows of ``pa`` versus rows of ``pb``)."""
-        if self.metric == "cityblock":
-            d = cdist(pa["X"], pb["X"], metric="cityblock")
+        """Kernel values of one block (rows of ``pa`` versus rows of ``pb``).
+
+        Squared distances come from a GEMM (:math:`|a|^2 + |b|^2 - 2a^\\top b`,
+        absolute error about :math:`10^{-16} R^2` for points within radius R of
+        the centre) unless :math:`R^2/\\ell^2 > 10^3`, where coordinate
+        differences (cdist) are used instead so that far-away points (e.g. an
+        outlier that pulls the centre) keep full relative precision.
+        """
+        far = self.metric == "sqeuclidean" and (
+            (pa["sq"].max(initial=0.0) + pb["sq"].max(initial=0.0)) > _GEMM_RADIUS2 * self.lengthscale**2)
+        if self.metric != "sqeuclidean" or far:
+            d = cdist(pa["X"], pb["X"], metric=self.metric)
         else:
             d = pa["X"] @ pb["X"].T
             d *= -2.0
@@ -192,7 +209,7 @@ class Kernel(ABC):
         Holds the full ``len(A) x len(B)`` result: use :meth:`row_means` or
         :meth:`mean_gram` for sums over large data.
         """
-        center = 0.5 * (A.min(axis=0) + A.max(axis=0))
+        center = np.median(A, axis=0)  # robust: an outlier does not move the bulk away from 0
         pa = self._prepare(A, center)
         pb = pa if B is A else self._prepare(B, center)
         out = np.empty((A.shape[0], B.shape[0]))
@@ -222,7 +239,7 @@ class Kernel(ABC):
         """
         Z = check_array(Z, name="Z")
         X = check_array(X, name="X", n_features=Z.shape[1])
-        center = Z.mean(axis=0)
+        center = np.median(Z, axis=0)
         pz, px = self._prepare(Z, center), self._prepare(X, center)
         xblocks = block_ranges(X.shape[0], _COL_BLOCK)
 
@@ -249,7 +266,7 @@ class Kernel(ABC):
         """
         X = check_array(X, name="X")
         n = X.shape[0]
-        p = self._prepare(X, 0.5 * (X.min(axis=0) + X.max(axis=0)))
+        p = self._prepare(X, np.median(X, axis=0))
 
         def work(rows):
             # rows i0:i1 against columns i0:n (upper triangle incl. the diagonal block)
@@ -336,16 +353,19 @@ class GaussianKernel(Kernel):
     def _prepare(self, A, center):
         # Factorised form k(a, b) = e(a) e(b) exp(2 gamma a.b), e(x) = exp(-gamma |x|^2):
         # one GEMM, one exp and one GEMV per block, about 2x faster than the
-        # direct formula. Used only when no factor can overflow or underflow.
+        # direct formula. Its relative error per term is about
+        # 1e-16 * gamma * (|a| + |b|)^2, so a block uses it only when every point
+        # has gamma |x|^2 <= _SAFE_EXP / 2 (error < 1e-13, no overflow);
+        # other blocks use the direct formula.
         prep = super()._prepare(A, center)
-        g = self.gamma
-        if prep["sq"].size and g * float(prep["sq"].max()) <= _SAFE_EXP / 2:
-            prep["e"] = np.exp(-g * prep["sq"])
-            prep["X2g"] = (2.0 * g) * prep["X"]
+        with np.errstate(under="ignore"):
+            prep["e"] = np.exp(-self.gamma * prep["sq"])
+        prep["X2g"] = (2.0 * self.gamma) * prep["X"]
         return prep
 
     def _block_sums(self, pa, pb, *, rows, cols):
-        if "e" not in pa or "e" not in pb:
+        lim = _SAFE_EXP / (2.0 * self.gamma)
+        if pa["sq"].max(initial=0.0) > lim or pb["sq"].max(initial=0.0) > lim:
             return super()._block_sums(pa, pb, rows=rows, cols=cols)
         G = _scratch(len(pa["e"]), len(pb["e"]))
         np.matmul(pa["X2g"], pb["X"].T, out=G)
@@ -402,6 +422,7 @@ class MaternKernel(Kernel):
     """
 
     name = "matern"
+    metric = "euclidean"
     _NUS = (0.5, 1.5, 2.5)
 
     def __init__(self, *, nu: float = 1.5, lengthscale: float, amplitude: float = 1.0):
@@ -418,7 +439,7 @@ class MaternKernel(Kernel):
         return {"nu": self.nu, **super().get_params()}
 
     def _profile(self, d):
-        r = np.sqrt(d, out=d)
+        r = d
         r *= 1.0 / self.lengthscale
         if self.nu == 0.5:
             r *= -1.0

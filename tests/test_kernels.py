@@ -83,14 +83,16 @@ def test_gaussian_factorised_path_and_overflow_guard_agree_with_brute_force():
     P = RNG.normal(size=(400, 2)) * 50 + 1e4
     Q = RNG.normal(size=(300, 2)) * 50 + 1e4
     prep = k._prepare(P, np.zeros(2))
-    assert "e" not in prep  # guard active
+    assert prep["sq"].min() * k.gamma > 300  # the guard must be active for these blocks
     # reference from direct coordinate differences (sklearn's GEMM-based distances
     # lose ~1e-8 relative at these coordinates; cdist does not)
     ref = np.exp(-k.gamma * cdist(P, Q, "sqeuclidean"))
     np.testing.assert_allclose(k.row_means(P, Q), ref.mean(1), rtol=1e-10, atol=1e-300)
     assert k.mean_gram(P) == pytest.approx(np.exp(-k.gamma * cdist(P, P, "sqeuclidean")).mean(), rel=1e-10)
-    # and the fast path is used (and exact) for moderate data
-    assert "e" in k._prepare(A, A.mean(0))
+    # a mixture of both: far outliers next to a bulk near the centre
+    M = np.vstack([RNG.normal(size=(300, 2)), P[:5]])
+    ref = np.exp(-k.gamma * cdist(M, M, "sqeuclidean"))
+    np.testing.assert_allclose(k.row_sums_symmetric(M), ref.sum(1), rtol=1e-12)
 
 
 def test_squared_distances_clamped_no_value_above_amplitude():
