@@ -411,6 +411,11 @@ def algorithm1(
     else:
         Z = check_array(Z, name="Z", n_features=dim)
         source = "public"
+        if points_are_sample and Z.shape[0] > n:
+            raise ValueError(
+                f"a publishable subset cannot have more rows (M={Z.shape[0]}) than the private data (N={n}); "
+                "use fewer public points."
+            )
     if basis_cache is not None:
         if basis_cache.points.shape != Z.shape or not np.array_equal(basis_cache.points, Z) \
                 or basis_cache.kernel != kernel or basis_cache.tol != tol:
@@ -428,7 +433,7 @@ def algorithm1(
     # --- post-processing of beta with public inputs only ---
     if basis == "auto":
         target, var = B.public_target(points_are_sample=points_are_sample and source == "public")
-        order = np.argsort(-np.where(np.isfinite(var), var, np.inf), kind="stable")
+        order = np.argsort(-var, kind="stable")  # group coordinates of similar prior spread
         beta = james_stein_shrink(beta, target, cal.sigma, order=order)
     w = B.weights(beta)
     if weights != "free":
