@@ -19,6 +19,8 @@ The data is read from a path given by the caller (the paper's files are
 from __future__ import annotations
 
 import time
+import warnings
+from contextlib import contextmanager
 from typing import Callable
 
 import numpy as np
@@ -49,6 +51,15 @@ def load_private_npz(path, *, key: str = "X_private") -> np.ndarray:
         raise ValueError(f"could not read {path} as a .npz file ({exc}).") from None
 
 
+@contextmanager
+def _collect_warnings(sink: list):
+    """Record calibration warnings (e.g. classic at epsilon = 1) into the result instead of stderr noise."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield
+    sink.extend(sorted({str(w.message) for w in caught}))
+
+
 def _result(curves, *, scenario: str, seconds: float, extra: dict) -> dict:
     return {
         "figure": scenario,
@@ -76,13 +87,16 @@ def fig1(X, *, max_m: int = 10000, epsilons=(0.01, 0.1, 1.0), delta: float = 1e-
     X = check_array(X, name="X")
     max_m = check_positive_int(max_m, name="max_m", maximum=X.shape[0])
     kernel = paper_kernel(X.shape[1])
-    curves = subspace_curves(
-        X, X[:max_m], kernel=kernel, epsilons=epsilons, delta=delta, m_grid=paper_m_grid(max_m), reps=reps,
-        calibration=calibration, sensitivity=sensitivity, basis=basis, tol=tol, points_are_sample=True,
-        z_is_prefix_of_x=True, mean_kxx=mean_kxx, random_state=seed, progress=progress)
+    notes: list[str] = []
+    with _collect_warnings(notes):
+        curves = subspace_curves(
+            X, X[:max_m], kernel=kernel, epsilons=epsilons, delta=delta, m_grid=paper_m_grid(max_m), reps=reps,
+            calibration=calibration, sensitivity=sensitivity, basis=basis, tol=tol, points_are_sample=True,
+            z_is_prefix_of_x=True, mean_kxx=mean_kxx, random_state=seed, progress=progress)
     return _result(curves, scenario="fig1", seconds=time.perf_counter() - t0,
                    extra={"N": X.shape[0], "D": X.shape[1], "kernel": kernel.to_dict(), "calibration": calibration,
-                          "sensitivity": sensitivity, "basis": basis, "tol": tol, "reps": reps, "seed": seed})
+                          "sensitivity": sensitivity, "basis": basis, "tol": tol, "reps": reps, "seed": seed,
+                          "warnings": notes})
 
 
 def fig2_alg1(X, *, max_m: int = 10000, epsilons=(0.01, 0.1, 1.0), delta: float = 1e-6, reps: int = 1, seed: int = 0,
@@ -96,11 +110,13 @@ def fig2_alg1(X, *, max_m: int = 10000, epsilons=(0.01, 0.1, 1.0), delta: float 
     rng, _ = check_random_state(seed)
     Z = q_scale * rng.standard_normal((max_m, X.shape[1]))
     kernel = paper_kernel(X.shape[1])
-    curves = subspace_curves(
-        X, Z, kernel=kernel, epsilons=epsilons, delta=delta, m_grid=paper_m_grid(max_m), reps=reps,
-        calibration=calibration, sensitivity=sensitivity, basis=basis, tol=tol, points_are_sample=False,
-        mean_kxx=mean_kxx, random_state=rng, progress=progress)
+    notes: list[str] = []
+    with _collect_warnings(notes):
+        curves = subspace_curves(
+            X, Z, kernel=kernel, epsilons=epsilons, delta=delta, m_grid=paper_m_grid(max_m), reps=reps,
+            calibration=calibration, sensitivity=sensitivity, basis=basis, tol=tol, points_are_sample=False,
+            mean_kxx=mean_kxx, random_state=rng, progress=progress)
     return _result(curves, scenario="fig2-alg1", seconds=time.perf_counter() - t0,
                    extra={"N": X.shape[0], "D": X.shape[1], "kernel": kernel.to_dict(), "calibration": calibration,
                           "sensitivity": sensitivity, "basis": basis, "tol": tol, "q_scale": q_scale, "reps": reps,
-                          "seed": seed})
+                          "seed": seed, "warnings": notes})
