@@ -1,0 +1,177 @@
+r"""Reduced-set solvers: turn a privatised mean feature vector into weighted points.
+
+Step 6 of Algorithm 2 of Balog et al. (2018): given the
+:math:`(\varepsilon,\delta)`-DP vector :math:`\tilde\mu \in \mathbb R^J` and
+the public random-feature map :math:`\phi`, find synthetic points and weights
+:math:`(z_m, w_m)_{m=1}^M` with
+
+.. math::
+    \Bigl\|\sum_{m=1}^M w_m\phi(z_m) - \tilde\mu\Bigr\|_2 \ \text{small}, \qquad
+    \text{e.g. } \sum_m |w_m| \le C \quad \text{(eq. (5))}.
+
+**Everything here is post-processing**: a solver receives only
+:math:`\tilde\mu`, the public feature map (frequencies and amplitude), public
+initial points or the parameters of the data-independent distribution
+:math:`q = \mathcal N(\text{loc}, \text{scale}^2 I)`, options and a random
+generator. It never sees the private data, so its output is as private as
+:math:`\tilde\mu` (post-processing property of differential privacy).
+
+Solvers (:data:`SOLVERS`, :func:`list_solvers`):
+
+``"pursuit-joint"`` (default, most accurate)
+    Greedy Frank–Wolfe selection from a pool of public candidates, then joint
+    L-BFGS on all locations and simplex weights (:mod:`.pursuit`, :mod:`.joint`).
+``"preimage"``
+    The paper's iterated approximate pre-images with an L1 refit (:mod:`.preimage`).
+``"joint"``
+    Joint L-BFGS from draws of q (:mod:`.joint`).
+``"pursuit"``
+    The greedy alone (fast; weights on the simplex).
+``"herding"``
+    Kernel herding plus L-BFGS on locations: equal weights :math:`1/M`, i.e. a
+    plain (unweighted) synthetic dataset.
+
+Progress and cancellation: every solver accepts ``progress(fraction, message)``;
+it is called with strictly increasing fractions in [0, 1], the last one exactly
+1.0. Any exception raised by the callback (e.g. :class:`Cancelled`) stops the
+solver and propagates to the caller.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from .._validation import check_array, check_positive_int, check_random_state
+from ._common import Cancelled, PointSource, Problem, Progress, ReducedSetResult
+from ._fourier import FourierMap
+from .joint import JOINT_WEIGHTS, joint, refine
+from .preimage import preimage
+from .pursuit import greedy_select, herding, pursuit, pursuit_joint
+from .resample import resample
+from .weights import WEIGHT_CONSTRAINTS, fit_weights, project_l1_ball, project_simplex
+
+__all__ = [
+    "SOLVERS", "DEFAULT_SOLVER", "SolverSpec", "list_solvers", "get_solver", "reduce",
+    "ReducedSetResult", "Problem", "PointSource", "Progress", "Cancelled", "FourierMap",
+    "fit_weights", "project_simplex", "project_l1_ball", "refine", "greedy_select", "resample",
+    "WEIGHT_CONSTRAINTS", "JOINT_WEIGHTS",
+]
+
+
+@dataclass(frozen=True)
+class SolverSpec:
+    """A registered solver: ``fn(problem, *, n_points, source, rng, progress, report_at, **options)``."""
+
+    name: str
+    fn: Callable[..., ReducedSetResult]
+    description: str
+    weighted: bool
+    uses_pool: bool
+
+
+SOLVERS: dict[str, SolverSpec] = {
+    "pursuit-joint": SolverSpec(
+        "pursuit-joint", pursuit_joint,
+        "Greedy Frank-Wolfe over a pool of public candidates, then joint L-BFGS of all locations and "
+        "simplex weights. Most accurate (default).", True, True),
+    "preimage": SolverSpec(
+        "preimage", preimage,
+        "The paper's iterated approximate pre-images (Adam per point, greedy weight, deflation), then an "
+        "L1-constrained refit of the weights (eq. 5).", True, False),
+    "joint": SolverSpec(
+        "joint", joint,
+        "Joint L-BFGS of all locations and weights from random draws of q (no greedy start).", True, False),
+    "pursuit": SolverSpec(
+        "pursuit", pursuit,
+        "Greedy Frank-Wolfe selection from the candidate pool only; fast, weights on the simplex.", True, True),
+    "herding": SolverSpec(
+        "herding", herding,
+        "Kernel herding over the pool, then L-BFGS on the locations: equal weights 1/M, a plain "
+        "synthetic dataset.", False, True),
+}
+DEFAULT_SOLVER = "pursuit-joint"
+
+
+def list_solvers() -> list[dict]:
+    """``[{"name", "description", "weighted", "default"}]`` for every registered solver."""
+    return [{"name": s.name, "description": s.description, "weighted": s.weighted,
+             "default": s.name == DEFAULT_SOLVER} for s in SOLVERS.values()]
+
+
+def get_solver(name: str) -> SolverSpec:
+    """The registered solver called ``name`` (ValueError listing the choices otherwise)."""
+    if name not in SOLVERS:
+        raise ValueError(f"unknown solver {name!r}; choose one of {sorted(SOLVERS)}.")
+    return SOLVERS[name]
+
+
+def reduce(
+    mu_tilde,
+    features,
+    *,
+    n_points: int,
+    solver: str = DEFAULT_SOLVER,
+    initial_points=None,
+    q_scale: float = 500.0,
+    q_loc=0.0,
+    random_state=None,
+    progress: Callable[[float, str], object] | None = None,
+    report_at=(),
+    **options,
+) -> ReducedSetResult:
+    r"""Approximate :math:`\tilde\mu` by ``n_points`` weighted synthetic points.
+
+    Parameters
+    ----------
+    mu_tilde : array (J,)
+        The privatised mean feature vector (from
+        :func:`dpkme.random_features.privatise_feature_mean`).
+    features : RandomFourierFeatures
+        The fitted, public feature map used to compute ``mu_tilde``.
+    n_points : int
+        :math:`M \ge 1`.
+    solver : str
+        A key of :data:`SOLVERS`.
+    initial_points : array (K, D), optional
+        Public points (chosen without the private data): initial locations
+        (first ``n_points`` rows) or candidate pool (all rows). Default: draws
+        from :math:`q = \mathcal N(\text{q\_loc}, \text{q\_scale}^2 I_D)`.
+    q_scale : float, default=500.0
+        Standard deviation of q (the paper's :math:`\sigma_q = 500`).
+    q_loc : float or array (D,), default=0.0
+        Mean of q (public).
+    random_state : None, int or numpy.random.Generator
+        Draws from q and the pool.
+    progress : callable, optional
+        ``progress(fraction, message)``; raise from it to cancel.
+    report_at : iterable of int
+        Intermediate sizes whose solutions are stored in ``result.checkpoints``.
+    **options
+        Solver options (see each solver's docstring).
+
+    Returns
+    -------
+    ReducedSetResult
+    """
+    spec = get_solver(solver)
+    if not hasattr(features, "frequencies_"):
+        raise ValueError("features must be a fitted RandomFourierFeatures (call fit(dim)).")
+    fmap = FourierMap.from_features(features)
+    target = check_array(mu_tilde, name="mu_tilde", ndim=1)
+    if target.shape[0] != fmap.n_components:
+        raise ValueError(f"mu_tilde has length {target.shape[0]} but the features have J={fmap.n_components}.")
+    n_points = check_positive_int(n_points, name="n_points")
+    rng, _ = check_random_state(random_state)
+    source = PointSource(fmap.dim, public=initial_points, loc=q_loc, scale=q_scale)
+    reporter = Progress(progress)
+    reporter(0.0, f"{solver}: start", force=True)
+    t0 = time.perf_counter()
+    result = spec.fn(Problem(target, fmap), n_points=n_points, source=source, rng=rng, progress=reporter,
+                     report_at=tuple(report_at), **options)
+    result.seconds = time.perf_counter() - t0
+    reporter.finish(f"{solver}: done")
+    return result

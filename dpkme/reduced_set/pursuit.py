@@ -1,0 +1,230 @@
+r"""Greedy selection from a public candidate pool (Frank–Wolfe / kernel herding).
+
+Over a pool :math:`P = \{p_1,\dots,p_K\}` of public candidates (draws from
+:math:`q` or public points) the greedy builds :math:`y_t = \sum_{k\le t}
+w_k\phi(z_k)` inside the convex hull of :math:`\{\phi(p)\}` (so the weights stay
+on the probability simplex). At step :math:`t` it adds the candidate with the
+largest Frank–Wolfe score
+
+.. math::
+    p^* = \arg\max_{p\in P\setminus\{z_1..z_t\}}\ \langle\phi(p), \tilde\mu - y_t\rangle
+        = c_p - h_p, \qquad c_p = \langle\phi(p),\tilde\mu\rangle,\ h_p = \langle\phi(p), y_t\rangle,
+
+and moves :math:`y_{t+1} = (1-\gamma)y_t + \gamma\phi(p^*)` with either
+
+* ``step="line-search"``: the exact minimiser of :math:`\|y_{t+1}-\tilde\mu\|^2`,
+  :math:`\gamma = \mathrm{clip}\bigl(\langle\tilde\mu - y_t, \phi^* - y_t\rangle /
+  \|\phi^* - y_t\|^2, 0, 1\bigr)` (weighted points), or
+* ``step="uniform"``: :math:`\gamma = 1/(t+1)`, i.e. equal weights — kernel
+  herding (Chen, Welling & Smola 2010; Bach, Lacoste-Julien & Obozinski 2012
+  show herding is Frank–Wolfe with this step).
+
+Cost. :math:`c` is computed once; :math:`h` needs a pass over the pool
+(:math:`K\times J` trigonometric values, streamed in blocks — the
+:math:`K\times J` matrix is never stored). The pass is repeated on a geometric
+schedule (``refresh``: after :math:`\max(1, \lfloor\texttt{refresh}\cdot t\rfloor)`
+steps); in between, :math:`h` is updated exactly for a shortlist of the
+``shortlist`` best-scoring candidates (their features are held) and the choice is
+made among them. With ``shortlist >= K`` and ``refresh = 0`` the greedy is exact.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from .._validation import check_in, check_positive_float, check_positive_int
+from ._common import PointSource, Problem, Progress, ReducedSetResult
+from .joint import JOINT_WEIGHTS, refine
+
+__all__ = ["greedy_select", "pursuit", "pursuit_joint", "herding"]
+
+STEPS = ("line-search", "uniform")
+
+
+def greedy_select(
+    problem: Problem,
+    pool: np.ndarray,
+    *,
+    n_points: int,
+    step: str = "line-search",
+    shortlist: int = 512,
+    refresh: float = 0.25,
+    report_at=(),
+    progress: Progress | None = None,
+) -> tuple[np.ndarray, np.ndarray, dict[int, np.ndarray], list[float]]:
+    r"""Greedy Frank–Wolfe selection of ``n_points`` distinct pool candidates.
+
+    Returns
+    -------
+    indices : ndarray (M,)
+        Selected pool rows, in order.
+    weights : ndarray (M,)
+        Simplex weights after the last step.
+    weights_at : dict
+        ``{t: weights of the first t atoms after step t}`` for ``t`` in
+        ``report_at``.
+    history : list of float
+        :math:`\|y_t - \tilde\mu\|_2` after every step.
+    """
+    fmap, target = problem.fmap, np.asarray(problem.target, dtype=np.float64)
+    check_in(step, STEPS, name="step")
+    K = pool.shape[0]
+    M = check_positive_int(n_points, name="n_points")
+    if M > K:
+        raise ValueError(f"n_points={M} exceeds the candidate pool size {K}; use a larger pool.")
+    shortlist = check_positive_int(shortlist, name="shortlist")
+    refresh = check_positive_float(refresh, name="refresh", allow_zero=True)
+    progress = progress or Progress(None)
+    reports = {int(t) for t in report_at}
+    a = fmap.amplitude
+    tnorm2 = float(target @ target)
+
+    c = fmap.correlations(pool, target)           # <phi(p), mu~>, fixed
+    h = np.zeros(K)                               # <phi(p), y_t>, refreshed
+    y = np.zeros(fmap.n_components)               # explicit y_t
+    available = np.ones(K, dtype=bool)
+    chosen: list[int] = []
+    w = np.zeros(0)
+    weights_at: dict[int, np.ndarray] = {}
+    history: list[float] = []
+    my, yy = 0.0, 0.0                             # <mu~, y>, ||y||^2
+    S = np.zeros(0, dtype=np.intp)
+    PhiS = np.zeros((0, fmap.n_components))
+    next_refresh = 0
+
+    for t in range(M):
+        if t >= next_refresh:
+            if t > 0:
+                h = fmap.correlations(pool, y)
+            score = np.where(available, c - h, -np.inf)
+            T = min(shortlist, int(available.sum()))
+            S = np.argpartition(-score, T - 1)[:T] if T < K else np.nonzero(available)[0]
+            PhiS = fmap.features(pool[S], dtype=np.float32)
+            hS = h[S].copy()
+            next_refresh = t + max(1, int(math.floor(refresh * t)))
+        scoreS = np.where(available[S], c[S] - hS, -np.inf)
+        j = int(np.argmax(scoreS))
+        k = int(S[j])
+        phi32 = PhiS[j]
+        phi = phi32.astype(np.float64)
+        ck, hk = float(c[k]), float(hS[j])
+        if t == 0:
+            gamma = 1.0
+        elif step == "uniform":
+            gamma = 1.0 / (t + 1)
+        else:
+            num = (ck - hk) - (my - yy)           # <mu~ - y, phi - y>
+            den = a - 2.0 * hk + yy               # ||phi - y||^2
+            gamma = min(max(num / den, 0.0), 1.0) if den > 0 else 0.0
+        w = np.append((1.0 - gamma) * w, gamma)
+        y *= 1.0 - gamma
+        y += gamma * phi
+        my = (1.0 - gamma) * my + gamma * ck
+        yy = float(y @ y)
+        hS = (1.0 - gamma) * hS + gamma * (PhiS @ phi32).astype(np.float64)
+        available[k] = False
+        chosen.append(k)
+        history.append(math.sqrt(max(tnorm2 - 2.0 * my + yy, 0.0)))
+        if (t + 1) in reports:
+            weights_at[t + 1] = w.copy()
+        progress((t + 1) / M, f"greedy {t + 1}/{M}")
+    return np.asarray(chosen), w, weights_at, history
+
+
+def _pursuit(
+    problem, *, n_points, source, rng, progress, report_at, name, step, refine_weights,
+    pool_size, shortlist, refresh, max_iter, l1_radius, greedy_share,
+):
+    M = check_positive_int(n_points, name="n_points")
+    pool_size = check_positive_int(pool_size, name="pool_size")
+    if refine_weights is not None:
+        check_in(refine_weights, JOINT_WEIGHTS, name="weights")
+    t0 = time.perf_counter()
+    pool = source.pool(max(pool_size, M), rng)
+    sizes = sorted({int(m) for m in report_at if 1 <= int(m) <= M} | {M})
+    share = greedy_share if refine_weights is not None else 1.0
+    idx, w, weights_at, history = greedy_select(
+        problem, pool, n_points=M, step=step, shortlist=shortlist, refresh=refresh,
+        report_at=sizes, progress=progress.sub(0.0, share),
+    )
+    t_greedy = time.perf_counter() - t0
+    checkpoints, infos = {}, {}
+    total, done = float(sum(sizes)), 0.0
+    prev = None
+    for size in sizes:
+        fw = weights_at[size] * l1_radius if step == "line-search" else np.full(size, l1_radius / size)
+        if prev is None or refine_weights is None:
+            Z0, w0 = pool[idx[:size]], fw
+        else:
+            # nested warm start: the refined previous size plus the next greedy atoms,
+            # which keep the total mass they have after the greedy's step `size`
+            Zp, wp = prev
+            sp = wp.shape[0]
+            Z0 = np.vstack([Zp, pool[idx[sp:size]]])
+            if step == "line-search":
+                lam = float(fw[sp:].sum()) / l1_radius
+                w0 = np.concatenate([wp * (1.0 - lam), fw[sp:]])
+            else:
+                w0 = fw
+        if refine_weights is None:
+            checkpoints[size] = (Z0.copy(), w0)
+            continue
+        sub = progress.sub(share + (1 - share) * done / total, share + (1 - share) * (done + size) / total)
+        Z, wr, infos[size] = refine(problem, Z0, w0, weights=refine_weights, radius=l1_radius,
+                                    max_iter=max_iter, progress=sub, label=f"M={size}: ")
+        checkpoints[size] = (Z, wr)
+        prev = (Z, wr)
+        done += size
+    Z, wf = checkpoints[M]
+    r = problem.fmap.residual(Z, wf, problem.target)
+    return ReducedSetResult(
+        points=Z, weights=wf, solver=name, residual_norm=float(np.linalg.norm(r)),
+        checkpoints=checkpoints, history=history, seconds=time.perf_counter() - t0,
+        info={"pool_size": int(pool.shape[0]), "shortlist": shortlist, "refresh": refresh, "step": step,
+              "weights": refine_weights or "simplex", "max_iter": max_iter, "l1_radius": l1_radius,
+              "seconds_greedy": t_greedy, "refine": {int(k): v for k, v in infos.items()},
+              "initial": source.description},
+    )
+
+
+def pursuit(problem: Problem, *, n_points: int, source: PointSource, rng, progress: Progress, report_at=(),
+            pool_size: int = 20000, shortlist: int = 512, refresh: float = 0.25,
+            l1_radius: float = 1.0) -> ReducedSetResult:
+    """Greedy Frank–Wolfe selection from the pool only (weights on the simplex), no refinement."""
+    return _pursuit(problem, n_points=n_points, source=source, rng=rng, progress=progress, report_at=report_at,
+                    name="pursuit", step="line-search", refine_weights=None, pool_size=pool_size,
+                    shortlist=shortlist, refresh=refresh, max_iter=0, l1_radius=l1_radius, greedy_share=1.0)
+
+
+def pursuit_joint(problem: Problem, *, n_points: int, source: PointSource, rng, progress: Progress, report_at=(),
+                  pool_size: int = 20000, shortlist: int = 512, refresh: float = 0.25, max_iter: int = 100,
+                  weights: str = "simplex", l1_radius: float = 1.0) -> ReducedSetResult:
+    r"""Greedy Frank–Wolfe over the pool, then joint L-BFGS of locations and weights.
+
+    The greedy gives every reported size :math:`M'` a starting configuration
+    (its first :math:`M'` atoms and their simplex weights); :func:`.joint.refine`
+    then moves all locations and weights together, weights constrained by
+    ``weights`` (default: the simplex, which keeps the release a probability
+    measure and limits how much of the noise it can fit).
+    """
+    return _pursuit(problem, n_points=n_points, source=source, rng=rng, progress=progress, report_at=report_at,
+                    name="pursuit-joint", step="line-search", refine_weights=weights, pool_size=pool_size,
+                    shortlist=shortlist, refresh=refresh, max_iter=max_iter, l1_radius=l1_radius,
+                    greedy_share=0.25)
+
+
+def herding(problem: Problem, *, n_points: int, source: PointSource, rng, progress: Progress, report_at=(),
+            pool_size: int = 20000, shortlist: int = 512, refresh: float = 0.25, max_iter: int = 100,
+            l1_radius: float = 1.0) -> ReducedSetResult:
+    r"""Unweighted synthetic data: kernel herding over the pool, then L-BFGS on locations.
+
+    All weights are :math:`1/M` (times ``l1_radius``), so the output is a plain
+    synthetic dataset of :math:`M` rows.
+    """
+    return _pursuit(problem, n_points=n_points, source=source, rng=rng, progress=progress, report_at=report_at,
+                    name="herding", step="uniform", refine_weights="uniform", pool_size=pool_size,
+                    shortlist=shortlist, refresh=refresh, max_iter=max_iter, l1_radius=l1_radius,
+                    greedy_share=0.25)
