@@ -32,7 +32,7 @@ import numpy as np
 from ._validation import check_array, check_in, check_positive_int, check_random_state
 from .kernels import Kernel
 from .sensitivity import kme_sensitivity
-from .subspace import DEFAULT_TOL, SubspaceBasis, james_stein_shrink
+from .subspace import DEFAULT_TOL, SubspaceBasis, shrink_coordinates
 
 __all__ = ["paper_m_grid", "SubspaceCurves", "subspace_curves"]
 
@@ -159,8 +159,9 @@ def subspace_curves(
             for r in range(reps):
                 noise = cal.sigma * rng.standard_normal(f)
                 if basis == "auto":
-                    target, order = targets[i]
-                    shrunk = james_stein_shrink(alpha[:f] + noise, target, cal.sigma, order=order)
+                    target, key = targets[i]
+                    shrunk = shrink_coordinates(B, alpha[:f] + noise, cal.sigma, points_are_sample=points_are_sample,
+                                                target=target, key=key)
                     err2 = float(np.sum((shrunk - alpha[:f]) ** 2))
                 else:
                     err2 = float(noise @ noise)
@@ -174,19 +175,18 @@ def subspace_curves(
 
 
 def _prefix_targets(B: SubspaceBasis, ms: list[int], points_are_sample: bool):
-    """Public shrinkage targets and group orders for every prefix, in O(M F) total."""
+    """Public shrinkage targets and uncertainty keys for every prefix, in O(M F) total."""
+    from .subspace import _public_target
+
     out = []
     if not points_are_sample:
         for m in ms:
             f = int(B.dim_for_prefix(m))
-            out.append((np.zeros(f), None))
+            out.append((np.zeros(f), np.full(f, np.inf)))
         return out
-    G = B.features
-    F = B.dim
-    pos = B.accepted
+    G, F, pos = B.features, B.dim, B.accepted
     own = G[pos, np.arange(F)] if F else np.zeros(0)
-    s1 = np.zeros(F)
-    s2 = np.zeros(F)
+    s1, s2 = np.zeros(F), np.zeros(F)
     prev = 0
     for m in ms:
         f = int(B.dim_for_prefix(m))
@@ -194,12 +194,5 @@ def _prefix_targets(B: SubspaceBasis, ms: list[int], points_are_sample: bool):
         s1 += blk.sum(axis=0)
         s2 += np.einsum("ij,ij->j", blk, blk)
         prev = m
-        counts = (m - 1 - pos[:f]).astype(float)
-        tot = s1[:f] - own[:f]
-        sq = s2[:f] - own[:f] ** 2
-        with np.errstate(invalid="ignore", divide="ignore"):
-            mean = np.where(counts > 0, tot / counts, 0.0)
-            var = np.where(counts > 1, np.maximum(sq - counts * mean**2, 0.0) / (counts - 1) / counts, np.inf)
-        order = np.argsort(-var, kind="stable")
-        out.append((mean, order))
+        out.append(_public_target(s1[:f], s2[:f], own[:f], pos[:f], m))
     return out

@@ -246,3 +246,30 @@ def test_sensitivity_of_coordinates_bounded_by_rkhs_sensitivity():
             X2[RNG.integers(n)] = RNG.normal(size=2) * scale
             worst = max(worst, np.linalg.norm(B.coordinates(KERNEL.row_means(Z, X2)) - a0))
     assert worst <= kme_sensitivity(n=n, kernel=KERNEL) * (1 + 1e-9)
+
+
+def test_sure_shrink_adapts_between_target_and_observation():
+    from dpkme.subspace import sure_shrink
+
+    rng = np.random.default_rng(8)
+    F, sigma = 400, 0.1
+    v = rng.uniform(0.5, 2.0, size=F)
+    target = np.zeros(F)
+    # truth equal to the target: shrinks (almost) all the way
+    beta = sigma * rng.standard_normal(F)
+    assert np.linalg.norm(sure_shrink(beta, target, sigma, v)) < 0.2 * np.linalg.norm(beta)
+    # truth far from the target, small noise: keeps the observation
+    alpha = rng.normal(size=F) * 10 * np.sqrt(v)
+    beta = alpha + sigma * rng.standard_normal(F)
+    out = sure_shrink(beta, target, sigma, v)
+    assert np.linalg.norm(out - alpha) <= 1.02 * np.linalg.norm(beta - alpha)
+    # in between: beats both the target and the raw observation on average (20 draws)
+    alpha = rng.normal(size=F) * sigma * np.sqrt(v)
+    err_out, err_beta, err_t = 0.0, 0.0, 0.0
+    for r in range(20):
+        beta = alpha + sigma * np.random.default_rng(r).standard_normal(F)
+        out = sure_shrink(beta, target, sigma, v)
+        err_out += np.sum((out - alpha) ** 2)
+        err_beta += np.sum((beta - alpha) ** 2)
+        err_t += np.sum(alpha**2)
+    assert err_out < 0.8 * min(err_beta, err_t)
