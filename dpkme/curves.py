@@ -175,7 +175,7 @@ def subspace_curves(
 
 
 def _prefix_targets(B: SubspaceBasis, ms: list[int], points_are_sample: bool):
-    """Public shrinkage targets and uncertainty keys for every prefix, in O(M F) total."""
+    """Public shrinkage targets and uncertainty keys for every prefix (column sums of G per prefix)."""
     from .subspace import _public_target
 
     out = []
@@ -184,15 +184,10 @@ def _prefix_targets(B: SubspaceBasis, ms: list[int], points_are_sample: bool):
             f = int(B.dim_for_prefix(m))
             out.append((np.zeros(f), np.full(f, np.inf)))
         return out
-    G, F, pos = B.features, B.dim, B.accepted
-    own = G[pos, np.arange(F)] if F else np.zeros(0)
-    s1, s2 = np.zeros(F), np.zeros(F)
-    prev = 0
+    pos = B.accepted
+    own = np.diag(B.factor)
     for m in ms:
         f = int(B.dim_for_prefix(m))
-        blk = G[prev:m]
-        s1 += blk.sum(axis=0)
-        s2 += np.einsum("ij,ij->j", blk, blk)
-        prev = m
-        out.append(_public_target(s1[:f], s2[:f], own[:f], pos[:f], m))
+        s1, s2 = B.column_sums(m, f)
+        out.append(_public_target(s1, s2, own[:f], pos[:f], m))
     return out

@@ -91,11 +91,13 @@ class SubspaceBasis:
     r"""In-order orthonormal basis of :math:`\operatorname{span}\{k(z_m,\cdot)\}`.
 
     Built from public points only. ``factor`` is :math:`L` (F x F, lower
-    triangular), ``accepted`` the indices :math:`A` of the points that define
-    basis vectors (increasing), ``features`` is :math:`G` (M x F) with
-    ``G[m, f]`` :math:`= b_f(z_m)` (for a skipped point that precedes
-    :math:`a_f` within its panel the entry is left at 0; its true value is at
-    most :math:`\sqrt{\text{tol}}` in magnitude).
+    triangular) and ``accepted`` the indices :math:`A` of the points that define
+    basis vectors (increasing). :math:`G` (M x F) with ``G[m, f]``
+    :math:`= b_f(z_m)` is stored as column blocks, one per panel of 256
+    candidates, each holding only the rows from the panel's first point on
+    (earlier rows are zero): ``blocks[p] = (row_start, col_start, array)``.
+    For a skipped point that precedes :math:`a_f` within its panel the entry is
+    left at 0 (its true value is at most :math:`\sqrt{\text{tol}}`).
     """
 
     points: np.ndarray
@@ -103,7 +105,7 @@ class SubspaceBasis:
     tol: float
     accepted: np.ndarray
     factor: np.ndarray
-    features: np.ndarray
+    blocks: list
     seconds: float = 0.0
 
     @classmethod
@@ -115,25 +117,26 @@ class SubspaceBasis:
         ``tol * k(z_m, z_m)``. Panels of 256 candidates: the panel's own residual
         block decides which candidates are accepted (a short Python loop with
         :math:`O(256 F)` vector work per candidate), then only the accepted
-        columns are extended to the rows below with one GEMM and one triangular
-        solve. Work :math:`O(M F^2)`, memory :math:`O(M F)`.
+        columns are extended to the rows below with GEMMs against the earlier
+        column blocks and one triangular solve. Work :math:`O(M F^2)`, memory
+        :math:`O(M F)` (about half of it, since rows above a block are not stored).
         """
         Z = check_array(Z, name="Z")
         tol = check_positive_float(tol, name="tol")
         t0 = time.perf_counter()
         m = Z.shape[0]
         thr = tol * kernel.diag_value
-        # Column-major so that G[s:, :F] is a BLAS operand without copies. np.zeros
-        # reserves address space only: memory is touched for the F columns used.
-        G = np.zeros((m, m), order="F")
+        blocks: list[tuple[int, int, np.ndarray]] = []
         F = 0
         accepted: list[int] = []
         for s in range(0, m, _PANEL):
             e = min(s + _PANEL, m)
             b = e - s
+            # rows s:e of G over all earlier blocks (b x F, contiguous)
+            R = np.hstack([blk[s - r0:e - r0] for r0, _, blk in blocks]) if blocks else np.zeros((b, 0))
             C = kernel.cross(Z[s:e], Z[s:e])
             if F:
-                C -= G[s:e, :F] @ G[s:e, :F].T  # residual of the panel given accepted points
+                C -= R @ R.T  # residual of the panel given the accepted points
             # in-panel sequential Gram–Schmidt with skipping (left-looking, b x b)
             Lb = np.zeros((b, b))
             nb = 0
@@ -147,21 +150,45 @@ class SubspaceBasis:
                     nb += 1
             if not nb:
                 continue
-            G[s:e, F:F + nb] = Lb[:, :nb]
+            block = np.empty((m - s, nb))
+            block[:b] = Lb[:, :nb]
             if e < m:
                 cols = [s + j for j in acc_local]
                 T = kernel.cross(Z[e:], Z[cols])  # (m - e) x nb, accepted columns only
-                if F:
-                    T -= G[e:, :F] @ G[cols, :F].T
+                R_acc = R[acc_local]
+                for r0, c0, blk in blocks:
+                    T -= blk[e - r0:] @ R_acc[:, c0:c0 + blk.shape[1]].T
                 L_aa = Lb[acc_local, :nb]
-                G[e:, F:F + nb] = solve_triangular(L_aa, T.T, lower=True, check_finite=False).T
+                block[b:] = solve_triangular(L_aa, T.T, lower=True, check_finite=False).T
+            blocks.append((s, F, block))
             accepted.extend(s + j for j in acc_local)
             F += nb
         acc = np.asarray(accepted, dtype=np.intp)
-        G = G[:, :F]
-        L = np.ascontiguousarray(G[acc]) if F else np.zeros((0, 0))
-        return cls(points=Z, kernel=kernel, tol=tol, accepted=acc, factor=L, features=G,
+        L = np.zeros((F, F))  # L = G[A]: gathered block by block (rows above a block are 0)
+        for r0, c0, blk in blocks:
+            first = int(np.searchsorted(acc, r0))
+            L[first:, c0:c0 + blk.shape[1]] = blk[acc[first:] - r0]
+        return cls(points=Z, kernel=kernel, tol=tol, accepted=acc, factor=L, blocks=blocks,
                    seconds=time.perf_counter() - t0)
+
+    @property
+    def features(self) -> np.ndarray:
+        """:math:`G` assembled as one (M x F) array (memory M F; for diagnostics and tests)."""
+        G = np.zeros((self.points.shape[0], self.dim))
+        for r0, c0, blk in self.blocks:
+            G[r0:, c0:c0 + blk.shape[1]] = blk
+        return G
+
+    def column_sums(self, m: int, f: int) -> tuple[np.ndarray, np.ndarray]:
+        """Sums of :math:`G` and of :math:`G^2` over the first ``m`` rows, for the first ``f`` columns."""
+        s1, s2 = np.zeros(f), np.zeros(f)
+        for r0, c0, blk in self.blocks:
+            if c0 >= f or r0 >= m:
+                continue
+            part = blk[: m - r0, : f - c0]
+            s1[c0:c0 + part.shape[1]] = part.sum(axis=0)
+            s2[c0:c0 + part.shape[1]] = np.einsum("ij,ij->j", part, part)
+        return s1, s2
 
     @property
     def dim(self) -> int:
@@ -211,9 +238,8 @@ class SubspaceBasis:
         f = int(self.dim_for_prefix(m))
         if not points_are_sample:
             return np.zeros(f), np.full(f, np.inf)
-        return _public_target(self.features[:m, :f].sum(axis=0),
-                              np.einsum("ij,ij->j", self.features[:m, :f], self.features[:m, :f]),
-                              self.features[self.accepted[:f], np.arange(f)], self.accepted[:f], m)
+        s1, s2 = self.column_sums(m, f)
+        return _public_target(s1, s2, np.diag(self.factor)[:f], self.accepted[:f], m)
 
 
 def _public_target(col_sums, col_sq_sums, own, pos, m):
