@@ -271,7 +271,9 @@ def algorithm2(
     del X  # nothing below may read the private data
     reporter(0.05, "noisy mean feature vector computed", force=True)
 
-    # Stage 2 -- post-processing of mu_tilde with public inputs only.
+    # Stage 2 -- post-processing of mu_tilde with public inputs only (sigma is public).
+    if spec.accepts("noise_sigma"):
+        options.setdefault("noise_sigma", cal.sigma)
     sub = reporter.sub(0.05, 1.0)
     result = reduced_set.reduce(
         mu_tilde, features, n_points=n_points, solver=spec.name, initial_points=initial_points,

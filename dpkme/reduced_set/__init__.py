@@ -39,6 +39,7 @@ solver and propagates to the caller.
 
 from __future__ import annotations
 
+import inspect
 import time
 from dataclasses import dataclass
 from typing import Callable
@@ -71,6 +72,10 @@ class SolverSpec:
     description: str
     weighted: bool
     uses_pool: bool
+
+    def accepts(self, option: str) -> bool:
+        """Whether the solver takes the keyword ``option``."""
+        return option in inspect.signature(self.fn).parameters
 
 
 SOLVERS: dict[str, SolverSpec] = {

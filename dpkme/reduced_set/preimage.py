@@ -111,6 +111,7 @@ def preimage(
     psi = target.copy()
     history = [float(np.linalg.norm(psi))]
     checkpoints: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    checkpoint_seconds: dict[int, float] = {}
     b1, b2, eps = 0.9, 0.999, 1e-8  # torch.optim.Adam defaults
     refit_share = 0.15 if refit != "none" else 0.0
     loop_progress = progress.sub(0.0, 1.0 - refit_share)
@@ -146,6 +147,7 @@ def preimage(
                     penalty=l1_penalty or 0.0, w0=betas[: m + 1], max_iter=refit_max_iter,
                 )
             checkpoints[m + 1] = (Z[: m + 1].copy(), weights.copy())
+            checkpoint_seconds[m + 1] = time.perf_counter() - t0
         loop_progress((m + 1) / M, f"pre-image {m + 1}/{M}")
 
     r = Phi.T @ weights.astype(Phi.dtype) - target
@@ -154,5 +156,6 @@ def preimage(
         residual_norm=float(math.sqrt(float(r @ r))), checkpoints=checkpoints, history=history,
         seconds=time.perf_counter() - t0,
         info={"n_steps": n_steps, "learning_rate": lr, "refit": refit, "l1_radius": l1_radius,
-              "l1_penalty": l1_penalty, "greedy_weights": betas, "initial": source.description},
+              "l1_penalty": l1_penalty, "greedy_weights": betas, "initial": source.description,
+              "checkpoint_seconds": checkpoint_seconds},
     )
