@@ -18,6 +18,7 @@ __all__ = [
     "check_positive_int",
     "check_positive_float",
     "check_random_state",
+    "noise_rng",
     "check_weights",
     "check_in",
     "new_seed",
@@ -205,6 +206,25 @@ def check_random_state(random_state) -> tuple[np.random.Generator, int | None]:
     raise ValueError(
         f"random_state must be None, an int or a numpy Generator, got {_short(random_state)}."
     )
+
+
+def noise_rng(random_state) -> tuple[np.random.Generator, int | None, str]:
+    """Generator for the *privacy noise* of a release, with its provenance.
+
+    Returns ``(rng, seed, noise_source)``:
+
+    * an int: ``noise_source="seeded"`` — replayable, for teaching and demos.
+      Anyone who knows the seed can regenerate and subtract the noise, so a
+      seeded release offers **no privacy once the seed is published**;
+    * ``None``: fresh OS entropy, ``noise_source="os-entropy"``, and the seed is
+      deliberately **not** recorded (``seed=None``): the release cannot be
+      replayed, which is what a real release needs;
+    * a Generator: used as is, ``noise_source="generator"``, seed unknown.
+    """
+    if random_state is None:
+        return np.random.default_rng(), None, "os-entropy"
+    rng, seed = check_random_state(random_state)
+    return rng, seed, "seeded" if seed is not None else "generator"
 
 
 def check_weights(w, *, n: int, name: str = "weights") -> np.ndarray:

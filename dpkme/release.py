@@ -44,13 +44,15 @@ class Release:
     kernel : Kernel
         The kernel whose RKHS the embedding lives in.
     seed : int or None
-        Seed of the noise (and of any other randomness), for replay.
+        Seed of the noise (and of any other randomness), for replay. ``None`` for
+        real releases with OS-entropy noise (never recorded, by design).
     n_private : int
         Public size N used for normalisation and calibration.
     seconds : float
         Wall-clock time of the release.
     noise_source : str
-        ``"seeded"`` (reproducible, for teaching) or ``"os-entropy"``.
+        ``"seeded"`` (reproducible, for teaching: whoever knows the seed can
+        remove the noise), ``"os-entropy"`` (a real release) or ``"generator"``.
     params : dict
         Mechanism-specific parameters (M, J, solver, basis, ...).
     """
@@ -108,7 +110,11 @@ class Release:
 
     # ------------------------------------------------------------ export
     def metadata(self) -> dict[str, Any]:
-        """JSON-serialisable parameters (everything except points and weights)."""
+        """JSON-serialisable parameters (everything except points and weights).
+
+        A seeded release carries its seed and a warning that the seed removes
+        the privacy protection; an OS-entropy release has no seed to carry.
+        """
         d = {
             "library": "dpkme",
             "version": self.version,
@@ -122,6 +128,9 @@ class Release:
             "kernel": self.kernel.to_dict(),
             "seed": self.seed,
             "noise_source": self.noise_source,
+            **({"seed_warning": "seeded noise (teaching/demo): anyone who knows this seed can regenerate and "
+                                "remove the noise, so this release is not private once the seed is shared"}
+               if self.noise_source == "seeded" and self.seed is not None else {}),
             "n_private": self.n_private,
             "n_points": self.n_points,
             "dim": self.dim,

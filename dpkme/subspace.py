@@ -64,6 +64,7 @@ from ._validation import (
     check_positive_float,
     check_positive_int,
     check_random_state,
+    noise_rng,
 )
 from .kernels import Kernel
 from .release import Release
@@ -485,7 +486,7 @@ def algorithm1(
         raise ValueError(
             f"under replace-one the public size must equal the number of rows; got n_private={n_pub} for {n} rows."
         )
-    rng, seed = check_random_state(random_state)
+    rng, seed, noise_source = noise_rng(random_state)
     if Z is None:
         if n_points is None or q_scale is None:
             raise ValueError("give public points Z, or n_points and q_scale to draw them from q.")
@@ -523,7 +524,7 @@ def algorithm1(
     return Release(
         points=Z, weights=w, mechanism="algorithm1", epsilon=epsilon, delta=delta, sigma=cal.sigma,
         sensitivity=delta2, neighbouring=neighbouring, calibration=calibration, kernel=kernel, seed=seed,
-        n_private=n_pub, seconds=time.perf_counter() - t0,
+        n_private=n_pub, seconds=time.perf_counter() - t0, noise_source=noise_source,
         params={"n_points": int(Z.shape[0]), "basis_dim": B.dim, "basis": basis, "tol": tol,
                 "points_source": source, "q_scale": q_scale, "weights": weights,
                 "sensitivity_mode": sensitivity, "achieved_delta": cal.achieved_delta,

@@ -273,3 +273,16 @@ def test_sure_shrink_adapts_between_target_and_observation():
         err_beta += np.sum((beta - alpha) ** 2)
         err_t += np.sum(alpha**2)
     assert err_out < 0.8 * min(err_beta, err_t)
+
+
+def test_noise_source_real_releases_record_no_seed():
+    X = RNG.normal(size=(100, 2))
+    Z = RNG.normal(size=(10, 2))
+    seeded = algorithm1(X, Z, kernel=KERNEL, epsilon=1, delta=1e-6, random_state=3)
+    real = algorithm1(X, Z, kernel=KERNEL, epsilon=1, delta=1e-6)
+    other = algorithm1(X, Z, kernel=KERNEL, epsilon=1, delta=1e-6)
+    assert (seeded.noise_source, seeded.seed) == ("seeded", 3)
+    assert "seed_warning" in seeded.metadata()
+    assert (real.noise_source, real.seed) == ("os-entropy", None)
+    assert "seed_warning" not in real.metadata()
+    assert not np.array_equal(real.weights, other.weights)
