@@ -92,7 +92,7 @@ def greedy_select(
     history: list[float] = []
     my, yy = 0.0, 0.0                             # <mu~, y>, ||y||^2
     S = np.zeros(0, dtype=np.intp)
-    PhiS = np.zeros((0, fmap.n_components))
+    PhiS = np.zeros((0, fmap.n_components), dtype=fmap.dtype)
     next_refresh = 0
 
     for t in range(M):
@@ -102,7 +102,7 @@ def greedy_select(
             score = np.where(available, c - h, -np.inf)
             T = min(shortlist, int(available.sum()))
             S = np.argpartition(-score, T - 1)[:T] if T < K else np.nonzero(available)[0]
-            PhiS = fmap.features(pool[S], dtype=np.float32)
+            PhiS = fmap.features(pool[S], dtype=fmap.dtype)
             hS = h[S].copy()
             next_refresh = t + max(1, int(math.floor(refresh * t)))
         scoreS = np.where(available[S], c[S] - hS, -np.inf)
