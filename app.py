@@ -1,0 +1,40 @@
+"""dpkme — differentially private data release through kernel mean embeddings (Streamlit app).
+
+Run with ``streamlit run app.py``. This file is the frame: page configuration,
+shared state (a default dataset so that every page works at once), the sidebar
+summary (current data, privacy spent) and the navigation. Pages live in
+``pages/``; helpers shared by pages in ``pages/_shared/`` (not a page).
+"""
+
+import streamlit as st
+
+st.set_page_config(page_title="dpkme — private data release with kernel mean embeddings", page_icon=":material/lock:",
+                   layout="wide")
+
+from pages._shared import state as S  # noqa: E402
+from pages._shared.datasets import load_default  # noqa: E402
+from pages._shared.widgets import guard, sidebar_summary  # noqa: E402
+
+S.init_defaults()
+if S.dataset() is None:
+    with guard("load the default dataset"):
+        S.set_dataset(load_default())
+
+pages = {
+    "Start": [
+        st.Page("pages/home.py", title="Home", icon=":material/home:", url_path="home", default=True),
+    ],
+    "Private release": [
+        st.Page("pages/data.py", title="Data", icon=":material/table_view:", url_path="data"),
+        st.Page("pages/kernel.py", title="Kernel & privacy", icon=":material/tune:", url_path="kernel"),
+        st.Page("pages/release.py", title="Release", icon=":material/rocket_launch:", url_path="release"),
+    ],
+    "Explore": [
+        st.Page("pages/curves.py", title="Privacy–utility curves", icon=":material/show_chart:", url_path="curves"),
+        st.Page("pages/use.py", title="Third-party use", icon=":material/calculate:", url_path="use"),
+        st.Page("pages/ledger.py", title="Budget ledger", icon=":material/account_balance_wallet:", url_path="ledger"),
+    ],
+}
+page = st.navigation(pages)
+sidebar_summary()
+page.run()

@@ -1,0 +1,12 @@
+"""Streamlit helpers shared by the pages of the dpkme app (not a page itself).
+
+* :mod:`.state`     -- session-state keys, the current dataset, releases, the ledger;
+* :mod:`.datasets`  -- building a dataset (generate / sample / upload + public preprocessing);
+* :mod:`.compute`   -- ``st.cache_data`` wrappers of deterministic library calls;
+* :mod:`.widgets`   -- the log-scale epsilon slider, error guards, small UI pieces;
+* :mod:`.figures`   -- Plotly figure builders;
+* :mod:`.mechanisms` -- the registry of release mechanisms shown on the Release page.
+
+``app.py`` lists the pages with ``st.navigation``; this package is imported by
+them and is never listed as a page. Nothing here writes to disk.
+"""

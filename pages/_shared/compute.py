@@ -1,0 +1,179 @@
+"""Cached, deterministic library calls behind the pages, and the kernel from the settings.
+
+Arrays are never hashed by Streamlit: every cached function takes a short
+string key that identifies its array arguments (the dataset's key, or a digest
+of a small point set), and the arrays themselves as ``_underscored``
+arguments. Only *evaluation* helpers here read the private rows (RKHS
+distances, the private KME on a grid); their results are shown to the data
+owner and never released.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import warnings
+
+import numpy as np
+import streamlit as st
+
+from dpkme.kernels import kernel_from_dict, make_kernel
+from dpkme.mechanisms import UnprovenCalibrationWarning, calibrate_gaussian
+from dpkme.sensitivity import kme_sensitivity
+from dpkme.subspace import SubspaceBasis
+
+from . import state as S
+
+KERNEL_LABELS = {
+    "gaussian": "Gaussian (RBF)",
+    "laplacian": "Laplacian (L1)",
+    "matern": "Matérn",
+    "imq": "Inverse multiquadric",
+}
+GRID_SIZE = 60
+
+
+def array_key(A: np.ndarray | None) -> str:
+    """A short digest of an array's shape and bytes (for cache keys)."""
+    if A is None:
+        return "none"
+    A = np.ascontiguousarray(A)
+    h = hashlib.sha1(A.tobytes())
+    h.update(str(A.shape).encode())
+    return h.hexdigest()[:16]
+
+
+# --------------------------------------------------------------------------- kernel
+def kernel_spec() -> dict:
+    """The kernel chosen on the Kernel & privacy page, as a ``Kernel.to_dict()``-style spec."""
+    ss = st.session_state
+    name = ss[S.KERNEL]
+    spec = {"name": name, "lengthscale": float(ss[S.LENGTHSCALE])}
+    if name == "matern":
+        spec["nu"] = float(ss[S.NU])
+    if name == "imq":
+        spec["beta"] = float(ss[S.BETA])
+    return spec
+
+
+def current_kernel():
+    """The :class:`dpkme.kernels.Kernel` of the current settings (ValueError if invalid)."""
+    spec = dict(kernel_spec())
+    return make_kernel(spec.pop("name"), **spec)
+
+
+def kernel_key(kernel) -> str:
+    return json.dumps(kernel.to_dict(), sort_keys=True)
+
+
+def _kernel(kkey: str):
+    return kernel_from_dict(json.loads(kkey))
+
+
+# --------------------------------------------------------------------------- privacy
+def calibration(n: int, kernel, *, eps: float | None = None, delta: float | None = None,
+                method: str | None = None, mode: str | None = None):
+    """(sensitivity, GaussianCalibration, warning text or None) for the current settings."""
+    ss = st.session_state
+    eps = S.epsilon() if eps is None else eps
+    delta = S.delta() if delta is None else delta
+    method = ss[S.CALIBRATION] if method is None else method
+    mode = ss[S.SENS_MODE] if mode is None else mode
+    sens = kme_sensitivity(n=n, kernel=kernel, neighbouring="replace-one", mode=mode)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UnprovenCalibrationWarning)
+        cal = calibrate_gaussian(epsilon=eps, delta=delta, sensitivity=sens, method=method)
+    note = None
+    for w in caught:
+        if issubclass(w.category, UnprovenCalibrationWarning):
+            note = str(w.message)
+    return sens, cal, note
+
+
+# --------------------------------------------------------------------------- cached evaluation
+@st.cache_data(max_entries=32, show_spinner=False)
+def mean_kxx(ds_key: str, kkey: str, _X: np.ndarray) -> float:
+    r"""Exact :math:`\overline{K_{XX}} = \|\hat\mu_X\|^2` of the private rows (evaluation only)."""
+    return float(_kernel(kkey).mean_gram(_X))
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def row_means(ds_key: str, kkey: str, zkey: str, _Z: np.ndarray, _X: np.ndarray) -> np.ndarray:
+    r""":math:`\bar k_m = \frac1N\sum_n k(z_m, x_n)` (evaluation only)."""
+    return _kernel(kkey).row_means(_Z, _X)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def basis(kkey: str, zkey: str, _Z: np.ndarray) -> SubspaceBasis:
+    """Orthonormal basis of the span of public points (public work, reusable across releases)."""
+    return SubspaceBasis.fit(_Z, kernel=_kernel(kkey))
+
+
+def projection_distance(ds: S.Dataset, kernel, Z: np.ndarray) -> float:
+    r"""RKHS distance of the noise-free projection :math:`P\hat\mu_X` onto span{k(z_m,·)} (evaluation only)."""
+    kk, zk = kernel_key(kernel), array_key(Z)
+    B = basis(kk, zk, Z)
+    alpha = B.coordinates(row_means(ds.key, kk, zk, Z, ds.X))
+    return math.sqrt(max(mean_kxx(ds.key, kk, ds.X) - float(alpha @ alpha), 0.0))
+
+
+def distance(ds: S.Dataset, kernel, Z: np.ndarray, w: np.ndarray) -> float:
+    r""":math:`\|\hat\mu_X - \sum_m w_m k(z_m,\cdot)\|_{\mathcal H}` (evaluation only)."""
+    kk, zk = kernel_key(kernel), array_key(Z)
+    kbar = row_means(ds.key, kk, zk, Z, ds.X)
+    kxx = mean_kxx(ds.key, kk, ds.X)
+    zz = float(w @ (kernel.cross(Z, Z) @ w)) if Z.shape[0] <= 4000 else None
+    if zz is None:
+        from dpkme.metrics import weighted_mean_gram
+
+        zz = weighted_mean_gram(Z, w, kernel)
+    return math.sqrt(max(kxx - 2.0 * float(w @ kbar) + zz, 0.0))
+
+
+def baseline_distance(ds: S.Dataset, kernel, m: int) -> float | None:
+    """Distance of the paper's baseline: the first ``m`` public points weighted 1/m."""
+    if not ds.n_public:
+        return None
+    Z = ds.public[: min(m, ds.n_public)]
+    return distance(ds, kernel, Z, np.full(Z.shape[0], 1.0 / Z.shape[0]))
+
+
+# --------------------------------------------------------------------------- grids
+def plot_window(ds: S.Dataset, *extra: np.ndarray, dims=(0, 1)) -> tuple[np.ndarray, np.ndarray]:
+    """Lower/upper corners of the plotting window in two coordinates (owner's view)."""
+    parts = [ds.X[:, dims]] + ([ds.public[:, dims]] if ds.n_public else [])
+    parts += [np.asarray(e)[:, dims] for e in extra if e is not None and len(e)]
+    P = np.concatenate(parts)
+    lo, hi = np.quantile(P, 0.005, axis=0), np.quantile(P, 0.995, axis=0)
+    pad = 0.12 * np.maximum(hi - lo, 1e-9)
+    return lo - pad, hi + pad
+
+
+def grid_points(ds: S.Dataset, lo, hi, dims=(0, 1), size: int = GRID_SIZE):
+    """(xs, ys, points) of a size x size grid in coordinates ``dims``; other coordinates at q's centre."""
+    xs = np.linspace(lo[0], hi[0], size)
+    ys = np.linspace(lo[1], hi[1], size)
+    gx, gy = np.meshgrid(xs, ys)
+    base = ds.q_center if ds.q_center is not None else np.zeros(ds.dim)
+    G = np.tile(base, (gx.size, 1)).astype(float)
+    G[:, dims[0]] = gx.ravel()
+    G[:, dims[1]] = gy.ravel()
+    return xs, ys, G
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def private_kme_on_grid(ds_key: str, kkey: str, gkey: str, _G: np.ndarray, _X: np.ndarray) -> np.ndarray:
+    r"""The private empirical KME :math:`\hat\mu_X(y)` at grid points (owner's view, not released)."""
+    return _kernel(kkey).row_means(_G, _X)
+
+
+def epsilon_grid(lo: float = 0.01, hi: float = 10.0) -> list[float]:
+    """Log-spaced 'nice' values 1, 1.5, 2, 3, 5, 7 per decade, from lo to hi."""
+    out = []
+    for e in range(-3, 3):
+        for m in (1, 1.5, 2, 3, 5, 7):
+            v = round(m * 10.0**e, 6)
+            if lo - 1e-12 <= v <= hi + 1e-12:
+                out.append(v)
+    return out

@@ -1,0 +1,268 @@
+"""Build the app's :class:`~pages._shared.state.Dataset` from a plain spec dict.
+
+A spec says where the rows come from (``generated`` / ``sample`` / ``upload``),
+which columns, the size of the publishable subset, and the *declared* public
+preprocessing (scaling from the publishable subset or from a declared box,
+optional clipping to that box). Nothing here derives a constant from the
+private rows: scaling, clipping boxes, kernel-lengthscale suggestions and the
+distribution q of random synthetic points come from the generator's parameters
+(public), a declared box, or the publishable subset.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from dpkme.data import GENERATORS, DeclaredScaling, clip_to_box, public_private_split
+from dpkme.io import SAMPLES, load_sample, numeric_matrix
+from dpkme.reproduce import paper_kernel
+
+from .state import Dataset
+
+SCALING_MODES = {
+    "none": "Keep the original units",
+    "public": "Standardise with the publishable subset (public mean and std)",
+    "box": "Declare a range for every column (mapped to [-1, 1])",
+}
+
+#: The app's default data: the paper's mixture at an interactive size.
+DEFAULT_SPEC = {
+    "source": "generated",
+    "generator": "paper_mixture",
+    "params": {"n": 5000, "dim": 2, "n_components": 10},
+    "seed": 0,
+    "public_fraction": 0.05,
+    "heldout_fraction": 0.1,
+    "split_seed": 0,
+    "scaling": "none",
+    "box": None,
+    "clip": False,
+}
+
+#: The Home page's paper example (Balog et al. 2018, App. B, at a size that runs in a second).
+PAPER_EXAMPLE_SPEC = {
+    **DEFAULT_SPEC,
+    "params": {"n": 10000, "dim": 2, "n_components": 10},
+    "public_fraction": 0.02,
+}
+
+
+def _hash(obj) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def median_heuristic(P: np.ndarray, max_points: int = 1000) -> float:
+    """Median pairwise Euclidean distance of **public** points (the classic heuristic)."""
+    P = np.asarray(P, dtype=float)[:max_points]
+    if P.shape[0] < 2:
+        raise ValueError("the median heuristic needs at least 2 points.")
+    sq = np.einsum("ij,ij->i", P, P)
+    d2 = np.maximum(sq[:, None] + sq[None, :] - 2.0 * P @ P.T, 0.0)
+    iu = np.triu_indices(P.shape[0], k=1)
+    med = float(np.median(np.sqrt(d2[iu])))
+    if not med > 0:
+        raise ValueError("the points coincide; the median distance is 0.")
+    return med
+
+
+def generator_geometry(name: str, params: dict, dim: int) -> tuple[float, np.ndarray, float, str]:
+    """Lengthscale and q = N(center, scale^2 I) suggested by a generator's *parameters* (public)."""
+    p = params
+    zero = np.zeros(dim)
+    if name == "paper_mixture":
+        return (paper_kernel(dim).lengthscale, zero, 500.0,
+                "the paper's settings (App. B): γ = 10⁻⁴/D and q = N(0, 500² I)")
+    if name == "two_moons":
+        s = float(p.get("scale", 1.0))
+        return 0.25 * s, np.array([0.5, 0.25]) * s, 1.0 * s, "from the generator's scale (moons of radius 1)"
+    if name == "concentric_circles":
+        s = float(p.get("scale", 1.0))
+        return 0.2 * s, zero, 0.8 * s, "from the generator's outer radius"
+    if name == "spiral":
+        s = float(p.get("scale", 1.0))
+        return 0.15 * s, zero, 0.7 * s, "from the generator's outer radius"
+    if name == "gaussian_blobs":
+        b = float(p.get("box_half_width", 10.0))
+        return max(float(p.get("cluster_std", 1.0)), b / 20), zero, b, "from the cluster std and the centre box"
+    if name == "uniform_box":
+        lo, hi = float(p.get("low", -1.0)), float(p.get("high", 1.0))
+        return (hi - lo) / 6, np.full(dim, (lo + hi) / 2), (hi - lo) / 2, "from the declared cube"
+    if name == "anisotropic_gaussian":
+        a, b = float(p.get("major_std", 3.0)), float(p.get("minor_std", 0.5))
+        return max(b, a / 4), zero, a, "from the generator's standard deviations"
+    if name == "student_t_cloud":
+        s = float(p.get("scale", 1.0))
+        return s, zero, 2 * s, "from the generator's scale"
+    return 1.0, zero, 1.0, "a generic default"
+
+
+def _raw_rows(spec: dict, df: pd.DataFrame | None):
+    """(rows, column names, labels or None, display name, data_key, generator record)."""
+    src = spec["source"]
+    if src == "generated":
+        name = spec["generator"]
+        if name not in GENERATORS:
+            raise ValueError(f"unknown generator {name!r}.")
+        g = GENERATORS[name]
+        params = dict(spec["params"])
+        seed = int(spec["seed"])
+        out = g(**params, random_state=seed, return_labels=True)
+        X, labels = out
+        cols = [f"x{j + 1}" for j in range(X.shape[1])]
+        shown = ", ".join(f"{k}={v}" for k, v in params.items() if k not in ("n", "dim"))
+        label = f"{g.label} (seed {seed}{', ' + shown if shown else ''})"
+        data_key = "gen:" + _hash([name, params, seed])
+        return X, cols, (labels if g.has_labels else None), label, data_key, {
+            "name": name, "params": params, "seed": seed}
+    if src == "sample":
+        frame, info = load_sample(spec["sample"])
+        cols = list(spec.get("columns") or info.numeric_columns)
+        X = numeric_matrix(frame, cols)
+        labels = None
+        if info.label_column:
+            labels = pd.factorize(frame[info.label_column])[0]
+        return X, cols, labels, info.label, "sample:" + info.name, None
+    if src == "upload":
+        if df is None:
+            raise ValueError("no uploaded table; upload a CSV or Parquet file first.")
+        cols = list(spec.get("columns") or [])
+        if not cols:
+            raise ValueError("no columns selected; choose at least one numeric column.")
+        if spec.get("drop_missing"):
+            X, dropped = numeric_matrix(df, cols, drop_missing=True)
+        else:
+            X, dropped = numeric_matrix(df, cols), 0
+        return X, cols, None, f"upload '{spec.get('filename', 'table')}'", "upload:" + spec["upload_hash"], {
+            "dropped_rows": dropped} if dropped else None
+    raise ValueError(f"unknown data source {src!r}.")
+
+
+def build_dataset(spec: dict, df: pd.DataFrame | None = None) -> Dataset:
+    """The :class:`Dataset` described by ``spec`` (raises ValueError with advice on bad input)."""
+    X_all, cols, labels, label, data_key, gen = _raw_rows(spec, df)
+    notes: list[str] = []
+    if gen and "dropped_rows" in gen:
+        notes.append(
+            f"{gen['dropped_rows']} row(s) with missing values were dropped; N now depends on the private "
+            "data (declare N as public if you rely on it)."
+        )
+        gen = None
+    if X_all.shape[0] < 2:
+        raise ValueError(f"the data has {X_all.shape[0]} row(s); at least 2 are needed.")
+
+    # 1. publishable subset: a seeded random split, independent of the values
+    frac = float(spec.get("public_fraction") or 0.0)
+    public = pub_labels = split = None
+    X = X_all
+    if frac > 0:
+        public, X, idx = public_private_split(X_all, public_fraction=frac, random_state=int(spec.get("split_seed", 0)))
+        split = idx.to_dict()
+        if labels is not None:
+            pub_labels, labels = labels[idx.public], labels[idx.private]
+
+    # 1b. held-out rows: stand-ins for a third party's own sample (never part of a release)
+    hfrac = float(spec.get("heldout_fraction") or 0.0)
+    heldout = None
+    if hfrac > 0:
+        X, heldout, hidx = public_private_split(X, public_fraction=1.0 - hfrac,
+                                                random_state=int(spec.get("split_seed", 0)) + 1)
+        if labels is not None:
+            labels = labels[hidx.public]
+
+    # 2. declared box: clip (a per-record map fixed in advance)
+    box = spec.get("box")
+    clip_box = None
+    n_clipped = 0
+    if box is not None:
+        lower, upper = (np.asarray(b, dtype=float) for b in box)
+        if lower.shape[0] != X.shape[1] or upper.shape[0] != X.shape[1]:
+            raise ValueError(f"the declared box has {lower.shape[0]} bounds for {X.shape[1]} columns.")
+        if spec.get("clip"):
+            X, n_clipped = clip_to_box(X, lower, upper)
+            if public is not None:
+                public = clip_to_box(public, lower, upper, return_count=False)
+            if heldout is not None:
+                heldout = clip_to_box(heldout, lower, upper, return_count=False)
+            clip_box = (lower, upper)
+
+    # 3. declared scaling (never from the private rows)
+    mode = spec.get("scaling", "none")
+    scaling = None
+    if mode == "public":
+        if public is None or public.shape[0] < 2:
+            raise ValueError(
+                "standardising needs a publishable subset of at least 2 rows (its mean and std are public); "
+                "choose a publishable fraction > 0, or declare a range for every column instead."
+            )
+        scaling = DeclaredScaling.from_public_data(public, source="publishable subset (public)")
+    elif mode == "box":
+        if box is None:
+            raise ValueError("declare a lower and an upper bound for every column, or choose another scaling.")
+        scaling = DeclaredScaling.from_box(lower=box[0], upper=box[1], source="range declared by the user")
+    elif mode != "none":
+        raise ValueError(f"unknown scaling {mode!r}.")
+    if scaling is not None:
+        X = scaling.apply(X)
+        if public is not None:
+            public = scaling.apply(public)
+        if heldout is not None:
+            heldout = scaling.apply(heldout)
+
+    # 4. public suggestions for the kernel and for q
+    dim = X.shape[1]
+    if spec["source"] == "generated" and scaling is None:
+        ls, qc, qs, why = generator_geometry(spec["generator"], spec["params"], dim)
+        ls_note = q_note = why
+    elif public is not None and public.shape[0] >= 5:
+        ls = median_heuristic(public)
+        ls_note = "median pairwise distance of the publishable subset (public data)"
+        qc = public.mean(axis=0)
+        qs = float(1.5 * public.std(axis=0, ddof=1).max()) or 1.0
+        q_note = "centre and 1.5 × largest std of the publishable subset (public data)"
+    elif scaling is not None:
+        ls, qc, qs = 0.5 * math.sqrt(dim), np.zeros(dim), 1.0
+        ls_note = "a default for data in declared units (≈ [-1, 1] per column); adjust it"
+        q_note = "centred at 0 with scale 1 in declared units"
+    else:
+        ls, qc, qs = 1.0, np.zeros(dim), 1.0
+        ls_note = "a placeholder: declare a lengthscale from what you know about the columns"
+        q_note = "a placeholder: declare where the data lives"
+        notes.append(
+            "No publishable subset and no declared scaling: the kernel lengthscale and the distribution of "
+            "random synthetic points cannot be suggested from public information. Declare them on the "
+            "Kernel & privacy and Release pages."
+        )
+
+    key = _hash([data_key, {k: v for k, v in spec.items() if k not in ("upload_hash",)}])
+    return Dataset(
+        key=key, data_key=data_key, name=label, source=spec["source"], X=np.ascontiguousarray(X),
+        columns=cols, public=None if public is None else np.ascontiguousarray(public), labels=labels,
+        public_labels=pub_labels, heldout=None if heldout is None else np.ascontiguousarray(heldout),
+        scaling=scaling, clip_box=clip_box, n_clipped=int(n_clipped),
+        generator=gen, split=split, suggested_lengthscale=float(ls), lengthscale_note=ls_note,
+        q_center=np.asarray(qc, dtype=float), q_scale=float(qs), q_note=q_note, notes=notes,
+    )
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def cached_dataset(spec_json: str) -> Dataset:
+    """Deterministic datasets (generated from a seed, bundled samples), cached by their spec."""
+    return build_dataset(json.loads(spec_json))
+
+
+def spec_json(spec: dict) -> str:
+    return json.dumps(spec, sort_keys=True, default=lambda o: np.asarray(o).tolist())
+
+
+def load_default(spec: dict = DEFAULT_SPEC) -> Dataset:
+    return cached_dataset(spec_json(spec))
+
+
+def sample_choices() -> dict[str, str]:
+    return {name: info.label for name, info in SAMPLES.items()}

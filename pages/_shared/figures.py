@@ -1,0 +1,244 @@
+"""Plotly figure builders (pure functions of arrays: no Streamlit, no private-data decisions)."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+PRIVATE_COLOR = "rgba(120, 120, 120, 0.25)"
+PUBLIC_COLOR = "#1f77b4"
+POS_SYMBOL, NEG_SYMBOL = "circle", "diamond-open"
+WEIGHT_SCALE = "RdBu"
+MAX_PLOTTED = 4000  # private points drawn (a random subset beyond this, for speed)
+
+_LAYOUT = dict(margin=dict(l=10, r=10, t=40, b=10),
+               legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0))
+
+
+def _thin(X: np.ndarray, k: int = MAX_PLOTTED) -> np.ndarray:
+    if X.shape[0] <= k:
+        return X
+    idx = np.random.default_rng(0).choice(X.shape[0], k, replace=False)  # display only
+    return X[np.sort(idx)]
+
+
+def pca_basis(P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(centre, 2 x D projection) of the first two principal axes of ``P``."""
+    c = P.mean(axis=0)
+    _, _, vt = np.linalg.svd(P - c, full_matrices=False)
+    return c, vt[:2]
+
+
+def data_figure(X, public=None, *, columns, labels=None, title="", projection=None) -> go.Figure:
+    """Scatter of the data: private rows faint, publishable subset highlighted.
+
+    ``projection`` = (centre, 2 x D) maps D > 2 data to two PCA axes; otherwise
+    the first two columns are drawn (one column: a histogram).
+    """
+    X = np.asarray(X)
+    fig = go.Figure()
+    if X.shape[1] == 1:
+        fig.add_trace(go.Histogram(x=X[:, 0], name="private rows", marker_color="rgba(120,120,120,0.6)",
+                                   nbinsx=60, histnorm="probability density"))
+        if public is not None:
+            fig.add_trace(go.Histogram(x=public[:, 0], name="publishable subset", marker_color=PUBLIC_COLOR,
+                                       opacity=0.6, nbinsx=40, histnorm="probability density"))
+        fig.update_layout(barmode="overlay", xaxis_title=columns[0], title=title, height=380, **_LAYOUT)
+        return fig
+    if projection is not None:
+        c, V = projection
+        to2 = lambda A: (np.asarray(A) - c) @ V.T  # noqa: E731
+        xt, yt = "PC 1", "PC 2"
+    else:
+        to2 = lambda A: np.asarray(A)[:, :2]  # noqa: E731
+        xt, yt = columns[0], columns[1]
+    P = to2(_thin(X))
+    marker = dict(size=4, color=PRIVATE_COLOR)
+    if labels is not None and X.shape[0] <= MAX_PLOTTED:
+        marker = dict(size=4, color=np.asarray(labels), colorscale="Turbo", opacity=0.35)
+    fig.add_trace(go.Scattergl(x=P[:, 0], y=P[:, 1], mode="markers", name="private rows", marker=marker))
+    if public is not None and len(public):
+        Q = to2(public)
+        fig.add_trace(go.Scattergl(x=Q[:, 0], y=Q[:, 1], mode="markers", name="publishable subset",
+                                   marker=dict(size=6, color=PUBLIC_COLOR, line=dict(width=0.5, color="white"))))
+    fig.update_layout(title=title, xaxis_title=xt, yaxis_title=yt, height=460, **_LAYOUT)
+    if projection is None:
+        fig.update_yaxes(scaleanchor="x", scaleratio=1)
+    return fig
+
+
+def _release_traces(Z, w, *, name="synthetic points", coloraxis="coloraxis", showlegend=True, max_size=22):
+    w = np.asarray(w)
+    aw = np.abs(w)
+    scale = aw.max() if aw.size and aw.max() > 0 else 1.0
+    size = 4 + (max_size - 4) * np.sqrt(aw / scale)
+    traces = []
+    for mask, sym, label in ((w >= 0, POS_SYMBOL, "w ≥ 0"), (w < 0, NEG_SYMBOL, "w < 0 (negative)")):
+        if not mask.any():
+            continue
+        traces.append(go.Scatter(
+            x=Z[mask, 0], y=Z[mask, 1], mode="markers", name=f"{name}: {label}", showlegend=showlegend,
+            marker=dict(size=size[mask], color=w[mask], coloraxis=coloraxis, symbol=sym,
+                        line=dict(width=1.2 if sym == NEG_SYMBOL else 0.5,
+                                  color="black" if sym == NEG_SYMBOL else "white")),
+            customdata=w[mask], hovertemplate="w = %{customdata:.4g}<br>(%{x:.3g}, %{y:.3g})<extra></extra>",
+        ))
+    return traces
+
+
+def release_figure(X, Z, w, *, columns, dims=(0, 1), title="", window=None) -> go.Figure:
+    """Private rows faint; synthetic points sized by |w|, coloured by w, negative weights hollow diamonds."""
+    fig = go.Figure()
+    P = _thin(np.asarray(X))[:, dims]
+    fig.add_trace(go.Scattergl(x=P[:, 0], y=P[:, 1], mode="markers", name="private rows (never released)",
+                               marker=dict(size=3, color=PRIVATE_COLOR)))
+    Zd = np.asarray(Z)[:, dims]
+    for t in _release_traces(Zd, w):
+        fig.add_trace(t)
+    m = float(np.abs(w).max()) if len(w) else 1.0
+    fig.update_layout(
+        title=title, height=480, xaxis_title=columns[dims[0]], yaxis_title=columns[dims[1]],
+        coloraxis=dict(colorscale=WEIGHT_SCALE, cmin=-m, cmax=m, colorbar=dict(title="weight")), **_LAYOUT)
+    if window is not None:
+        fig.update_xaxes(range=[window[0][0], window[1][0]])
+        fig.update_yaxes(range=[window[0][1], window[1][1]])
+    fig.update_yaxes(scaleanchor="x", scaleratio=1)
+    return fig
+
+
+def weight_histogram(w) -> go.Figure:
+    w = np.asarray(w)
+    fig = go.Figure()
+    bins = dict(start=float(w.min()) - 1e-12, end=float(w.max()) + 1e-12, size=max((w.max() - w.min()) / 40, 1e-12))
+    fig.add_trace(go.Histogram(x=w[w >= 0], name="w ≥ 0", marker_color="#2166ac", xbins=bins))
+    if (w < 0).any():
+        fig.add_trace(go.Histogram(x=w[w < 0], name="w < 0", marker_color="#b2182b", xbins=bins))
+    fig.add_vline(x=0, line_dash="dot", line_color="black")
+    fig.update_layout(barmode="overlay", title="Weights", xaxis_title="weight w_m", yaxis_title="count",
+                      height=300, **_LAYOUT)
+    return fig
+
+
+def kme_heatmaps(xs, ys, private_vals, released_vals, *, columns, dims=(0, 1), Z=None, w=None) -> go.Figure:
+    """Private KME, released KME and their difference (the witness function) on a grid."""
+    n = len(xs)
+    A = np.asarray(private_vals).reshape(n, n)
+    B = np.asarray(released_vals).reshape(len(ys), n)
+    D = B - A
+    fig = make_subplots(rows=1, cols=3, horizontal_spacing=0.08, subplot_titles=(
+        "private KME  μ̂(y) = mean k(xₙ, y)", "released  Σ wₘ k(zₘ, y)", "difference (released − private)"))
+    vmax = float(max(A.max(), B.max(), 1e-12))
+    fig.add_trace(go.Heatmap(x=xs, y=ys, z=A, coloraxis="coloraxis", name="private"), 1, 1)
+    fig.add_trace(go.Heatmap(x=xs, y=ys, z=B, coloraxis="coloraxis", name="released"), 1, 2)
+    dm = float(np.abs(D).max()) or 1e-12
+    fig.add_trace(go.Heatmap(x=xs, y=ys, z=D, coloraxis="coloraxis2", name="difference"), 1, 3)
+    if Z is not None and w is not None and len(Z) <= 400:
+        Zd = np.asarray(Z)[:, dims]
+        fig.add_trace(go.Scatter(x=Zd[:, 0], y=Zd[:, 1], mode="markers", showlegend=False,
+                                 marker=dict(size=3, color="white", opacity=0.6), name="z_m"), 1, 2)
+    bar = dict(orientation="h", y=-0.32, len=0.6, thickness=12, yanchor="top")
+    fig.update_layout(
+        height=470, margin=dict(l=10, r=10, t=50, b=90),
+        coloraxis=dict(colorscale="Viridis", cmin=min(0.0, float(B.min())), cmax=vmax,
+                       colorbar=dict(title=dict(text="embedding", side="top"), x=0.31, **bar)),
+        coloraxis2=dict(colorscale="RdBu", cmid=0, cmin=-dm, cmax=dm,
+                        colorbar=dict(title=dict(text="difference", side="top"), x=0.86, len=0.3,
+                                      **{k: v for k, v in bar.items() if k != "len"})),
+    )
+    for c in (1, 2, 3):
+        fig.update_xaxes(title_text=columns[dims[0]], row=1, col=c, range=[xs[0], xs[-1]])
+        fig.update_yaxes(range=[ys[0], ys[-1]], row=1, col=c)
+    fig.update_yaxes(title_text=columns[dims[1]], row=1, col=1)
+    return fig
+
+
+def repeat_figure(xs, private_line, draws: list[np.ndarray], *, xlabel: str, distances=None) -> go.Figure:
+    """The private KME along a line and several independent releases over it."""
+    fig = go.Figure()
+    for i, d in enumerate(draws):
+        label = f"draw {i + 1}" + (f" (Δ = {distances[i]:.3g})" if distances is not None else "")
+        fig.add_trace(go.Scatter(x=xs, y=d, mode="lines", name=label, line=dict(width=1.5), opacity=0.75))
+    fig.add_trace(go.Scatter(x=xs, y=private_line, mode="lines", name="private KME", line=dict(color="black", width=3)))
+    fig.update_layout(title="Released KMEs of independent draws along a line through the data",
+                      xaxis_title=xlabel, yaxis_title="value of the embedding", height=380, **_LAYOUT)
+    return fig
+
+
+def curves_figure(x, series: list[dict], *, xlabel: str, title: str, log_x=True) -> go.Figure:
+    """Lines with optional error bands. ``series``: dicts with name, y, lo, hi, dash, color."""
+    fig = go.Figure()
+    for s in series:
+        color = s.get("color")
+        if s.get("lo") is not None:
+            fig.add_trace(go.Scatter(
+                x=list(x) + list(x)[::-1], y=list(s["hi"]) + list(s["lo"])[::-1], fill="toself",
+                fillcolor=_rgba(color, 0.18), line=dict(width=0), hoverinfo="skip", showlegend=False,
+                name=s["name"] + " band"))
+        fig.add_trace(go.Scatter(x=x, y=s["y"], mode="lines+markers" if len(x) < 30 else "lines", name=s["name"],
+                                 line=dict(color=color, dash=s.get("dash", "solid"), width=2)))
+    fig.update_layout(title=title, xaxis_title=xlabel, yaxis_title="RKHS distance to the private KME (lower is better)",
+                      height=430, **_LAYOUT)
+    fig.update_xaxes(type="log" if log_x else "linear")
+    fig.update_yaxes(type="log")
+    return fig
+
+
+PALETTE = ["#d62728", "#ff7f0e", "#2ca02c", "#1f77b4", "#9467bd", "#8c564b", "#e377c2", "#17becf"]
+
+
+def _rgba(color, alpha):
+    if not color or not color.startswith("#"):
+        return f"rgba(100,100,100,{alpha})"
+    r, g, b = (int(color[i:i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({r},{g},{b},{alpha})"
+
+
+def kernel_profile(kernel, r_max: float) -> go.Figure:
+    r = np.linspace(0, r_max, 200)
+    fig = go.Figure(go.Scatter(x=r, y=kernel.value_at_distance(r), mode="lines", name="k(r)"))
+    fig.add_vline(x=kernel.lengthscale, line_dash="dot", annotation_text="lengthscale ℓ")
+    fig.update_layout(title="Kernel value against distance", xaxis_title="distance r between two rows",
+                      yaxis_title="k", height=280, **_LAYOUT)
+    return fig
+
+
+def sigma_figure(eps_values, analytic, classic, eps_now: float) -> go.Figure:
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=eps_values, y=analytic, name="analytic Gaussian (Balle & Wang)", mode="lines"))
+    fig.add_trace(go.Scatter(x=eps_values, y=classic, name="classic √(2 ln(1.25/δ))·Δ/ε", mode="lines",
+                             line=dict(dash="dash")))
+    fig.add_vline(x=eps_now, line_dash="dot", annotation_text=f"ε = {eps_now:g}")
+    fig.update_layout(title="Noise σ per coordinate against ε", xaxis_title="ε", yaxis_title="σ", height=300,
+                      **_LAYOUT)
+    fig.update_xaxes(type="log")
+    fig.update_yaxes(type="log")
+    return fig
+
+
+def template_figure(X, kme_grid, noisy_grid, xs, ys, Z, w) -> go.Figure:
+    """The paper's three-step template on a small example: data → KME → privatised KME → weighted points."""
+    fig = make_subplots(rows=1, cols=3, horizontal_spacing=0.05, subplot_titles=(
+        "① estimate the KME of the private data", "② privatise it (add calibrated noise)",
+        "③ represent it by weighted synthetic points"))
+    P = _thin(np.asarray(X), 1500)
+    n = len(xs)
+    fig.add_trace(go.Heatmap(x=xs, y=ys, z=np.asarray(kme_grid).reshape(n, n), coloraxis="coloraxis"), 1, 1)
+    fig.add_trace(go.Scattergl(x=P[:, 0], y=P[:, 1], mode="markers", showlegend=False,
+                               marker=dict(size=2, color="rgba(255,255,255,0.5)")), 1, 1)
+    fig.add_trace(go.Heatmap(x=xs, y=ys, z=np.asarray(noisy_grid).reshape(n, n), coloraxis="coloraxis"), 1, 2)
+    for t in _release_traces(np.asarray(Z)[:, :2], w, coloraxis="coloraxis2", showlegend=False, max_size=24):
+        fig.add_trace(t, 1, 3)
+    m = float(np.abs(w).max()) or 1.0
+    fig.update_layout(
+        height=330, margin=dict(l=10, r=10, t=50, b=10), showlegend=False,
+        coloraxis=dict(colorscale="Viridis", showscale=False),
+        coloraxis2=dict(colorscale=WEIGHT_SCALE, cmin=-m, cmax=m, showscale=False),
+    )
+    for c in (1, 2, 3):
+        fig.update_xaxes(range=[xs[0], xs[-1]], showticklabels=False, row=1, col=c)
+        fig.update_yaxes(range=[ys[0], ys[-1]], showticklabels=False, row=1, col=c)
+    fig.update_xaxes(showgrid=False, zeroline=False)
+    fig.update_yaxes(showgrid=False, zeroline=False)
+    fig.update_layout(plot_bgcolor="#f4f4f8")
+    return fig

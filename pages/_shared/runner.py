@@ -1,0 +1,154 @@
+"""Run a registered mechanism with the session's settings, check the budget, evaluate, record."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import streamlit as st
+
+from dpkme.accounting import PrivacyCharge
+
+from . import compute as C
+from . import state as S
+from .mechanisms import REGISTRY, MechanismSpec, RunContext
+
+
+class BudgetExceeded(ValueError):
+    """The release would take the ledger beyond the user's total budget."""
+
+
+def make_context(ds: S.Dataset, *, noise_source: str, seed: int | None, progress=None,
+                 kernel=None, eps: float | None = None) -> RunContext:
+    ss = st.session_state
+    kernel = C.current_kernel() if kernel is None else kernel
+    eps = S.epsilon() if eps is None else eps
+    return RunContext(
+        ds=ds, kernel=kernel, epsilon=eps, delta=S.delta(), calibration=ss[S.CALIBRATION],
+        sensitivity_mode=ss[S.SENS_MODE], random_state=(int(seed) if noise_source == "seeded" else None),
+        noise_source=noise_source, progress=progress or (lambda f, m: None),
+    )
+
+
+def private_problems() -> list[str]:
+    """Reasons why a release with the current settings would NOT be differentially private."""
+    out = []
+    if st.session_state.get(S.LENGTHSCALE_SOURCE) == "private-data":
+        out.append("the kernel lengthscale was computed from the private rows (median heuristic)")
+    return out
+
+
+def check_budget(ds: S.Dataset, charge: PrivacyCharge | None, *, allow_over: bool) -> str | None:
+    """Warning text if ``charge`` would exceed the budget (raises BudgetExceeded unless allowed)."""
+    if charge is None:
+        return None
+    led = S.ledger_for(ds)
+    if not led.exceeds_budget(charge):
+        return None
+    eps_b, delta_b = S.budget()
+    msg = (f"this release (ε = {charge.epsilon:g}, δ = {charge.delta:.0e}"
+           + (f", × {charge.count}" if charge.count > 1 else "")
+           + f") would take the total privacy loss on this data beyond your budget of ε = {eps_b:g}, "
+           f"δ = {delta_b:.0e} under every accountant (basic, RDP, PLD). Lower ε, raise the budget on the "
+           "Budget ledger page, or tick 'allow exceeding the budget'.")
+    if not allow_over:
+        raise BudgetExceeded(msg)
+    return "Budget exceeded: " + msg
+
+
+def evaluate(ds: S.Dataset, kernel, release, spec: MechanismSpec) -> dict:
+    """RKHS distances to the private KME (reads the private rows: shown to the owner, never released)."""
+    t = time.perf_counter()
+    Z, w = release.points, release.weights
+    out = {"distance": C.distance(ds, kernel, Z, w)}
+    if spec.evaluate_projection:
+        out["projection"] = C.projection_distance(ds, kernel, Z)
+    out["baseline"] = C.baseline_distance(ds, kernel, release.n_points)
+    out["kme_norm"] = float(np.sqrt(max(C.mean_kxx(ds.key, C.kernel_key(kernel), ds.X), 0.0)))
+    out["eval_seconds"] = time.perf_counter() - t
+    return out
+
+
+def perform(spec: MechanismSpec, params: dict, ctx: RunContext, *, allow_over: bool = False) -> S.ReleaseRecord:
+    """Run ``spec`` (budget first), evaluate and record the release; returns the record."""
+    ds = ctx.ds
+    problems = private_problems() if spec.spends_budget else []
+    private = not problems
+    charge = spec.charge(ctx, params) if (spec.spends_budget and private) else None
+    notes = list(problems)
+    over = check_budget(ds, charge, allow_over=allow_over)
+    if over:
+        notes.append(over)
+    release = spec.run(ctx, params)
+    release.noise_source = ctx.noise_source
+    ctx.progress(0.9, "evaluating against the private data (for you only)")
+    metrics = evaluate(ds, ctx.kernel, release, spec)
+    rec = S.ReleaseRecord(
+        id=S.new_id(), release=release, dataset_key=ds.key, data_key=ds.data_key, dataset_name=ds.name,
+        mechanism_key=spec.key, mechanism_label=spec.label, private=private, charge=charge, metrics=metrics,
+        warnings=notes,
+        replay={"mechanism": spec.key, "params": params, "epsilon": ctx.epsilon, "delta": ctx.delta,
+                "calibration": ctx.calibration, "sensitivity_mode": ctx.sensitivity_mode,
+                "kernel": ctx.kernel.to_dict(), "seed": release.seed, "noise_source": ctx.noise_source},
+    )
+    if charge is not None:
+        label = f"#{rec.id} {charge.label}"
+        rec.charge = PrivacyCharge(label=label, mechanism=charge.mechanism, epsilon=charge.epsilon,
+                                   delta=charge.delta, noise_multiplier=charge.noise_multiplier,
+                                   count=charge.count, details=dict(charge.details))
+    S.add_release(rec)
+    ctx.progress(1.0, "done")
+    return rec
+
+
+def replay(rec: S.ReleaseRecord, ds: S.Dataset):
+    """Re-run a seeded release with its recorded settings; returns the new Release (not recorded)."""
+    from dpkme.kernels import kernel_from_dict
+
+    r = rec.replay
+    spec = REGISTRY[r["mechanism"]]
+    ctx = RunContext(ds=ds, kernel=kernel_from_dict(r["kernel"]), epsilon=r["epsilon"], delta=r["delta"],
+                     calibration=r["calibration"], sensitivity_mode=r["sensitivity_mode"],
+                     random_state=r["seed"], noise_source="seeded")
+    return spec.run(ctx, r["params"])
+
+
+def repeat_draws(spec: MechanismSpec, params: dict, ctx: RunContext, k: int, *, allow_over: bool = False) -> dict:
+    """``k`` independent releases with the same settings (one ledger charge with count ``k``).
+
+    Seeded: seeds ``seed + 1 .. seed + k`` (replayable); OS entropy: fresh seeds.
+    Returns ``{"dataset_key", "releases", "distances", "seeds", "charge", "notes"}``.
+    """
+    ds = ctx.ds
+    problems = private_problems() if spec.spends_budget else []
+    charge = None
+    if spec.spends_budget and not problems:
+        one = spec.charge(ctx, params)
+        charge = PrivacyCharge(label=f"{one.label} × {k} repeat draws", mechanism=one.mechanism,
+                               epsilon=one.epsilon, delta=one.delta, noise_multiplier=one.noise_multiplier,
+                               count=k, details=dict(one.details))
+    notes = list(problems)
+    over = check_budget(ds, charge, allow_over=allow_over)
+    if over:
+        notes.append(over)
+    base = ctx.random_state
+    out, dists, seeds = [], [], []
+    progress = ctx.progress
+    for i in range(k):
+        ctx.random_state = None if base is None else base + 1 + i
+        ctx.progress = lambda f, m, i=i: progress((i + f) / k, f"draw {i + 1} of {k}: {m}")
+        r = spec.run(ctx, params)
+        r.noise_source = ctx.noise_source
+        out.append(r)
+        seeds.append(r.seed)
+        dists.append(C.distance(ds, ctx.kernel, r.points, r.weights))
+    ctx.random_state, ctx.progress = base, progress
+    if charge is not None:
+        S.ledger_for(ds).add(charge)
+    elif problems:
+        counts = st.session_state.setdefault(S.NONPRIVATE, {})
+        counts[ds.data_key] = counts.get(ds.data_key, 0) + k
+    result = {"dataset_key": ds.key, "mechanism": spec.label, "releases": out, "distances": dists, "seeds": seeds,
+              "charge": charge, "notes": notes, "kernel": ctx.kernel}
+    st.session_state[S.REPEAT_DRAWS] = result
+    return result

@@ -1,0 +1,311 @@
+"""Named ``st.session_state`` keys and the objects stored under them.
+
+Every page reads and writes shared state only through the names below, so the
+whole app's state is listed in one place:
+
+==========================  ===============================================================
+key                          content
+==========================  ===============================================================
+``dataset``                  :class:`Dataset` -- the current (private) data and public parts
+``releases``                 ``list[ReleaseRecord]`` -- every release of this session
+``repeat_draws``             ``dict`` -- the last "repeat draws" overlay (Release page)
+``ledgers``                  ``dict[data_key, BudgetLedger]`` -- one ledger per dataset
+``nonprivate_releases``      ``dict[data_key, int]`` -- releases that were NOT private
+``curves``                   ``dict`` -- the last privacy-utility sweep (Curves page)
+``paper_example``            ``int`` -- id of the release made by the Home page's button
+``upload``                   ``dict`` -- the parsed upload (bytes are never stored)
+``cfg.*``                    kernel and privacy settings (Kernel & privacy page)
+``rel.*``                    mechanism settings (Release page)
+``data.*``, ``crv.*``,        widget values of the Data, Curves, Use and Ledger pages
+``use.*``, ``bud.*``
+==========================  ===============================================================
+
+Widgets keep their values across page switches with ``persist_state="session"``;
+defaults are put into the session state once (:func:`init_defaults`), so
+widgets are created without ``value=`` and never conflict with it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import streamlit as st
+
+from dpkme.accounting import BudgetLedger, PrivacyCharge
+from dpkme.release import Release
+
+# --------------------------------------------------------------------------- keys
+DATASET = "dataset"
+RELEASES = "releases"
+REPEAT_DRAWS = "repeat_draws"
+LEDGERS = "ledgers"
+NONPRIVATE = "nonprivate_releases"
+CURVES = "curves"
+PAPER_EXAMPLE = "paper_example"
+UPLOAD = "upload"
+
+# Kernel & privacy
+KERNEL = "cfg.kernel"
+LENGTHSCALE = "cfg.lengthscale"
+LENGTHSCALE_SOURCE = "cfg.lengthscale_source"  # "declared" | "suggested" | "paper" | "public-subset" | "private-data"
+NU = "cfg.nu"
+BETA = "cfg.beta"
+EPS = "cfg.epsilon"              # value of the log slider
+EPS_TYPED = "cfg.eps_typed_on"   # toggle: type an exact epsilon
+EPS_VALUE = "cfg.eps_typed"      # the typed epsilon
+DELTA = "cfg.delta"
+CALIBRATION = "cfg.calibration"
+SENS_MODE = "cfg.sensitivity"
+
+# Release
+MECHANISM = "rel.mechanism"
+N_POINTS = "rel.n_points"
+BASIS = "rel.basis"
+WEIGHTS = "rel.weights"
+Q_SCALE = "rel.q_scale"
+NOISE_SOURCE = "rel.noise_source"   # "seeded" | "os-entropy"
+SEED = "rel.seed"
+N_FEATURES = "rel.n_features"
+SOLVER = "rel.solver"
+N_REPEATS = "rel.n_repeats"
+ALLOW_OVER = "rel.allow_over_budget"
+
+# Budget
+BUDGET_EPS = "bud.epsilon"
+BUDGET_DELTA = "bud.delta"
+
+DEFAULT_EPSILON = 1.0
+DEFAULT_DELTA = 1e-6
+DEFAULTS: dict[str, Any] = {
+    KERNEL: "gaussian",
+    NU: 1.5,
+    BETA: 0.5,
+    EPS: DEFAULT_EPSILON,
+    EPS_TYPED: False,
+    EPS_VALUE: DEFAULT_EPSILON,
+    DELTA: DEFAULT_DELTA,
+    CALIBRATION: "analytic",
+    SENS_MODE: "tight",
+    N_POINTS: 200,
+    BASIS: "full",
+    WEIGHTS: "free",
+    NOISE_SOURCE: "seeded",
+    SEED: 0,
+    N_FEATURES: 1000,
+    N_REPEATS: 5,
+    ALLOW_OVER: False,
+    BUDGET_EPS: 5.0,
+    BUDGET_DELTA: 1e-5,
+}
+
+_ids = itertools.count(1)
+
+
+# --------------------------------------------------------------------------- objects
+@dataclass
+class Dataset:
+    """The data the app works on, after public preprocessing.
+
+    ``X`` is the *private* part in model units (after the declared scaling and
+    clipping): the only array a release may read. ``public`` is the publishable
+    subset (same units), usable freely (synthetic points, scaling, heuristics).
+    """
+
+    key: str                     # content + preprocessing key (cache key)
+    data_key: str                # identity of the underlying individuals (ledger key)
+    name: str
+    source: str                  # "generated" | "sample" | "upload"
+    X: np.ndarray
+    columns: list[str]
+    public: np.ndarray | None = None
+    labels: np.ndarray | None = None          # private (owner's preview only)
+    heldout: np.ndarray | None = None         # rows held out of the release (a third party's own sample)
+    public_labels: np.ndarray | None = None
+    scaling: Any = None                       # dpkme.data.DeclaredScaling or None
+    clip_box: tuple | None = None
+    n_clipped: int = 0                        # owner's eyes only
+    generator: dict | None = None             # {"name", "params", "seed"} for fresh samples
+    split: dict | None = None
+    suggested_lengthscale: float = 1.0
+    lengthscale_note: str = ""
+    q_center: np.ndarray | None = None
+    q_scale: float = 1.0
+    q_note: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def n(self) -> int:
+        return int(self.X.shape[0])
+
+    @property
+    def dim(self) -> int:
+        return int(self.X.shape[1])
+
+    @property
+    def n_public(self) -> int:
+        return 0 if self.public is None else int(self.public.shape[0])
+
+    @property
+    def n_heldout(self) -> int:
+        return 0 if self.heldout is None else int(self.heldout.shape[0])
+
+    def describe(self) -> str:
+        pub = f", {self.n_public:,} public" if self.n_public else ""
+        held = f", {self.n_heldout:,} held out" if self.n_heldout else ""
+        return f"{self.name} — N = {self.n:,} private rows{pub}{held}, D = {self.dim}"
+
+    def to_original_units(self, Z: np.ndarray) -> np.ndarray:
+        return Z if self.scaling is None else self.scaling.inverse(Z)
+
+    def preprocessing_record(self) -> dict:
+        """JSON-friendly record of the public preprocessing (for a release's metadata)."""
+        return {
+            "columns": list(self.columns),
+            "scaling": None if self.scaling is None else self.scaling.to_dict(),
+            "clip_box": None if self.clip_box is None else [np.asarray(b).tolist() for b in self.clip_box],
+            "publishable_subset": self.split,
+            "n_private": self.n,
+        }
+
+
+@dataclass
+class ReleaseRecord:
+    """One release of this session, with its evaluation (which reads private data)."""
+
+    id: int
+    release: Release
+    dataset_key: str
+    data_key: str
+    dataset_name: str
+    mechanism_key: str
+    mechanism_label: str
+    private: bool
+    charge: PrivacyCharge | None
+    metrics: dict = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    replay: dict = field(default_factory=dict)      # mechanism key, parameters and settings of the run
+    created: float = field(default_factory=time.time)
+
+    @property
+    def title(self) -> str:
+        r = self.release
+        eps = "no privacy cost" if r.epsilon == 0 else f"ε = {r.epsilon:g}"
+        flag = "" if self.private else " — NOT PRIVATE"
+        return f"#{self.id} {self.mechanism_label} ({eps}, M = {r.n_points}){flag}"
+
+
+def new_id() -> int:
+    return next(_ids)
+
+
+# --------------------------------------------------------------------------- access
+def init_defaults() -> None:
+    """Put every default into the session state once (called by app.py on every run)."""
+    ss = st.session_state
+    for key, value in DEFAULTS.items():
+        ss.setdefault(key, value)
+    ss.setdefault(RELEASES, [])
+    ss.setdefault(LEDGERS, {})
+    ss.setdefault(NONPRIVATE, {})
+
+
+def dataset() -> Dataset | None:
+    return st.session_state.get(DATASET)
+
+
+def set_dataset(ds: Dataset) -> None:
+    """Make ``ds`` current and adopt its public, data-independent suggestions."""
+    ss = st.session_state
+    old = ss.get(DATASET)
+    ss[DATASET] = ds
+    if old is None or old.key != ds.key:
+        ss[LENGTHSCALE] = float(ds.suggested_lengthscale)
+        ss[LENGTHSCALE_SOURCE] = "suggested"
+        ss[Q_SCALE] = float(ds.q_scale)
+        if ds.n_public:
+            ss[N_POINTS] = int(min(ss.get(N_POINTS, 200), ds.n_public))
+        ss.pop(REPEAT_DRAWS, None)
+        ss.pop(CURVES, None)
+    ledger_for(ds)
+
+
+def releases() -> list[ReleaseRecord]:
+    return st.session_state.setdefault(RELEASES, [])
+
+
+def releases_for(ds: Dataset | None) -> list[ReleaseRecord]:
+    if ds is None:
+        return []
+    return [r for r in releases() if r.dataset_key == ds.key]
+
+
+def latest_release(ds: Dataset | None) -> ReleaseRecord | None:
+    recs = releases_for(ds)
+    return recs[-1] if recs else None
+
+
+def epsilon() -> float:
+    """The ε chosen on the Kernel & privacy page (slider or typed value)."""
+    ss = st.session_state
+    return float(ss[EPS_VALUE] if ss.get(EPS_TYPED) else ss[EPS])
+
+
+def delta() -> float:
+    return float(st.session_state[DELTA])
+
+
+def budget() -> tuple[float, float]:
+    return float(st.session_state[BUDGET_EPS]), float(st.session_state[BUDGET_DELTA])
+
+
+def ledger_for(ds: Dataset) -> BudgetLedger:
+    """The ledger of the individuals behind ``ds`` (created on first use), with the current budget."""
+    ledgers = st.session_state.setdefault(LEDGERS, {})
+    eps_b, delta_b = budget()
+    led = ledgers.get(ds.data_key)
+    if led is None:
+        led = BudgetLedger(epsilon_budget=eps_b, delta_budget=delta_b)
+        ledgers[ds.data_key] = led
+    elif (led.epsilon_budget, led.delta_budget) != (eps_b, delta_b):
+        fresh = BudgetLedger(epsilon_budget=eps_b, delta_budget=delta_b)
+        for c in led.charges:
+            fresh.add(c)
+        ledgers[ds.data_key] = led = fresh
+    return led
+
+
+def add_release(rec: ReleaseRecord) -> None:
+    releases().append(rec)
+    ds = dataset()
+    if rec.charge is not None and ds is not None:
+        ledger_for(ds).add(rec.charge)
+    if not rec.private:
+        counts = st.session_state.setdefault(NONPRIVATE, {})
+        counts[rec.data_key] = counts.get(rec.data_key, 0) + 1
+
+
+def nonprivate_count(ds: Dataset | None) -> int:
+    if ds is None:
+        return 0
+    return int(st.session_state.get(NONPRIVATE, {}).get(ds.data_key, 0))
+
+
+def fmt(x: float, digits: int = 3) -> str:
+    """Compact number formatting for metrics (``inf`` and ``nan`` spelled out)."""
+    if x is None:
+        return "—"
+    x = float(x)
+    if math.isinf(x):
+        return "∞"
+    if math.isnan(x):
+        return "n/a"
+    if x == 0:
+        return "0"
+    if abs(x) >= 1e4 or abs(x) < 1e-3:
+        return f"{x:.{digits}e}"
+    return f"{x:.{digits}g}"

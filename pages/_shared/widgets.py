@@ -1,0 +1,155 @@
+"""Small UI pieces shared by pages: error guards, the log-ε slider, δ, noise source, sidebar."""
+
+from __future__ import annotations
+
+import logging
+import math
+from contextlib import contextmanager
+
+import streamlit as st
+
+from . import state as S
+from .compute import epsilon_grid
+
+log = logging.getLogger("dpkme.app")
+
+PAGE_DATA = "pages/data.py"
+PAGE_KERNEL = "pages/kernel.py"
+PAGE_RELEASE = "pages/release.py"
+PAGE_CURVES = "pages/curves.py"
+PAGE_USE = "pages/use.py"
+PAGE_LEDGER = "pages/ledger.py"
+PAGE_HOME = "pages/home.py"
+
+
+class Outcome:
+    """Result holder of :func:`guard`: ``ok`` is False after a reported error."""
+
+    def __init__(self):
+        self.ok = True
+        self.message = ""
+
+
+@contextmanager
+def guard(action: str):
+    """Show library ``ValueError``s as ``st.error`` and any other exception as a friendly error.
+
+    Streamlit's own control-flow exceptions (reruns, stops) derive from
+    ``BaseException`` and pass through. Only the exception *type* is logged,
+    never its message (it may quote private data).
+    """
+    out = Outcome()
+    try:
+        yield out
+    except ValueError as exc:
+        out.ok = False
+        out.message = str(exc)
+        st.error(f"Could not {action}: {exc}", icon=":material/warning:")
+    except MemoryError:
+        out.ok = False
+        st.error(f"Could not {action}: not enough memory. Use fewer rows, points or features.", icon=":material/warning:")
+    except Exception as exc:  # noqa: BLE001 - a friendly message instead of a traceback
+        out.ok = False
+        log.warning("unexpected %s while trying to %s", type(exc).__name__, action)
+        st.error(
+            f"Could not {action}: an unexpected {type(exc).__name__} occurred. Try other settings or "
+            "reload the page; if it persists, report the steps that led to it (never the data).",
+            icon=":material/warning:",
+        )
+
+
+def fmt_eps(v: float) -> str:
+    return f"{v:g}"
+
+
+def epsilon_control(*, key_suffix: str = "") -> float | None:
+    """The log-scale ε slider (0.01-10) plus an optional exact value; returns ε or None if invalid."""
+    grid = epsilon_grid()
+    if st.session_state.get(S.EPS) not in grid:
+        st.session_state[S.EPS] = min(grid, key=lambda g: abs(math.log(g) - math.log(max(S.DEFAULT_EPSILON, 1e-9))))
+    st.select_slider(
+        "Privacy parameter ε (log scale)",
+        options=grid,
+        format_func=fmt_eps,
+        key=S.EPS,
+        persist_state="session",
+        help="Smaller ε = stronger privacy = more noise. Each step multiplies ε by about 1.5.",
+        disabled=bool(st.session_state.get(S.EPS_TYPED)),
+    )
+    st.toggle("Type an exact ε instead", key=S.EPS_TYPED, persist_state="session")
+    if st.session_state.get(S.EPS_TYPED):
+        st.number_input(
+            "Exact ε", min_value=0.0, max_value=1000.0, step=0.01, format="%.4g", key=S.EPS_VALUE,
+            persist_state="session",
+        )
+    eps = S.epsilon()
+    if not (eps > 0 and math.isfinite(eps)):
+        st.error(
+            f"ε must be a positive number (got {eps:g}). ε = 0 would mean *perfect* privacy, which only a "
+            "release that ignores the data can give; choose for example ε = 1.",
+            icon=":material/warning:",
+        )
+        return None
+    if eps > 10:
+        st.warning(f"ε = {eps:g} is a very weak guarantee (e^ε ≈ {math.exp(min(eps, 700)):.3g}).")
+    return eps
+
+
+DELTA_CHOICES = [1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10]
+
+
+def delta_control(n: int | None) -> float:
+    st.select_slider(
+        "Failure probability δ",
+        options=DELTA_CHOICES,
+        format_func=lambda d: f"{d:.0e}",
+        key=S.DELTA,
+        persist_state="session",
+        help="The guarantee may fail with probability δ; keep δ well below 1/N.",
+    )
+    d = S.delta()
+    if n and d >= 1.0 / n:
+        st.warning(
+            f"δ = {d:.0e} is not much smaller than 1/N = {1 / n:.1e}: a mechanism that publishes one "
+            "random row in full would satisfy it. Choose δ ≪ 1/N."
+        )
+    return d
+
+
+def require_dataset() -> S.Dataset:
+    """The current dataset, or an explanation with a link to the Data page (and stop)."""
+    ds = S.dataset()
+    if ds is None:
+        st.info("No dataset yet: choose one on the Data page first.")
+        st.page_link(PAGE_DATA, label="Go to Data", icon=":material/table_view:")
+        st.stop()
+    return ds
+
+
+def sidebar_summary() -> None:
+    """Current dataset and privacy spent (shown on every page by app.py)."""
+    ds = S.dataset()
+    with st.sidebar:
+        st.markdown("**Current data**")
+        if ds is None:
+            st.caption("none loaded")
+            return
+        st.caption(ds.describe())
+        led = S.ledger_for(ds)
+        eps_b, delta_b = S.budget()
+        n_rel = len(S.releases_for(ds))
+        st.markdown("**Privacy spent on this data**")
+        if not len(led):
+            st.caption(f"ε = 0 of {eps_b:g} (nothing released)")
+            st.progress(0.0)
+        else:
+            tot = led.totals(delta=delta_b)
+            best, method = tot["best"][0], tot["best_method"]
+            over = led.exceeds_budget()
+            text = (f"ε = {best:.3g} of {eps_b:g} at δ = {delta_b:.0e} ({method}); basic: ε = {tot['basic'][0]:.3g}")
+            (st.error if over else st.caption)(("Budget exceeded — " if over else "") + text)
+            st.progress(min(best / eps_b, 1.0) if eps_b > 0 and math.isfinite(best) else 1.0)
+        st.caption(f"{len(led)} charge(s), {n_rel} release(s) in this session")
+        if S.nonprivate_count(ds):
+            st.warning(f"{S.nonprivate_count(ds)} NOT private release(s) of this data")
+

@@ -1,0 +1,206 @@
+"""Privacy–utility curves: RKHS distance against M and ε, with repetitions; paper presets; CSV export."""
+
+import io
+import json
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from dpkme.curves import paper_m_grid, subspace_curves
+from dpkme.data import paper_mixture
+from dpkme.reproduce import fig1, fig2_alg1
+from dpkme.subspace import draw_points_from_q
+from pages._shared import compute as C
+from pages._shared import state as S
+from pages._shared.figures import PALETTE, curves_figure
+from pages._shared.widgets import guard, require_dataset
+
+ss = st.session_state
+ds = require_dataset()
+
+st.title("Privacy–utility curves")
+st.markdown(
+    "How accurate is a release, depending on the privacy level ε and on the number M of synthetic points? "
+    "Each curve point is an independent run of Algorithm 1; the band shows the spread over repetitions. "
+    "This is an **evaluation** for the data owner: it compares many noisy releases with the private embedding. "
+    "Nothing here is published, so nothing is added to the ledger — but never publish these curves for "
+    "private data either (they are computed from it)."
+)
+
+PRESETS = {
+    "custom": "Your data and settings",
+    "fig1": "Paper Figure 1 — publishable subset (reduced size)",
+    "fig2": "Paper Figure 2 — random points from q (reduced size)",
+}
+ss.setdefault("crv.preset", "custom")
+preset = st.radio("Setting", list(PRESETS), format_func=PRESETS.get, key="crv.preset", horizontal=True,
+                  persist_state="session")
+
+eps_grid = C.epsilon_grid()
+
+
+def _long_table(curves, scenario: str) -> pd.DataFrame:
+    rows = []
+    for i, m in enumerate(curves.m_grid):
+        rows.append({"scenario": scenario, "method": "uniform baseline", "M": m, "F": curves.basis_dims[i],
+                     "epsilon": np.nan, "rep": 0, "distance": curves.baseline[i]})
+        rows.append({"scenario": scenario, "method": "noise-free projection", "M": m, "F": curves.basis_dims[i],
+                     "epsilon": np.nan, "rep": 0, "distance": curves.projection[i]})
+        for e_idx, eps in enumerate(curves.epsilons):
+            for r, rep in enumerate(curves.alg1_reps[e_idx]):
+                rows.append({"scenario": scenario, "method": "Algorithm 1", "M": m, "F": curves.basis_dims[i],
+                             "epsilon": eps, "rep": r, "distance": rep[i]})
+    return pd.DataFrame(rows)
+
+
+def _from_reproduce(res: dict, scenario: str) -> pd.DataFrame:
+    rows = []
+    for i, m in enumerate(res["M"]):
+        rows.append({"scenario": scenario, "method": "uniform baseline", "M": m, "F": res["basis_dims"][i],
+                     "epsilon": np.nan, "rep": 0, "distance": res["baseline"][i]})
+        rows.append({"scenario": scenario, "method": "noise-free projection", "M": m, "F": res["basis_dims"][i],
+                     "epsilon": np.nan, "rep": 0, "distance": res["projection"][i]})
+        for e_idx, eps in enumerate(res["epsilons"]):
+            for r, rep in enumerate(res["alg1_reps"][e_idx]):
+                rows.append({"scenario": scenario, "method": "Algorithm 1", "M": m, "F": res["basis_dims"][i],
+                             "epsilon": eps, "rep": r, "distance": rep[i]})
+    return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------------------- settings
+left, right = st.columns([1, 2], gap="large")
+with left:
+    if preset == "custom":
+        kinds = {"public": "Algorithm 1 with the publishable subset", "q": "Algorithm 1 with random points from q"}
+        if not ds.n_public:
+            kinds.pop("public")
+        ss.setdefault("crv.kind", next(iter(kinds)))
+        if ss["crv.kind"] not in kinds:
+            ss["crv.kind"] = next(iter(kinds))
+        kind = st.radio("Synthetic points", list(kinds), format_func=kinds.get, key="crv.kind",
+                        persist_state="session")
+        e_lo, e_hi = st.select_slider("ε range (log scale)", options=eps_grid, format_func=lambda v: f"{v:g}",
+                                      value=(0.01, 10.0), key="crv.eps_range", persist_state="session")
+        ss.setdefault("crv.n_eps", 4)
+        n_eps = st.number_input("Number of ε values", min_value=1, max_value=12, step=1, key="crv.n_eps",
+                                persist_state="session")
+        m_cap = ds.n_public if kind == "public" else 2000
+        ss.setdefault("crv.m_max", 250)
+        ss["crv.m_max"] = int(min(max(ss["crv.m_max"], 1), m_cap))
+        m_max = st.number_input("Largest M", min_value=1, max_value=int(m_cap), step=50, key="crv.m_max",
+                                persist_state="session")
+        st.caption("Kernel, δ, calibration and sensitivity are those of the Kernel & privacy page.")
+    else:
+        ss.setdefault("crv.paper_dim", 2)
+        dim = st.radio("Dimension D", [2, 5], key="crv.paper_dim", horizontal=True, persist_state="session")
+        ss.setdefault("crv.paper_n", 20000)
+        n_paper = st.select_slider("N (the paper: 100 000)", options=[5000, 10000, 20000, 50000], key="crv.paper_n",
+                                   persist_state="session")
+        ss.setdefault("crv.paper_m", 2000)
+        m_max = st.select_slider("Largest M (the paper: 10 000)", options=[500, 1000, 2000, 5000], key="crv.paper_m",
+                                 persist_state="session")
+        st.caption("The paper's settings: mixture of 10 Gaussians (seed 0), γ = 10⁻⁴/D, ε ∈ {0.01, 0.1, 1}, "
+                   "δ = 10⁻⁶, classic calibration with Δ = 2/N, full basis"
+                   + (", q = N(0, 500² I)." if preset == "fig2" else ", the first M rows public."))
+    ss.setdefault("crv.reps", 3)
+    reps = st.number_input("Repetitions per point", min_value=1, max_value=20, step=1, key="crv.reps",
+                           persist_state="session")
+    ss.setdefault("crv.seed", 0)
+    seed = st.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1, key="crv.seed", persist_state="session")
+    run = st.button("Compute curves", type="primary", key="crv.go")
+
+if preset == "custom":
+    eps_values = sorted({float(v) for v in np.geomspace(e_lo, e_hi, int(n_eps))}) if e_hi > e_lo else [float(e_lo)]
+    kernel = C.current_kernel()
+    config = {"preset": preset, "kind": kind, "eps": eps_values, "m_max": int(m_max), "reps": int(reps),
+              "seed": int(seed), "ds": ds.key, "kernel": kernel.to_dict(), "delta": S.delta(),
+              "cal": ss[S.CALIBRATION], "sens": ss[S.SENS_MODE]}
+else:
+    config = {"preset": preset, "dim": int(dim), "n": int(n_paper), "m_max": int(m_max), "reps": int(reps),
+              "seed": int(seed)}
+config_key = json.dumps(config, sort_keys=True, default=str)
+
+
+@st.cache_data(max_entries=4, show_spinner=False)
+def _paper_data(n: int, dim: int) -> np.ndarray:
+    return paper_mixture(n, dim, random_state=0, legacy=True)
+
+
+if run:
+    with right:
+        bar = st.progress(0.0, text="starting")
+
+    def progress(f, msg):
+        bar.progress(min(max(float(f), 0.0), 1.0), text=f"{msg} ({f:.0%})")
+
+    with guard("compute the curves") as res:
+        if preset == "custom":
+            if kind == "public":
+                Z, sample = ds.public[: int(m_max)], True
+            else:
+                rng = np.random.default_rng(int(seed))
+                Z, sample = draw_points_from_q(int(m_max), ds.dim, scale=float(ss.get(S.Q_SCALE, ds.q_scale)),
+                                               rng=rng, center=ds.q_center), False
+            kxx = C.mean_kxx(ds.key, C.kernel_key(kernel), ds.X)
+            curves = subspace_curves(
+                ds.X, Z, kernel=kernel, epsilons=eps_values, delta=S.delta(), m_grid=paper_m_grid(int(m_max), 60),
+                reps=int(reps), calibration=ss[S.CALIBRATION], sensitivity=ss[S.SENS_MODE], points_are_sample=sample,
+                mean_kxx=kxx, random_state=int(seed), progress=progress)
+            table = _long_table(curves, f"{ds.name}: {kind}")
+        else:
+            X = _paper_data(int(n_paper), int(dim))
+            fn = fig1 if preset == "fig1" else fig2_alg1
+            out = fn(X, max_m=int(m_max), reps=int(reps), seed=int(seed), progress=progress)
+            table = _from_reproduce(out, f"{preset} D={dim} N={n_paper}")
+        ss[S.CURVES] = {"key": config_key, "table": table, "label": PRESETS[preset]}
+    bar.empty()
+
+stored = ss.get(S.CURVES)
+with right:
+    if stored is None:
+        st.info("Press **Compute curves**. The default settings take about a second; the paper presets up to "
+                "half a minute. Changing any input while it runs cancels it.")
+        st.stop()
+    if stored["key"] != config_key:
+        st.warning("The curves below were computed with other settings; press **Compute curves** to update.")
+    t = stored["table"]
+    alg = t[t["method"] == "Algorithm 1"]
+    eps_list = sorted(alg["epsilon"].unique())
+    Ms = sorted(t["M"].unique())
+    series = []
+    for i, eps in enumerate(eps_list):
+        g = alg[alg["epsilon"] == eps].groupby("M")["distance"]
+        series.append({"name": f"Algorithm 1, ε = {eps:g}", "y": g.mean().values, "lo": g.min().values,
+                       "hi": g.max().values, "color": PALETTE[i % len(PALETTE)]})
+    for name, dash, color in (("uniform baseline", "dash", "#000000"), ("noise-free projection", "dot", "#7f7f7f")):
+        g = t[t["method"] == name].groupby("M")["distance"].mean()
+        if len(g) and g.notna().any():
+            series.append({"name": name, "y": g.values, "dash": dash, "color": color})
+    st.plotly_chart(curves_figure(Ms, series, xlabel="number of synthetic points M",
+                                  title=f"Distance against M — {stored['label']}"), key="crv.fig_m")
+    st.caption("Bands: min–max over repetitions. More points let the span cover the data better, but every "
+               "point adds a noisy coordinate: with small ε the error grows with M (as in the paper's Figure 1).")
+
+if len(eps_list) > 1:
+    m_pick_opts = Ms
+    default_m = min(Ms, key=lambda x: abs(x - 100))
+    if ss.get("crv.m_pick") not in m_pick_opts:
+        ss["crv.m_pick"] = default_m
+    m_pick = st.select_slider("M for the ε curve", options=m_pick_opts, key="crv.m_pick")
+    sub = alg[alg["M"] == m_pick].groupby("epsilon")["distance"]
+    e_series = [{"name": f"Algorithm 1, M = {m_pick}", "y": sub.mean().values, "lo": sub.min().values,
+                 "hi": sub.max().values, "color": PALETTE[3]}]
+    for name, dash, color in (("uniform baseline", "dash", "#000000"), ("noise-free projection", "dot", "#7f7f7f")):
+        v = t[(t["method"] == name) & (t["M"] == m_pick)]["distance"]
+        if len(v):
+            e_series.append({"name": name, "y": [float(v.iloc[0])] * len(eps_list), "dash": dash, "color": color})
+    st.plotly_chart(curves_figure(eps_list, e_series, xlabel="ε (log scale)",
+                                  title=f"Distance against ε at M = {m_pick}"), key="crv.fig_eps")
+
+buf = io.StringIO()
+t.to_csv(buf, index=False)
+st.download_button("Download the curve data (CSV)", data=buf.getvalue().encode(), file_name="dpkme_curves.csv",
+                   mime="text/csv", key="crv.dl", on_click="ignore", icon=":material/download:")
+with st.expander("Table"):
+    st.dataframe(t, hide_index=True, height=260)

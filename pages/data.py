@@ -1,0 +1,243 @@
+"""Data: generate, load a bundled sample or upload a table; publishable subset; declared preprocessing."""
+
+import hashlib
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from dpkme.data import GENERATORS
+from dpkme.io import MAX_COLUMNS, MAX_ROWS, MAX_UPLOAD_BYTES, SAMPLES, load_table, nonprivate_summary, numeric_columns
+from pages._shared import state as S
+from pages._shared.datasets import SCALING_MODES, build_dataset, cached_dataset, spec_json
+from pages._shared.figures import data_figure, pca_basis
+from pages._shared.widgets import PAGE_KERNEL, guard
+
+ss = st.session_state
+
+st.title("Data")
+st.markdown(
+    "Choose the table that plays the role of the **private database**. Everything on the following pages "
+    "protects its rows with differential privacy. Generated and bundled data are public stand-ins, so you "
+    "can compare the private release with the truth; uploaded files stay in this browser session's memory "
+    "(never written to disk)."
+)
+
+SOURCES = {"generated": "Generate", "sample": "Bundled real data", "upload": "Upload CSV / Parquet"}
+ss.setdefault("data.source", "generated")
+source = st.radio("Where do the rows come from?", list(SOURCES), format_func=SOURCES.get, key="data.source",
+                  horizontal=True, persist_state="session")
+
+spec: dict | None = None
+upload_df = None
+left, right = st.columns([1, 1], gap="large")
+
+with left:
+    # ------------------------------------------------------------------ source
+    if source == "generated":
+        ss.setdefault("data.generator", "paper_mixture")
+        gname = st.selectbox("Generator", list(GENERATORS), format_func=lambda k: GENERATORS[k].label,
+                             key="data.generator", persist_state="session")
+        g = GENERATORS[gname]
+        st.caption(g.description + (f" *{g.reference}*" if g.reference else ""))
+        params = {}
+        cols = st.columns(3)
+        for i, p in enumerate(g.params):
+            key = f"data.gen.{gname}.{p.name}"
+            default = 5000 if (gname == "paper_mixture" and p.name == "n") else p.default
+            if p.kind == "int":
+                ss.setdefault(key, int(default))
+                params[p.name] = int(cols[i % 3].number_input(
+                    p.label, min_value=int(p.minimum), max_value=int(p.maximum), step=1, key=key,
+                    help=p.help, persist_state="session"))
+            else:
+                ss.setdefault(key, float(default))
+                params[p.name] = float(cols[i % 3].number_input(
+                    p.label, min_value=float(p.minimum), max_value=float(p.maximum), key=key, help=p.help,
+                    format="%.4g", persist_state="session"))
+        ss.setdefault("data.seed", 0)
+        seed = st.number_input("Seed of the generator", min_value=0, max_value=2**31 - 1, step=1, key="data.seed",
+                               persist_state="session")
+        if params.get("n", 0) > 50_000:
+            st.info("Large N: exact evaluations (RKHS distances, heat-maps) take a few seconds at this size.")
+        spec = {"source": "generated", "generator": gname, "params": params, "seed": int(seed)}
+
+    elif source == "sample":
+        ss.setdefault("data.sample", "iris")
+        name = st.selectbox("Bundled data set", list(SAMPLES), format_func=lambda k: SAMPLES[k].label,
+                            key="data.sample", persist_state="session")
+        info = SAMPLES[name]
+        st.caption(f"{info.description}  \nSource: {info.source}. Licence: {info.licence}.  \n"
+                   f"Cite: {info.citation}")
+        with guard(f"load the sample {name!r}"):
+            frame = load_table(info.path.read_bytes(), filename=info.filename)
+            options = [c for c in frame.columns]
+            key = f"data.cols.{name}"
+            ss.setdefault(key, list(info.numeric_columns))
+            chosen = st.multiselect("Columns to release", options, key=key, persist_state="session",
+                                    help="Numeric feature columns; the label column is not a feature.")
+            spec = {"source": "sample", "sample": name, "columns": list(chosen)}
+
+    else:
+        st.caption(
+            f"CSV/TSV (comma, semicolon, tab or pipe separated, UTF-8) or Parquet; up to "
+            f"{MAX_UPLOAD_BYTES // 2**20} MB, {MAX_ROWS:,} rows and {MAX_COLUMNS} columns. The file is parsed in "
+            "memory and never stored."
+        )
+        up = st.file_uploader("Upload a table", type=["csv", "tsv", "txt", "parquet", "pq"], key="data.upload")
+        if up is not None:
+            state = ss.get(S.UPLOAD)
+            if state is None or state.get("file_id") != up.file_id:
+                ss.pop(S.UPLOAD, None)
+                with guard(f"read {up.name!r}"):
+                    data = up.getvalue()
+                    df = load_table(data, filename=up.name)
+                    ss[S.UPLOAD] = {"file_id": up.file_id, "name": up.name, "df": df,
+                                    "hash": hashlib.sha256(data).hexdigest()[:16]}
+                    del data
+        else:
+            ss.pop(S.UPLOAD, None)
+        state = ss.get(S.UPLOAD)
+        if state is not None:
+            upload_df = state["df"]
+            st.success(f"Read {state['name']!r}: {upload_df.shape[0]:,} rows × {upload_df.shape[1]} columns.")
+            key = f"data.upcols.{state['hash']}"
+            ss.setdefault(key, numeric_columns(upload_df)[:MAX_COLUMNS])
+            chosen = st.multiselect("Columns to release", list(upload_df.columns), key=key,
+                                    help="Only numeric columns can be released.")
+            drop = st.checkbox("Drop rows with missing values in these columns", key="data.drop_missing",
+                               help="Otherwise missing cells are an error. Dropping makes N depend on the data.")
+            spec = {"source": "upload", "filename": state["name"], "upload_hash": state["hash"],
+                    "columns": list(chosen), "drop_missing": bool(drop)}
+
+with right:
+    # ------------------------------------------------------------------ publishable subset
+    st.subheader("Publishable and held-out rows")
+    st.caption(
+        "In the paper's second scenario a small part of the database is already public (published earlier, "
+        "leaked, or consented). Those rows can serve as synthetic points and as a public reference for "
+        "scaling and kernel choice. The split is random and does not look at the values."
+    )
+    ss.setdefault("data.public_pct", 5.0)
+    pct = st.slider("Publishable fraction (%)", min_value=0.0, max_value=50.0, step=0.5, key="data.public_pct",
+                    persist_state="session", help="0 % = no public rows (the paper's first scenario).")
+    ss.setdefault("data.heldout_pct", 10.0)
+    hpct = st.slider("Held-out fraction (%)", min_value=0.0, max_value=30.0, step=1.0, key="data.heldout_pct",
+                     persist_state="session",
+                     help="Rows kept out of every release. The Third-party use page treats them as someone else's "
+                          "sample from the same population (for the MMD comparison).")
+    ss.setdefault("data.split_seed", 0)
+    split_seed = st.number_input("Seed of the split", min_value=0, max_value=2**31 - 1, step=1, key="data.split_seed",
+                                 persist_state="session")
+
+    # ------------------------------------------------------------------ declared preprocessing
+    st.subheader("Units and bounds")
+    ss.setdefault("data.scaling", "none")
+    mode = st.radio("Scaling", list(SCALING_MODES), format_func=SCALING_MODES.get, key="data.scaling",
+                    persist_state="session")
+    with st.expander("Why are bounds and scaling never computed from the private data?"):
+        st.markdown(
+            "A differentially private release protects every row only if **every choice that depends on the "
+            "data** is private too. The mean and standard deviation of the private columns, their minimum and "
+            "maximum, or a median distance between private rows are themselves statistics of the private "
+            "data: using them to scale or clip would leak them (an outlier's value could be read off the "
+            "clipping box). So the constants must be **declared** — from a data dictionary, physical limits, "
+            "or the publishable subset, which is public anyway. Clipping to a box fixed in advance is then "
+            "a per-row transformation and costs no privacy."
+        )
+    box = None
+    clip = False
+    if spec is not None and mode == "box":
+        cols = spec.get("columns") or ([f"x{j + 1}" for j in range(spec["params"].get("dim", 2))]
+                                       if spec["source"] == "generated" else [])
+        if spec["source"] == "generated" and GENERATORS[spec["generator"]].fixed_dim:
+            cols = [f"x{j + 1}" for j in range(GENERATORS[spec["generator"]].fixed_dim)]
+        if cols:
+            bkey = "data.box." + hashlib.sha1("|".join(map(str, cols)).encode()).hexdigest()[:10]
+            if bkey not in ss:
+                ss[bkey] = pd.DataFrame({"column": [str(c) for c in cols], "lower": -1.0, "upper": 1.0})
+            st.caption("Declare the range of every column (what values are *possible*, not what the data show).")
+            edited = st.data_editor(ss[bkey], key=bkey + ".editor", disabled=["column"], hide_index=True,
+                                    width="stretch")
+            try:
+                lower = pd.to_numeric(edited["lower"]).to_numpy(float)
+                upper = pd.to_numeric(edited["upper"]).to_numpy(float)
+                if np.isnan(lower).any() or np.isnan(upper).any():
+                    raise ValueError
+                box = (lower.tolist(), upper.tolist())
+            except (ValueError, TypeError):
+                st.error("Every lower and upper bound must be a number.")
+            clip = st.checkbox("Clip values outside the box onto it", key="data.clip", persist_state="session",
+                               help="Clipping to a declared box is a per-row map; it bounds every row's influence.")
+
+    if spec is not None:
+        spec.update({"public_fraction": float(pct) / 100.0, "heldout_fraction": float(hpct) / 100.0,
+                     "split_seed": int(split_seed), "scaling": mode,
+                     "box": box, "clip": bool(clip)})
+
+# ---------------------------------------------------------------------- build & commit
+st.divider()
+candidate = None
+if spec is not None:
+    with guard("prepare this dataset"):
+        if spec["source"] == "upload":
+            candidate = build_dataset(spec, upload_df)
+        else:
+            candidate = cached_dataset(spec_json(spec))
+
+current = S.dataset()
+if candidate is not None:
+    is_current = current is not None and current.key == candidate.key
+    c1, c2 = st.columns([1, 3])
+    clicked = c1.button("Use this dataset", type="primary", disabled=is_current, key="data.use")
+    if clicked:
+        S.set_dataset(candidate)
+        current, is_current = candidate, True
+        st.toast("Dataset loaded. Next: choose the kernel and privacy level.", icon=":material/check_circle:")
+    if is_current:
+        c2.success(f"In use: {candidate.describe()}")
+    else:
+        c2.info("These settings are not in use yet: click **Use this dataset**. "
+                f"(Now in use: {current.describe() if current else 'nothing'}.)")
+
+shown = candidate if candidate is not None else current
+if shown is None:
+    st.stop()
+
+for note in shown.notes:
+    st.warning(note)
+
+st.subheader("Preview (for the data owner — shows private rows)")
+m1, m2, m3, m4, m5 = st.columns(5)
+m1.metric("Private rows N", f"{shown.n:,}")
+m2.metric("Publishable rows", f"{shown.n_public:,}")
+m3.metric("Held-out rows", f"{shown.n_heldout:,}")
+m4.metric("Dimension D", shown.dim)
+m5.metric("Clipped values", f"{shown.n_clipped:,}" if shown.clip_box is not None else "—",
+          help="Number of private values moved onto the declared box (owner's information only).")
+if shown.scaling is not None:
+    st.caption(f"Scaling: (x − c)/s with constants from the {shown.scaling.source}. Releases are computed in "
+               "these units; downloads are converted back to the original units.")
+
+tab_plot, tab_table, tab_stats = st.tabs(["Plot", "Table", "Summary statistics (not private)"])
+with tab_plot:
+    projection = None
+    title = "Private rows (grey) and publishable subset (blue)"
+    if shown.dim > 2:
+        ref = shown.public if shown.n_public >= 3 else shown.X
+        projection = pca_basis(ref)
+        title = ("PCA projection " + ("fitted on the publishable subset" if shown.n_public >= 3
+                                      else "fitted on the private rows (owner's preview only)"))
+    st.plotly_chart(data_figure(shown.X, shown.public, columns=shown.columns, labels=shown.labels, title=title,
+                                projection=projection), key="data.fig")
+with tab_table:
+    orig = shown.to_original_units(shown.X[:200])
+    st.dataframe(pd.DataFrame(orig, columns=[str(c) for c in shown.columns]), height=300)
+    st.caption(f"First {min(200, shown.n)} private rows, original units.")
+with tab_stats:
+    st.warning("These statistics are exact and **not** private: for your eyes only. Do not publish them and do "
+               "not use them to choose scaling, bounds or the kernel.")
+    st.dataframe(nonprivate_summary(pd.DataFrame(shown.to_original_units(shown.X),
+                                                 columns=[str(c) for c in shown.columns])))
+
+st.page_link(PAGE_KERNEL, label="Next: choose the kernel and the privacy level →", icon=":material/tune:")

@@ -1,0 +1,188 @@
+"""Kernel & privacy: kernel family and lengthscale, ε (log slider) and δ, calibration, live explanation."""
+
+import math
+import warnings
+
+import numpy as np
+import streamlit as st
+
+from dpkme.mechanisms import UnprovenCalibrationWarning, analytic_sigma, classic_sigma
+from dpkme.reproduce import paper_kernel
+from pages._shared import compute as C
+from pages._shared import state as S
+from pages._shared.datasets import median_heuristic
+from pages._shared.figures import kernel_profile, sigma_figure
+from pages._shared.widgets import PAGE_RELEASE, delta_control, epsilon_control, guard, require_dataset
+
+ss = st.session_state
+ds = require_dataset()
+
+
+def tex_num(x: float, digits: int = 4) -> str:
+    """A number for LaTeX: 1e-06 becomes 10^{-6}, 1.2e-07 becomes 1.2 \\times 10^{-7}."""
+    if x == 0 or 1e-3 <= abs(x) < 1e5:
+        return f"{x:.{digits}g}"
+    mant, exp = f"{x:.{digits - 1}e}".split("e")
+    mant = mant.rstrip("0").rstrip(".")
+    return (f"10^{{{int(exp)}}}" if mant == "1" else f"{mant} \\times 10^{{{int(exp)}}}")
+
+
+st.title("Kernel & privacy")
+st.markdown(
+    "The release protects the **kernel mean embedding** (KME) of the data, "
+    "μ̂(y) = (1/N) Σₙ k(xₙ, y): a smooth 'density-like' summary. The kernel k decides what the summary can "
+    "see; ε and δ decide how much noise hides each individual row."
+)
+
+LS_SOURCES = {
+    "suggested": f"suggested for this dataset — {ds.lengthscale_note}",
+    "declared": "declared by you",
+    "paper": "the paper's setting γ = 10⁻⁴/D (declared)",
+    "public-subset": "median heuristic on the publishable subset (public data)",
+    "private-data": "median heuristic on the PRIVATE data — releases are NOT private",
+}
+
+
+def _set_ls(value: float, source: str) -> None:
+    ss[S.LENGTHSCALE] = float(value)
+    ss[S.LENGTHSCALE_SOURCE] = source
+
+
+def _ls_edited() -> None:
+    ss[S.LENGTHSCALE_SOURCE] = "declared"
+
+
+left, right = st.columns([1, 1], gap="large")
+with left:
+    st.subheader("1. Kernel")
+    st.selectbox("Kernel family", list(C.KERNEL_LABELS), format_func=C.KERNEL_LABELS.get, key=S.KERNEL,
+                 persist_state="session",
+                 help="All four are bounded by k(x, x) = 1 and non-negative, as the privacy proofs need.")
+    if ss[S.KERNEL] == "matern":
+        st.select_slider("Smoothness ν", options=[0.5, 1.5, 2.5], key=S.NU, persist_state="session")
+    if ss[S.KERNEL] == "imq":
+        st.number_input("Exponent β", min_value=0.05, max_value=10.0, step=0.05, key=S.BETA, persist_state="session")
+    ss.setdefault(S.LENGTHSCALE, float(ds.suggested_lengthscale))
+    ss.setdefault(S.LENGTHSCALE_SOURCE, "suggested")
+    st.number_input("Lengthscale ℓ", min_value=1e-9, format="%.5g", key=S.LENGTHSCALE, on_change=_ls_edited,
+                    persist_state="session",
+                    help="How far apart two rows may be and still look similar to the kernel. In the data's "
+                         "units" + (" after scaling." if ds.scaling is not None else "."))
+    source = ss.get(S.LENGTHSCALE_SOURCE, "declared")
+    st.caption(f"Source of ℓ: **{LS_SOURCES.get(source, source)}**")
+    b1, b2, b3 = st.columns(3)
+    b1.button("Suggested", on_click=_set_ls, args=(ds.suggested_lengthscale, "suggested"),
+              help=ds.lengthscale_note, key="kern.suggested")
+    b2.button("Paper: γ = 10⁻⁴/D", on_click=_set_ls, args=(paper_kernel(ds.dim).lengthscale, "paper"),
+              help="Balog et al. (2018), App. B, for the mixture data in its original units.", key="kern.paper")
+    if ds.n_public >= 2:
+        b3.button("Median (public)", key="kern.median_public",
+                  on_click=lambda: _set_ls(median_heuristic(ds.public), "public-subset"),
+                  help="Median distance between publishable rows: public data, so no privacy cost.")
+    else:
+        b3.button("Median (public)", disabled=True, key="kern.median_public",
+                  help="Needs a publishable subset (Data page).")
+    with st.expander("Data-driven heuristics on the private rows", icon=":material/warning:"):
+        st.markdown(
+            "The popular *median heuristic* sets ℓ to the median distance between rows. Computed on the "
+            "**private** rows it is a statistic of the private data that is not protected by the noise: the "
+            "release would no longer be differentially private. Use the publishable subset, knowledge of the "
+            "units, or the paper's fixed value instead. For teaching, you can see what happens anyway — such "
+            "releases are labelled **NOT PRIVATE** and are not counted as private in the ledger."
+        )
+        st.button("Use the median heuristic on the private data (NOT private)", key="kern.median_private",
+                  on_click=lambda: _set_ls(median_heuristic(ds.X), "private-data"))
+    if source == "private-data":
+        st.error("The lengthscale was computed from the private rows: releases made now are NOT differentially "
+                 "private. Choose another source to restore the guarantee.")
+    kernel = None
+    with guard("build the kernel"):
+        kernel = C.current_kernel()
+    if kernel is not None:
+        r_max = 4 * kernel.lengthscale
+        st.plotly_chart(kernel_profile(kernel, r_max), key="kern.profile")
+
+with right:
+    st.subheader("2. Privacy level")
+    eps = epsilon_control()
+    delta = delta_control(ds.n)
+    ss.setdefault(S.CALIBRATION, "analytic")
+    st.radio("Noise calibration", ["analytic", "classic"], key=S.CALIBRATION, persist_state="session",
+             format_func={"analytic": "analytic Gaussian mechanism (Balle & Wang 2018) — least noise",
+                          "classic": "classic σ = Δ√(2 ln(1.25/δ))/ε (the paper's; proven for ε < 1)"}.get)
+    st.radio("Sensitivity bound", ["tight", "paper"], key=S.SENS_MODE, persist_state="session",
+             format_func={"tight": "√2/N — exact for these non-negative kernels",
+                          "paper": "2/N — the paper's Lemma 13 (triangle inequality)"}.get)
+
+if kernel is None or eps is None:
+    st.stop()
+
+# ---------------------------------------------------------------------- live explanation
+st.divider()
+st.subheader("3. What this means for the noise")
+cal = None
+with guard("calibrate the noise"):
+    sens, cal, note = C.calibration(ds.n, kernel, eps=eps, delta=delta)
+if cal is None:
+    st.stop()
+if note:
+    st.warning(note)
+
+m_default = int(ss.get(S.N_POINTS, 200))
+F = None
+if ds.n_public:
+    Z = ds.public[: min(m_default, ds.n_public)]
+    F = C.basis(C.kernel_key(kernel), C.array_key(Z), Z).dim
+F_shown = F if F is not None else m_default
+noise_norm = cal.sigma * math.sqrt(F_shown)
+
+c1, c2, c3, c4 = st.columns(4)
+c1.metric("Sensitivity Δ", S.fmt(sens), help="Largest change of the KME (in RKHS norm) when one row is replaced.")
+c2.metric("Noise σ per coordinate", S.fmt(cal.sigma))
+c3.metric("Expected noise norm σ√F", S.fmt(noise_norm),
+          help=f"With F = {F_shown} basis coordinates (Algorithm 1, M = {m_default} points"
+               + (", publishable subset" if F is not None else ", upper bound F ≤ M") + ").")
+c4.metric("Noise multiplier σ/Δ", S.fmt(cal.noise_multiplier),
+          help="What privacy accountants compose (Budget ledger page).")
+
+a = kernel.diag_value
+N = ds.n
+sens_tex = (rf"\Delta = \frac{{\sqrt{{2\,k(x,x)}}}}{{N}} = \frac{{\sqrt{{2\cdot {a:g}}}}}{{{N}}} = {tex_num(sens)}"
+            if ss[S.SENS_MODE] == "tight" else
+            rf"\Delta = \frac{{2\sqrt{{k(x,x)}}}}{{N}} = \frac{{2\cdot{math.sqrt(a):g}}}{{{N}}} = {tex_num(sens)}")
+st.markdown("**Sensitivity** — replacing one row xₙ by x′ moves the embedding by "
+            "‖k(xₙ,·) − k(x′,·)‖/N, and ‖k(x,·) − k(x′,·)‖² = k(x,x) + k(x′,x′) − 2k(x,x′) ≤ 2 for these kernels:")
+st.latex(sens_tex)
+if ss[S.CALIBRATION] == "analytic":
+    st.markdown("**Noise scale** — the smallest σ that satisfies the exact Gaussian-mechanism condition "
+                "(Balle & Wang 2018, Theorem 8):")
+    st.latex(rf"\Phi\!\left(\tfrac{{\Delta}}{{2\sigma}} - \tfrac{{\varepsilon\sigma}}{{\Delta}}\right) - "
+             rf"e^{{\varepsilon}}\,\Phi\!\left(-\tfrac{{\Delta}}{{2\sigma}} - \tfrac{{\varepsilon\sigma}}{{\Delta}}\right)"
+             rf"\le \delta \;\Rightarrow\; \sigma = {tex_num(cal.sigma)}\quad(\varepsilon = {eps:g},\ \delta = {tex_num(delta)})")
+else:
+    st.markdown("**Noise scale** — the classic calibration (Dwork & Roth 2014, Thm A.1; used in the paper):")
+    st.latex(rf"\sigma = \frac{{\Delta\sqrt{{2\ln(1.25/\delta)}}}}{{\varepsilon}} = "
+             rf"\frac{{{tex_num(sens)}\cdot\sqrt{{2\ln(1.25/{tex_num(delta)})}}}}{{{eps:g}}} = {tex_num(cal.sigma)}")
+st.latex(rf"\text{{achieved }}\delta(\varepsilon) = {tex_num(cal.achieved_delta, 3)} \le {tex_num(delta)}, \qquad "
+         rf"\mathbb E\|\text{{noise}}\|_{{\mathcal H}} \approx \sigma\sqrt{{F}} = {tex_num(cal.sigma, 3)}\cdot\sqrt{{{F_shown}}}"
+         rf" = {tex_num(noise_norm, 3)}")
+
+with st.expander("How big is that? (compare with the size of the embedding)"):
+    if ds.n_public >= 2:
+        pub_norm = math.sqrt(max(kernel.mean_gram(ds.public), 0.0))
+        st.markdown(
+            f"The embedding of the publishable subset has norm ‖μ̂_pub‖ = {pub_norm:.3g} (public data). The "
+            f"expected noise norm is {noise_norm / pub_norm:.1%} of that. With fewer synthetic points (smaller "
+            "F) or a larger ε the noise shrinks; with N it shrinks like 1/N."
+        )
+    else:
+        st.markdown("With a publishable subset, its embedding norm would give a public yardstick here.")
+
+with st.expander("σ against ε for both calibrations"):
+    grid = np.geomspace(0.01, 10, 40)
+    an = [analytic_sigma(epsilon=e, delta=delta, sensitivity=sens) for e in grid]
+    cl = [classic_sigma(epsilon=e, delta=delta, sensitivity=sens) for e in grid]
+    st.plotly_chart(sigma_figure(grid, an, cl, eps), key="kern.sigma")
+    st.caption("The classic formula is only proven for ε < 1; for ε ≥ 1 the app checks the exact condition.")
+
+st.page_link(PAGE_RELEASE, label="Next: release the data →", icon=":material/rocket_launch:")

@@ -1,0 +1,127 @@
+"""Budget ledger: every private release of a dataset spends budget; totals under basic, RDP and PLD composition."""
+
+import math
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from dpkme.accounting import BudgetLedger, basic_composition
+from pages._shared import state as S
+from pages._shared.widgets import PAGE_DATA, guard, require_dataset
+
+ss = st.session_state
+ds = require_dataset()
+
+st.title("Budget ledger")
+st.markdown(
+    "Privacy losses **add up**: two releases of the same data at ε = 1 each are together at most ε = 2 private "
+    "(basic composition) — and, for Gaussian noise, provably less (Rényi-DP and privacy-loss-distribution "
+    "accounting, computed with Google's `dp_accounting`). Set a total budget; the Release page refuses releases "
+    "that would exceed it."
+)
+
+c1, c2 = st.columns(2)
+c1.number_input("Total ε budget for this data", min_value=0.001, max_value=1000.0, step=0.5, format="%.4g",
+                key=S.BUDGET_EPS, persist_state="session")
+c2.select_slider("Total δ budget", options=[1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8], key=S.BUDGET_DELTA,
+                 format_func=lambda d: f"{d:.0e}", persist_state="session")
+eps_b, delta_b = S.budget()
+led = S.ledger_for(ds)
+
+st.subheader(f"Spent on: {ds.name}")
+n_np = S.nonprivate_count(ds)
+if n_np:
+    st.error(f"{n_np} release(s) of this data were NOT differentially private (e.g. a kernel lengthscale computed "
+             "from the private rows). No ledger can bound what they revealed.")
+if not len(led):
+    st.info("Nothing spent yet: no private release of this data in this session.")
+else:
+    with guard("compose the privacy losses") as res:
+        tot = led.totals(delta=delta_b)
+        basic = tot["basic"]
+        a, b, c, d = st.columns(4)
+        a.metric("Charges", len(led), help="A repeat-draw batch of k releases is one charge with count k.")
+        b.metric("Basic composition", f"ε = {basic[0]:.3g}", f"δ = {basic[1]:.1e}", delta_color="off")
+        c.metric(f"Rényi DP at δ = {delta_b:.0e}", f"ε = {tot['rdp'][0]:.3g}")
+        d.metric(f"PLD at δ = {delta_b:.0e}", f"ε = {tot['pld'][0]:.3g}")
+        over = led.exceeds_budget()
+        if over:
+            st.error(f"Budget exceeded: no accountant certifies the releases within ε = {eps_b:g}, δ = {delta_b:.0e}. "
+                     "Stop releasing this data, or accept a weaker guarantee by raising the budget.")
+        else:
+            best = tot["best"][0]
+            st.success(f"Within budget: the releases together are (ε = {best:.3g}, δ = {delta_b:.0e})-DP "
+                       f"({tot['best_method']}), budget ε = {eps_b:g}.")
+            st.progress(min(best / eps_b, 1.0), text=f"{best / eps_b:.0%} of the ε budget")
+
+        # cumulative curves
+        charges = list(led.charges)
+        xs, b_eps, r_eps, p_eps = [0], [0.0], [0.0], [0.0]
+        for i in range(1, len(charges) + 1):
+            sub = BudgetLedger()
+            for ch in charges[:i]:
+                sub.add(ch)
+            t = sub.totals(delta=delta_b)
+            xs.append(i)
+            b_eps.append(t["basic"][0] if t["basic"][1] <= delta_b else math.inf)
+            r_eps.append(t["rdp"][0])
+            p_eps.append(t["pld"][0])
+        fig = go.Figure()
+        for name, ys, dash in (("basic", b_eps, "dash"), ("Rényi DP", r_eps, "dot"), ("PLD (tightest)", p_eps, "solid")):
+            fig.add_trace(go.Scatter(x=xs, y=[y if math.isfinite(y) else None for y in ys], name=name,
+                                     mode="lines+markers", line=dict(dash=dash)))
+        fig.add_hline(y=eps_b, line_color="red", annotation_text="budget")
+        fig.update_xaxes(dtick=1)
+        fig.update_layout(title=f"Total ε after each charge (at δ = {delta_b:.0e})", xaxis_title="charges so far",
+                          yaxis_title="ε", height=340, margin=dict(l=10, r=10, t=40, b=10))
+        st.plotly_chart(fig, key="bud.fig")
+        rows = led.to_records()
+        table = pd.DataFrame([{
+            "#": rec["index"] + 1, "release": rec["label"], "mechanism": rec["mechanism"], "ε": rec["epsilon"],
+            "δ": rec["delta"], "count": rec["count"], "σ/Δ": rec["noise_multiplier"],
+            "calibration": rec["details"].get("calibration"), "noise": rec["details"].get("noise_source"),
+            "cumulative ε (basic)": rec["cumulative_epsilon_basic"],
+        } for rec in rows])
+        st.dataframe(table, hide_index=True)
+
+with st.expander("How are the totals computed?"):
+    st.markdown(
+        "* **Basic composition** (Dwork & Roth, Thm 3.16): (Σ εᵢ, Σ δᵢ). Always valid, grows linearly.\n"
+        "* **Rényi DP** (Mironov 2017): a Gaussian release with noise multiplier z = σ/Δ has Rényi divergence "
+        "α/(2z²) of every order α; these add up and are converted back to (ε, δ).\n"
+        "* **Privacy loss distributions**: k Gaussian releases with multipliers zᵢ are together exactly one "
+        "Gaussian mechanism with multiplier (Σ 1/zᵢ²)^(-1/2) (Dong, Roth & Su 2022); its exact (ε, δ) curve is "
+        "used. This is the tightest of the three.\n\n"
+        "All releases are for the replace-one neighbouring relation. Evaluations shown in the app (RKHS "
+        "distances, curves) are for you, the data owner, and are not releases."
+    )
+
+st.subheader("Start over")
+st.markdown(
+    "A new dataset (other individuals) starts a fresh ledger automatically — load one on the Data page. "
+    "Resetting the ledger of the **same** data does not undo anything that was published: the budget is a "
+    "property of the data, not of this app."
+)
+st.page_link(PAGE_DATA, label="Load a new dataset", icon=":material/table_view:")
+
+
+def _reset():
+    S.ledger_for(ds).reset()
+    ss.get(S.NONPRIVATE, {}).pop(ds.data_key, None)
+    ss.pop(S.REPEAT_DRAWS, None)
+    ss["bud.confirm"] = False
+    st.toast("Ledger reset.", icon=":material/delete_sweep:")
+
+
+confirm = st.checkbox("I understand: forget what was spent on this data (teaching only)", key="bud.confirm")
+st.button("Reset this ledger", disabled=not confirm, key="bud.reset", on_click=_reset)
+
+ledgers = ss.get(S.LEDGERS, {})
+if len(ledgers) > 1:
+    with st.expander("Other datasets of this session"):
+        names = {r.data_key: r.dataset_name for r in S.releases()}
+        st.dataframe(pd.DataFrame([{
+            "data": names.get(k, k), "charges": len(l), "basic ε": basic_composition(l.charges)[0],
+            "basic δ": basic_composition(l.charges)[1],
+        } for k, l in ledgers.items()]), hide_index=True)

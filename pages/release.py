@@ -1,0 +1,260 @@
+"""Release: choose a mechanism, run it on a button press, see and download the weighted synthetic points."""
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from pages._shared import compute as C
+from pages._shared import state as S
+from pages._shared.export import file_stem, release_csv, release_json
+from pages._shared.figures import kme_heatmaps, release_figure, repeat_figure, weight_histogram
+from pages._shared.mechanisms import REGISTRY, algorithm2_available
+from pages._shared.runner import make_context, perform, private_problems, repeat_draws, replay
+from pages._shared.widgets import PAGE_KERNEL, PAGE_LEDGER, PAGE_USE, guard, require_dataset
+
+ss = st.session_state
+ds = require_dataset()
+if "rel._next_seed" in ss:  # set after the last release; applied before the seed widget exists
+    ss[S.SEED] = int(ss.pop("rel._next_seed"))
+if "rel._toast" in ss:
+    st.toast(ss.pop("rel._toast"), icon=":material/check_circle:")
+
+st.title("Release")
+st.markdown(
+    "Pick a mechanism and press **Release**. The mechanism reads the private rows once, adds calibrated "
+    "noise and returns **weighted synthetic points** whose embedding Σ wₘ k(zₘ, ·) approximates the private "
+    "one. Every release spends privacy budget (see the ledger) and records its seed."
+)
+
+kernel = None
+with guard("build the kernel"):
+    kernel = C.current_kernel()
+eps = S.epsilon()
+if kernel is None:
+    st.stop()
+if not eps > 0:
+    st.error("ε must be positive: set it on the Kernel & privacy page.")
+    st.page_link(PAGE_KERNEL, label="Kernel & privacy", icon=":material/tune:")
+    st.stop()
+
+problems = private_problems()
+settings = (f"Kernel **{C.KERNEL_LABELS[ss[S.KERNEL]]}**, ℓ = {kernel.lengthscale:.4g} · ε = **{eps:g}**, "
+            f"δ = {S.delta():.0e} · {ss[S.CALIBRATION]} calibration, Δ = "
+            + ("√2/N" if ss[S.SENS_MODE] == "tight" else "2/N"))
+c1, c2 = st.columns([4, 1])
+c1.info(settings)
+c2.page_link(PAGE_KERNEL, label="Change", icon=":material/tune:")
+for p in problems:
+    st.error(f"Releases are NOT differentially private right now: {p}.")
+
+left, right = st.columns([1, 2], gap="large")
+with left:
+    keys = list(REGISTRY)
+    if ss.get(S.MECHANISM) not in keys:
+        ss[S.MECHANISM] = "alg1-public" if ds.n_public else "alg1-q"
+    key = st.selectbox("Mechanism", keys, format_func=lambda k: REGISTRY[k].label, key=S.MECHANISM,
+                       persist_state="session")
+    if not algorithm2_available():
+        st.caption("Algorithm 2 (random features + reduced set) appears here once the library provides it.")
+    spec = REGISTRY[key]
+    st.caption(spec.summary)
+    with st.expander("How it works"):
+        st.markdown(spec.explain)
+    reason = spec.requires(ds)
+    params = None
+    if reason:
+        st.warning(f"{spec.label} {reason}")
+    else:
+        with guard("read the mechanism's settings"):
+            params = spec.controls(ds)
+
+    st.markdown("**Noise source**")
+    st.radio("Noise source", ["seeded", "os-entropy"], key=S.NOISE_SOURCE, persist_state="session",
+             label_visibility="collapsed",
+             format_func={"seeded": "Seeded — teaching, replayable (not private if the seed is published)",
+                          "os-entropy": "OS entropy — a real release (seed kept by you, not exported)"}.get)
+    if ss[S.NOISE_SOURCE] == "seeded":
+        st.number_input("Seed", min_value=0, max_value=2**53 - 1, step=1, key=S.SEED, persist_state="session")
+    st.checkbox("Allow exceeding the budget (teaching)", key=S.ALLOW_OVER, persist_state="session")
+
+    go = st.button("Release", type="primary", disabled=params is None, key="rel.go", width="stretch")
+
+if go and params is not None:
+    bar = st.progress(0.0, text="starting")
+
+    def progress(f, msg):
+        bar.progress(min(max(float(f), 0.0), 1.0), text=msg)
+
+    with guard("release the data") as res:
+        ctx = make_context(ds, noise_source=ss[S.NOISE_SOURCE], seed=ss.get(S.SEED, 0), progress=progress,
+                           kernel=kernel, eps=eps)
+        rec = perform(spec, params, ctx, allow_over=bool(ss.get(S.ALLOW_OVER)))
+        ss["rel.selected"] = rec.id
+    bar.empty()
+    if res.ok:
+        if ss[S.NOISE_SOURCE] == "seeded":
+            ss["rel._next_seed"] = int(ss.get(S.SEED, 0)) + 1   # the next release gets fresh noise
+        ss["rel._toast"] = f"Release #{rec.id} done in {rec.release.seconds:.2f} s (seed {rec.release.seed})"
+        st.rerun()
+
+recs = S.releases_for(ds)
+if not recs:
+    with right:
+        st.info("No release of this dataset yet. Choose a mechanism and press **Release**.")
+    st.stop()
+
+by_id = {r.id: r for r in recs}
+if ss.get("rel.selected") not in by_id:
+    ss["rel.selected"] = recs[-1].id
+with right:
+    sel = st.selectbox("Showing release", list(by_id)[::-1], format_func=lambda i: by_id[i].title,
+                       key="rel.selected")
+rec = by_id[sel]
+r = rec.release
+m = rec.metrics
+
+# ---------------------------------------------------------------------- plots
+dims = (0, 1) if ds.dim >= 2 else (0, 0)
+with right:
+    if ds.dim > 2:
+        a, b = st.columns(2)
+        ix = a.selectbox("Horizontal axis", range(ds.dim), format_func=lambda j: str(ds.columns[j]), index=0,
+                         key="rel.dim_x")
+        iy = b.selectbox("Vertical axis", range(ds.dim), format_func=lambda j: str(ds.columns[j]), index=1,
+                         key="rel.dim_y")
+        dims = (ix, iy)
+    if ds.dim >= 2:
+        window = C.plot_window(ds, dims=dims)
+        st.plotly_chart(release_figure(ds.X, r.points, r.weights, columns=[str(c) for c in ds.columns], dims=dims,
+                                       window=window, title="Private rows (faint) and the released weighted points"),
+                        key="rel.scatter")
+    else:
+        st.plotly_chart(weight_histogram(r.weights), key="rel.weights1d")
+
+for w in rec.warnings:
+    st.warning(w)
+if not rec.private:
+    st.error("This release is NOT differentially private: " + "; ".join(rec.warnings))
+
+st.subheader("How close is it?")
+st.caption("RKHS distance between the private embedding μ̂ and the released Σ wₘ k(zₘ,·) (lower is better). "
+           "Computed from the private rows for you only — not part of the release or of the download.")
+k1, k2, k3, k4 = st.columns(4)
+k1.metric("RKHS distance of this release", S.fmt(m["distance"]),
+          help=f"‖μ̂‖ = {S.fmt(m['kme_norm'])} for scale.")
+k2.metric("Noise-free projection", S.fmt(m.get("projection")),
+          help="The same points with the exact (non-private) weights: the error due to the points alone.")
+k3.metric("Uniform baseline (public rows, 1/M)", S.fmt(m.get("baseline")),
+          help="The first M publishable rows with equal weights (the paper's baseline).")
+rel_err = m["distance"] / m["kme_norm"] if m.get("kme_norm") else float("nan")
+k4.metric("Relative error ‖μ̃ − μ̂‖/‖μ̂‖", f"{rel_err:.1%}" if np.isfinite(rel_err) else "n/a")
+k5, k6, k7, k8 = st.columns(4)
+k5.metric("ε spent", f"{r.epsilon:g}" if r.epsilon else "0")
+k6.metric("Noise σ", S.fmt(r.sigma))
+k7.metric("Runtime", f"{r.seconds:.2f} s")
+k8.metric("Seed", str(r.seed) if r.seed is not None else "—",
+          help=("Seeded (teaching): anyone with the seed can replay the noise." if r.noise_source == "seeded"
+                else "From OS entropy; kept here for you, not exported."))
+
+if ds.dim >= 2:
+    st.subheader("Private vs released embedding")
+    lo, hi = C.plot_window(ds, dims=dims)
+    xs, ys, G = C.grid_points(ds, lo, hi, dims=dims)
+    with guard("draw the heat-maps"):
+        priv = C.private_kme_on_grid(ds.key, C.kernel_key(r.kernel), C.array_key(G), G, ds.X)
+        rel = r.evaluate(G)
+        st.plotly_chart(kme_heatmaps(xs, ys, priv, rel, columns=[str(c) for c in ds.columns], dims=dims,
+                                     Z=r.points, w=r.weights), key="rel.heat")
+        if ds.dim > 2:
+            st.caption("A slice through the centre of q: the other coordinates are fixed there.")
+        st.caption("The difference is the *witness function*: where the release over-represents (blue) or "
+                   "under-represents (red) the data. White dots: the synthetic points.")
+
+c1, c2 = st.columns([1, 1])
+with c1:
+    st.plotly_chart(weight_histogram(r.weights), key="rel.hist")
+    neg = int((r.weights < 0).sum())
+    st.caption(f"{neg} of {r.n_points} weights are negative (hollow diamonds in the plot); Σ w = {r.weights.sum():.4g}, "
+               f"Σ |w| = {r.weight_l1:.4g}. Negative weights are legitimate: the release is a signed measure.")
+with c2:
+    st.markdown("**Download the release**")
+    st.caption("The CSV has one row per synthetic point (original units) and its weight; the JSON has every "
+               "parameter needed to interpret and replay it (mechanism, ε, δ, σ, kernel, seed, version).")
+    d1, d2 = st.columns(2)
+    d1.download_button("CSV: points + weights", data=release_csv(rec, ds), file_name=file_stem(rec) + ".csv",
+                       mime="text/csv", key="rel.dl_csv", on_click="ignore", icon=":material/download:")
+    d2.download_button("JSON: parameters", data=release_json(rec, ds), file_name=file_stem(rec) + ".json",
+                       mime="application/json", key="rel.dl_json", on_click="ignore", icon=":material/download:")
+    with st.expander("Replay this release"):
+        st.markdown(
+            f"Re-running **{rec.mechanism_label}** with seed `{r.seed}` and the same settings reproduces the "
+            "release exactly — and therefore reveals nothing new and costs no budget.")
+        if st.button("Replay with the recorded seed", key="rel.replay"):
+            with guard("replay the release"):
+                again = replay(rec, ds)
+                diff = float(np.max(np.abs(again.weights - r.weights))) if again.n_points == r.n_points else np.inf
+                same_pts = again.points.shape == r.points.shape and np.array_equal(again.points, r.points)
+                if diff == 0.0 and same_pts:
+                    st.success("Identical: same points, same weights (max |Δw| = 0).")
+                else:
+                    st.warning(f"Replay differs (max |Δw| = {diff:.3g}); the settings may have changed.")
+    st.page_link(PAGE_USE, label="Use this release as a third party →", icon=":material/calculate:")
+
+# ---------------------------------------------------------------------- repeat draws
+st.subheader("The randomness of a release")
+st.markdown(
+    "A private release is random: run the same mechanism several times and the weights change. Each draw is a "
+    "separate release of the same data and **spends budget** (the ledger composes them)."
+)
+spec_now = REGISTRY[ss[S.MECHANISM]]
+rc1, rc2 = st.columns([1, 3])
+with rc1:
+    k = st.number_input("Number of draws", min_value=2, max_value=10, step=1, key=S.N_REPEATS,
+                        persist_state="session")
+    again = st.button("Repeat draws", key="rel.repeat", disabled=params is None)
+if again and params is not None:
+    bar = st.progress(0.0, text="drawing")
+    with guard("repeat the release") as res:
+        ctx = make_context(ds, noise_source=ss[S.NOISE_SOURCE], seed=ss.get(S.SEED, 0),
+                           progress=lambda f, msg: bar.progress(min(max(f, 0.0), 1.0), text=msg), kernel=kernel,
+                           eps=eps)
+        repeat_draws(spec_now, params, ctx, int(k), allow_over=bool(ss.get(S.ALLOW_OVER)))
+    bar.empty()
+    if res.ok:
+        if ss[S.NOISE_SOURCE] == "seeded":
+            ss["rel._next_seed"] = int(ss.get(S.SEED, 0)) + int(k) + 1   # never reuse a seed
+        ss["rel._toast"] = f"{int(k)} draws done"
+        st.rerun()
+rep = ss.get(S.REPEAT_DRAWS)
+with rc2:
+    if rep and rep["dataset_key"] == ds.key:
+        for n in rep["notes"]:
+            st.warning(n)
+        d = np.asarray(rep["distances"])
+        rels = rep["releases"]
+        line_dim = dims[0]
+        center = ds.public.mean(axis=0) if ds.n_public else (ds.q_center if ds.q_center is not None
+                                                            else np.zeros(ds.dim))
+        lo, hi = C.plot_window(ds, dims=(line_dim, line_dim))
+        xs = np.linspace(lo[0], hi[0], 200)
+        L = np.tile(center, (xs.size, 1))
+        L[:, line_dim] = xs
+        kern = rep["kernel"]
+        priv_line = C.private_kme_on_grid(ds.key, C.kernel_key(kern), C.array_key(L), L, ds.X)
+        lines = [rr.evaluate(L) for rr in rels]
+        st.plotly_chart(repeat_figure(xs, priv_line, lines, xlabel=f"{ds.columns[line_dim]} (other coordinates "
+                                      "at the publishable-subset mean)" if ds.n_public else str(ds.columns[line_dim]),
+                                      distances=d), key="rel.repeat_fig")
+        st.caption(f"{len(rels)} draws of {rep['mechanism']}: RKHS distance {d.mean():.3g} ± {d.std(ddof=1):.2g} "
+                   f"(mean ± sd); seeds {', '.join(str(s) for s in rep['seeds'])}.")
+    else:
+        st.caption("Press **Repeat draws** to overlay several independent releases.")
+
+with st.expander("All releases of this dataset"):
+    table = pd.DataFrame([{
+        "id": x.id, "mechanism": x.mechanism_label, "ε": x.release.epsilon, "δ": x.release.delta,
+        "M": x.release.n_points, "σ": x.release.sigma, "seed": x.release.seed, "noise": x.release.noise_source,
+        "RKHS distance": x.metrics.get("distance"), "private": x.private, "seconds": round(x.release.seconds, 3),
+    } for x in recs])
+    st.dataframe(table, hide_index=True)
+    st.page_link(PAGE_LEDGER, label="Budget ledger", icon=":material/account_balance_wallet:")
