@@ -159,7 +159,7 @@ def test_algorithm2_release_records_guarantee_and_is_reproducible():
     assert a.sigma == pytest.approx(a.sensitivity * math.sqrt(2 * math.log(1.25e6)) / 0.5, rel=1e-12)
     assert a.seed == 7 and a.noise_source == "seeded"
     assert a.params["solver"] == reduced_set.DEFAULT_SOLVER and a.params["n_features"] == 400
-    assert a.weights.min() >= 0 and abs(a.weights.sum() - 1) < 1e-12
+    assert a.weights.min() >= 0 and a.weights.sum() <= 1 + 1e-12  # default: sub-simplex
     c = algorithm2(X, **{**kw, "random_state": 8})
     assert not np.array_equal(a.points, c.points)
 

@@ -20,7 +20,8 @@ Solvers (:data:`SOLVERS`, :func:`list_solvers`):
 
 ``"pursuit-joint"`` (default, most accurate)
     Greedy Frank–Wolfe selection from a pool of public candidates, then joint
-    L-BFGS on all locations and simplex weights (:mod:`.pursuit`, :mod:`.joint`).
+    L-BFGS on all locations and non-negative weights with :math:`\sum w \le 1`
+    (:mod:`.pursuit`, :mod:`.joint`).
 ``"preimage"``
     The paper's iterated approximate pre-images with an L1 refit (:mod:`.preimage`).
 ``"joint"``
@@ -82,7 +83,7 @@ SOLVERS: dict[str, SolverSpec] = {
     "pursuit-joint": SolverSpec(
         "pursuit-joint", pursuit_joint,
         "Greedy Frank-Wolfe over a pool of public candidates, then joint L-BFGS of all locations and "
-        "simplex weights. Most accurate (default).", True, True),
+        "non-negative weights summing to at most 1. Most accurate (default).", True, True),
     "preimage": SolverSpec(
         "preimage", preimage,
         "The paper's iterated approximate pre-images (Adam per point, greedy weight, deflation), then an "

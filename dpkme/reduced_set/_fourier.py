@@ -31,8 +31,8 @@ __all__ = ["FourierMap"]
 # Elements (rows x J/2) of one block of trigonometric values.
 _BLOCK_ELEMENTS = 1 << 19
 # Above this many stored elements (rows x J) the joint objective recomputes the
-# trigonometric values in its second pass instead of keeping them (2 GiB float32).
-_STORE_LIMIT = 1 << 29
+# trigonometric values in its second pass instead of keeping them (1 GiB float32).
+_STORE_LIMIT = 1 << 28
 
 
 class FourierMap:
