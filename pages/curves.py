@@ -14,6 +14,7 @@ from dpkme.subspace import draw_points_from_q
 from pages._shared import compute as C
 from pages._shared import state as S
 from pages._shared.figures import PALETTE, curves_figure
+from pages._shared.mechanisms import algorithm2_available
 from pages._shared.widgets import guard, require_dataset
 
 ss = st.session_state
@@ -80,6 +81,19 @@ with left:
             ss["crv.kind"] = next(iter(kinds))
         kind = st.radio("Synthetic points", list(kinds), format_func=kinds.get, key="crv.kind",
                         persist_state="session")
+        mech_opts = ["Algorithm 1"] + (["Algorithm 2"] if algorithm2_available() else [])
+        mechs = st.multiselect("Mechanisms", mech_opts, default=["Algorithm 1"], key="crv.mechs",
+                               persist_state="session",
+                               help="Algorithm 2 runs a reduced-set solver per ε and repetition (seconds each).")
+        if "Algorithm 2" in mechs:
+            from dpkme.random_features import list_solvers
+
+            a2j = st.select_slider("Algorithm 2: random features J", options=[200, 500, 1000, 2000, 5000],
+                                   value=1000, key="crv.J", persist_state="session")
+            a2s = st.selectbox("Algorithm 2: solver", [s["name"] for s in list_solvers()], key="crv.solver",
+                               persist_state="session")
+            st.caption("Algorithm 2 starts from draws of q (centre and spread as on the Release page). One solver run "
+                       "per ε and repetition, a few seconds each: start with few ε values and repetitions.")
         e_lo, e_hi = st.select_slider("ε range (log scale)", options=eps_grid, format_func=lambda v: f"{v:g}",
                                       value=(0.01, 10.0), key="crv.eps_range", persist_state="session")
         ss.setdefault("crv.n_eps", 4)
@@ -100,6 +114,10 @@ with left:
         ss.setdefault("crv.paper_m", 2000)
         m_max = st.select_slider("Largest M (the paper: 10 000)", options=[500, 1000, 2000, 5000], key="crv.paper_m",
                                  persist_state="session")
+        with_alg2 = False
+        if preset == "fig2" and algorithm2_available():
+            with_alg2 = st.checkbox("Include Algorithm 2 (dashed; J = 1000, M ≤ 1000, about 30 s)", value=True,
+                                    key="crv.fig2_alg2", persist_state="session")
         st.caption("The paper's settings: mixture of 10 Gaussians (seed 0), γ = 10⁻⁴/D, ε ∈ {0.01, 0.1, 1}, "
                    "δ = 10⁻⁶, classic calibration with Δ = 2/N, full basis"
                    + (", q = N(0, 500² I)." if preset == "fig2" else ", the first M rows public."))
@@ -113,12 +131,14 @@ with left:
 if preset == "custom":
     eps_values = sorted({float(v) for v in np.geomspace(e_lo, e_hi, int(n_eps))}) if e_hi > e_lo else [float(e_lo)]
     kernel = C.current_kernel()
-    config = {"preset": preset, "kind": kind, "eps": eps_values, "m_max": int(m_max), "reps": int(reps),
+    a2 = "Algorithm 2" in mechs
+    config = {"preset": preset, "kind": kind, "mechs": list(mechs), "a2": [a2j, a2s] if a2 else None,
+              "eps": eps_values, "m_max": int(m_max), "reps": int(reps),
               "seed": int(seed), "ds": ds.key, "kernel": kernel.to_dict(), "delta": S.delta(),
               "cal": ss[S.CALIBRATION], "sens": ss[S.SENS_MODE]}
 else:
     config = {"preset": preset, "dim": int(dim), "n": int(n_paper), "m_max": int(m_max), "reps": int(reps),
-              "seed": int(seed)}
+              "seed": int(seed), "alg2": bool(with_alg2)}
 config_key = json.dumps(config, sort_keys=True, default=str)
 
 
@@ -143,16 +163,44 @@ if run:
                 Z, sample = draw_points_from_q(int(m_max), ds.dim, scale=float(ss.get(S.Q_SCALE, ds.q_scale)),
                                                rng=rng, center=ds.q_center), False
             kxx = C.mean_kxx(ds.key, C.kernel_key(kernel), ds.X)
+            if not mechs:
+                raise ValueError("choose at least one mechanism.")
+            share = 0.25 if a2 else 1.0
             curves = subspace_curves(
                 ds.X, Z, kernel=kernel, epsilons=eps_values, delta=S.delta(), m_grid=paper_m_grid(int(m_max), 60),
                 reps=int(reps), calibration=ss[S.CALIBRATION], sensitivity=ss[S.SENS_MODE], points_are_sample=sample,
-                mean_kxx=kxx, random_state=int(seed), progress=progress)
+                mean_kxx=kxx, random_state=int(seed), progress=lambda f, m: progress(share * f, m))
             table = _long_table(curves, f"{ds.name}: {kind}")
+            if "Algorithm 1" not in mechs:
+                table = table[table["method"] != "Algorithm 1"]
+            if a2:
+                from pages._shared.alg2 import alg2_sweep
+
+                rows = alg2_sweep(ds, kernel, epsilons=eps_values, m_grid=paper_m_grid(int(m_max), 8),
+                                  reps=int(reps), delta=S.delta(), calibration=ss[S.CALIBRATION],
+                                  n_features=int(a2j), solver=a2s, q_scale=float(ss.get(S.Q_SCALE, ds.q_scale)),
+                                  seed=int(seed), mean_kxx=kxx,
+                                  progress=lambda f, m: progress(share + (1 - share) * f, m))
+                extra = pd.DataFrame(rows)
+                extra["scenario"] = f"{ds.name}: q"
+                extra["F"] = np.nan
+                table = pd.concat([table, extra[table.columns]], ignore_index=True)
         else:
             X = _paper_data(int(n_paper), int(dim))
             fn = fig1 if preset == "fig1" else fig2_alg1
-            out = fn(X, max_m=int(m_max), reps=int(reps), seed=int(seed), progress=progress)
+            share = 0.15 if with_alg2 else 1.0
+            out = fn(X, max_m=int(m_max), reps=int(reps), seed=int(seed), progress=lambda f, m: progress(share * f, m))
             table = _from_reproduce(out, f"{preset} D={dim} N={n_paper}")
+            if with_alg2:
+                from dpkme.reproduce_alg2 import fig2_alg2
+
+                res2 = fig2_alg2(X, n_features=1000, max_m=min(int(m_max), 1000), seed=int(seed),
+                                 mean_kxx=out["mean_kxx"], solver_options={"pool_size": 4000, "max_iter": 30},
+                                 progress=lambda f, m: progress(share + (1 - share) * f, m))
+                rows = [{"scenario": f"{preset} D={dim} N={n_paper}", "method": "Algorithm 2", "M": m, "F": np.nan,
+                         "epsilon": eps, "rep": 0, "distance": d}
+                        for eps, ds_ in zip(res2["epsilons"], res2["alg2"]) for m, d in zip(res2["M"], ds_)]
+                table = pd.concat([table, pd.DataFrame(rows)], ignore_index=True)
         ss[S.CURVES] = {"key": config_key, "table": table, "label": PRESETS[preset]}
     bar.empty()
 
@@ -166,17 +214,25 @@ with right:
         st.warning("The curves below were computed with other settings; press **Compute curves** to update.")
     t = stored["table"]
     alg = t[t["method"] == "Algorithm 1"]
-    eps_list = sorted(alg["epsilon"].unique())
+    eps_list = sorted(alg["epsilon"].unique()) or sorted(t[t["method"] == "Algorithm 2"]["epsilon"].unique())
     Ms = sorted(t["M"].unique())
     series = []
     for i, eps in enumerate(eps_list):
         g = alg[alg["epsilon"] == eps].groupby("M")["distance"]
-        series.append({"name": f"Algorithm 1, ε = {eps:g}", "y": g.mean().values, "lo": g.min().values,
+        series.append({"name": f"Algorithm 1, ε = {eps:g}", "x": list(g.mean().index), "y": g.mean().values,
+                       "lo": g.min().values,
                        "hi": g.max().values, "color": PALETTE[i % len(PALETTE)]})
+    alg2 = t[t["method"] == "Algorithm 2"]
+    for i, eps in enumerate(sorted(alg2["epsilon"].unique())):
+        g = alg2[alg2["epsilon"] == eps].groupby("M")["distance"]
+        color = PALETTE[eps_list.index(eps) % len(PALETTE)] if eps in eps_list else PALETTE[(i + 4) % len(PALETTE)]
+        series.append({"name": f"Algorithm 2, ε = {eps:g}", "x": list(g.mean().index), "y": g.mean().values,
+                       "lo": g.min().values if len(alg2["rep"].unique()) > 1 else None, "hi": g.max().values,
+                       "color": color, "dash": "dash"})
     for name, dash, color in (("uniform baseline", "dash", "#000000"), ("noise-free projection", "dot", "#7f7f7f")):
         g = t[t["method"] == name].groupby("M")["distance"].mean()
         if len(g) and g.notna().any():
-            series.append({"name": name, "y": g.values, "dash": dash, "color": color})
+            series.append({"name": name, "x": list(g.index), "y": g.values, "dash": dash, "color": color})
     st.plotly_chart(curves_figure(Ms, series, xlabel="number of synthetic points M",
                                   title=f"Distance against M — {stored['label']}"), key="crv.fig_m")
     st.caption("Bands: min–max over repetitions. More points let the span cover the data better, but every "
@@ -188,13 +244,21 @@ if len(eps_list) > 1:
     if ss.get("crv.m_pick") not in m_pick_opts:
         ss["crv.m_pick"] = default_m
     m_pick = st.select_slider("M for the ε curve", options=m_pick_opts, key="crv.m_pick")
-    sub = alg[alg["M"] == m_pick].groupby("epsilon")["distance"]
-    e_series = [{"name": f"Algorithm 1, M = {m_pick}", "y": sub.mean().values, "lo": sub.min().values,
-                 "hi": sub.max().values, "color": PALETTE[3]}]
+    e_series = []
+    for j, method in enumerate(("Algorithm 1", "Algorithm 2")):
+        part = t[t["method"] == method]
+        if part.empty:
+            continue
+        m_near = min(part["M"].unique(), key=lambda x: abs(x - m_pick))
+        sub = part[part["M"] == m_near].groupby("epsilon")["distance"]
+        e_series.append({"name": f"{method}, M = {m_near}", "x": list(sub.mean().index), "y": sub.mean().values,
+                         "lo": sub.min().values, "hi": sub.max().values, "color": PALETTE[3 + j],
+                         "dash": "solid" if j == 0 else "dash"})
     for name, dash, color in (("uniform baseline", "dash", "#000000"), ("noise-free projection", "dot", "#7f7f7f")):
         v = t[(t["method"] == name) & (t["M"] == m_pick)]["distance"]
         if len(v):
-            e_series.append({"name": name, "y": [float(v.iloc[0])] * len(eps_list), "dash": dash, "color": color})
+            e_series.append({"name": name, "x": eps_list, "y": [float(v.iloc[0])] * len(eps_list), "dash": dash,
+                             "color": color})
     st.plotly_chart(curves_figure(eps_list, e_series, xlabel="ε (log scale)",
                                   title=f"Distance against ε at M = {m_pick}"), key="crv.fig_eps")
 

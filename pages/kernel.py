@@ -153,6 +153,8 @@ sens_tex = (rf"\Delta = \frac{{\sqrt{{2\,k(x,x)}}}}{{N}} = \frac{{\sqrt{{2\cdot 
 st.markdown("**Sensitivity** — replacing one row xₙ by x′ moves the embedding by "
             "‖k(xₙ,·) − k(x′,·)‖/N, and ‖k(x,·) − k(x′,·)‖² = k(x,x) + k(x′,x′) − 2k(x,x′) ≤ 2 for these kernels:")
 st.latex(sens_tex)
+st.caption("Algorithm 2 privatises a vector of unit-norm random features instead; there the sensitivity is "
+           "2/N whatever is chosen here (the random-feature kernel can be negative), and σ is calibrated to it.")
 if ss[S.CALIBRATION] == "analytic":
     st.markdown("**Noise scale** — the smallest σ that satisfies the exact Gaussian-mechanism condition "
                 "(Balle & Wang 2018, Theorem 8):")

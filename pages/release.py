@@ -56,6 +56,8 @@ with left:
                        persist_state="session")
     if not algorithm2_available():
         st.caption("Algorithm 2 (random features + reduced set) appears here once the library provides it.")
+    if not ds.n_public:
+        st.caption("Mechanisms using the publishable subset need a publishable fraction > 0 (Data page).")
     spec = REGISTRY[key]
     st.caption(spec.summary)
     with st.expander("How it works"):
@@ -72,7 +74,7 @@ with left:
     st.radio("Noise source", ["seeded", "os-entropy"], key=S.NOISE_SOURCE, persist_state="session",
              label_visibility="collapsed",
              format_func={"seeded": "Seeded — teaching, replayable (not private if the seed is published)",
-                          "os-entropy": "OS entropy — a real release (seed kept by you, not exported)"}.get)
+                          "os-entropy": "OS entropy — a real release (no seed recorded: cannot be replayed)"}.get)
     if ss[S.NOISE_SOURCE] == "seeded":
         st.number_input("Seed", min_value=0, max_value=2**53 - 1, step=1, key=S.SEED, persist_state="session")
     st.checkbox("Allow exceeding the budget (teaching)", key=S.ALLOW_OVER, persist_state="session")
@@ -152,9 +154,9 @@ k5, k6, k7, k8 = st.columns(4)
 k5.metric("ε spent", f"{r.epsilon:g}" if r.epsilon else "0")
 k6.metric("Noise σ", S.fmt(r.sigma))
 k7.metric("Runtime", f"{r.seconds:.2f} s")
-k8.metric("Seed", str(r.seed) if r.seed is not None else "—",
+k8.metric("Seed", str(r.seed) if r.noise_source == "seeded" and r.seed is not None else "not recorded",
           help=("Seeded (teaching): anyone with the seed can replay the noise." if r.noise_source == "seeded"
-                else "From OS entropy; kept here for you, not exported."))
+                else "OS entropy: no seed is recorded or exported, so nobody can regenerate the noise."))
 
 if ds.dim >= 2:
     st.subheader("Private vs released embedding")
@@ -186,18 +188,23 @@ with c2:
     d2.download_button("JSON: parameters", data=release_json(rec, ds), file_name=file_stem(rec) + ".json",
                        mime="application/json", key="rel.dl_json", on_click="ignore", icon=":material/download:")
     with st.expander("Replay this release"):
-        st.markdown(
-            f"Re-running **{rec.mechanism_label}** with seed `{r.seed}` and the same settings reproduces the "
-            "release exactly — and therefore reveals nothing new and costs no budget.")
-        if st.button("Replay with the recorded seed", key="rel.replay"):
-            with guard("replay the release"):
-                again = replay(rec, ds)
-                diff = float(np.max(np.abs(again.weights - r.weights))) if again.n_points == r.n_points else np.inf
-                same_pts = again.points.shape == r.points.shape and np.array_equal(again.points, r.points)
-                if diff == 0.0 and same_pts:
-                    st.success("Identical: same points, same weights (max |Δw| = 0).")
-                else:
-                    st.warning(f"Replay differs (max |Δw| = {diff:.3g}); the settings may have changed.")
+        if r.noise_source != "seeded" or r.seed is None:
+            st.markdown("This release drew its noise from OS entropy and recorded no seed: it cannot be replayed "
+                        "— which is exactly what a real release needs.")
+        else:
+            st.markdown(
+                f"Re-running **{rec.mechanism_label}** with seed `{r.seed}` and the same settings reproduces the "
+                "release exactly — and therefore reveals nothing new and costs no budget. (The same is true for "
+                "anyone who learns the seed: they can regenerate the noise and remove it.)")
+            if st.button("Replay with the recorded seed", key="rel.replay"):
+                with guard("replay the release"):
+                    again = replay(rec, ds)
+                    same_pts = again.points.shape == r.points.shape and np.array_equal(again.points, r.points)
+                    diff = float(np.max(np.abs(again.weights - r.weights))) if same_pts else np.inf
+                    if diff == 0.0:
+                        st.success("Identical: same points, same weights (max |Δw| = 0).")
+                    else:
+                        st.warning(f"Replay differs (max |Δw| = {diff:.3g}).")
     st.page_link(PAGE_USE, label="Use this release as a third party →", icon=":material/calculate:")
 
 # ---------------------------------------------------------------------- repeat draws
@@ -245,8 +252,9 @@ with rc2:
         st.plotly_chart(repeat_figure(xs, priv_line, lines, xlabel=f"{ds.columns[line_dim]} (other coordinates "
                                       "at the publishable-subset mean)" if ds.n_public else str(ds.columns[line_dim]),
                                       distances=d), key="rel.repeat_fig")
-        st.caption(f"{len(rels)} draws of {rep['mechanism']}: RKHS distance {d.mean():.3g} ± {d.std(ddof=1):.2g} "
-                   f"(mean ± sd); seeds {', '.join(str(s) for s in rep['seeds'])}.")
+        st.caption(f"{len(rels)} draws of {rep['mechanism']}: RKHS distance {d.mean():.3g} ± {d.std(ddof=1):.2g} (mean ± sd); "
+                   + ("seeds: " + ", ".join(str(s) for s in rep["seeds"]) + "."
+                      if all(x.noise_source == "seeded" for x in rels) else "noise from OS entropy, no seeds recorded."))
     else:
         st.caption("Press **Repeat draws** to overlay several independent releases.")
 

@@ -166,19 +166,20 @@ def repeat_figure(xs, private_line, draws: list[np.ndarray], *, xlabel: str, dis
 
 
 def curves_figure(x, series: list[dict], *, xlabel: str, title: str, log_x=True) -> go.Figure:
-    """Lines with optional error bands. ``series``: dicts with name, y, lo, hi, dash, color."""
+    """Lines with optional error bands. ``series``: dicts with name, y, optional x, lo, hi, dash, color."""
     fig = go.Figure()
     for s in series:
         color = s.get("color")
+        xs = list(s.get("x", x))
         if s.get("lo") is not None:
             fig.add_trace(go.Scatter(
-                x=list(x) + list(x)[::-1], y=list(s["hi"]) + list(s["lo"])[::-1], fill="toself",
+                x=xs + xs[::-1], y=list(s["hi"]) + list(s["lo"])[::-1], fill="toself",
                 fillcolor=_rgba(color, 0.18), line=dict(width=0), hoverinfo="skip", showlegend=False,
                 name=s["name"] + " band"))
-        fig.add_trace(go.Scatter(x=x, y=s["y"], mode="lines+markers" if len(x) < 30 else "lines", name=s["name"],
+        fig.add_trace(go.Scatter(x=xs, y=s["y"], mode="lines+markers" if len(xs) < 30 else "lines", name=s["name"],
                                  line=dict(color=color, dash=s.get("dash", "solid"), width=2)))
     fig.update_layout(title=title, xaxis_title=xlabel, yaxis_title="RKHS distance to the private KME (lower is better)",
-                      height=430, **_LAYOUT)
+                      height=470, **{**_LAYOUT, "margin": dict(l=10, r=10, t=40, b=10)})
     fig.update_xaxes(type="log" if log_x else "linear")
     fig.update_yaxes(type="log")
     return fig

@@ -80,7 +80,6 @@ def perform(spec: MechanismSpec, params: dict, ctx: RunContext, *, allow_over: b
     if over:
         notes.append(over)
     release = spec.run(ctx, params)
-    release.noise_source = ctx.noise_source
     ctx.progress(0.9, "evaluating against the private data (for you only)")
     metrics = evaluate(ds, ctx.kernel, release, spec)
     rec = S.ReleaseRecord(
@@ -138,7 +137,6 @@ def repeat_draws(spec: MechanismSpec, params: dict, ctx: RunContext, k: int, *, 
         ctx.random_state = None if base is None else base + 1 + i
         ctx.progress = lambda f, m, i=i: progress((i + f) / k, f"draw {i + 1} of {k}: {m}")
         r = spec.run(ctx, params)
-        r.noise_source = ctx.noise_source
         out.append(r)
         seeds.append(r.seed)
         dists.append(C.distance(ds, ctx.kernel, r.points, r.weights))

@@ -1,0 +1,145 @@
+"""Algorithm 2 (random features + reduced-set solver) for the Release page's registry.
+
+Imported by :mod:`.mechanisms` only when :mod:`dpkme.random_features` exists.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dpkme.accounting import PrivacyCharge, gaussian_charge
+from dpkme.mechanisms import calibrate_gaussian
+from dpkme.random_features import DEFAULT_SOLVER, algorithm2, list_solvers
+from dpkme.reduced_set import get_solver
+from dpkme.sensitivity import feature_mean_sensitivity
+
+from . import state as S
+from .mechanisms import MechanismSpec, RunContext, _n_points_control, register
+
+FEATURE_CHOICES = [200, 500, 1000, 2000, 5000, 10000]
+#: Interactive defaults of the solvers (the library's defaults target the paper's sizes).
+FAST_OPTIONS = {"pool_size": 4000, "max_iter": 50}
+
+
+def _solvers() -> dict[str, dict]:
+    return {s["name"]: s for s in list_solvers()}
+
+
+def _controls(ds: S.Dataset) -> dict:
+    ss = st.session_state
+    m = _n_points_control(2000, help="Synthetic points whose locations and weights the solver optimises.")
+    ss.setdefault(S.N_FEATURES, 1000)
+    J = st.select_slider("Random features J", options=FEATURE_CHOICES, key=S.N_FEATURES, persist_state="session",
+                         help="More features approximate the kernel better; the noise is spread over J coordinates.")
+    solvers = _solvers()
+    if ss.get(S.SOLVER) not in solvers:
+        ss[S.SOLVER] = DEFAULT_SOLVER
+    name = st.selectbox("Reduced-set solver", list(solvers), key=S.SOLVER, persist_state="session",
+                        format_func=lambda n: n + (" (default)" if solvers[n]["default"] else ""))
+    st.caption(solvers[name]["description"])
+    starts = {"q": "draws from q (declared)"}
+    if ds.n_public:
+        starts["public"] = "the publishable subset (public points)"
+    ss.setdefault("rel.alg2_start", "q")
+    if ss["rel.alg2_start"] not in starts:
+        ss["rel.alg2_start"] = "q"
+    start = st.radio("Initial points / candidate pool", list(starts), format_func=starts.get, key="rel.alg2_start",
+                     persist_state="session")
+    ss.setdefault(S.Q_SCALE, float(ds.q_scale))
+    q = st.number_input("Spread of q (standard deviation, declared)", min_value=1e-9, format="%.4g",
+                        key=S.Q_SCALE, persist_state="session", disabled=start != "q",
+                        help=f"Suggested: {ds.q_scale:.4g} — {ds.q_note}.")
+    if start == "public" and ds.n_public < m and name != "preimage":
+        st.caption(f"The pool has {ds.n_public} public points; the solver selects from them.")
+    return {"n_points": m, "n_features": int(J), "solver": name, "start": start, "q_scale": float(q)}
+
+
+def _run(ctx: RunContext, p: dict):
+    ds = ctx.ds
+    spec = get_solver(p["solver"])
+    options = {k: v for k, v in FAST_OPTIONS.items() if spec.accepts(k)}
+    initial = None
+    if p["start"] == "public":
+        initial = ds.public
+        if p["n_points"] > ds.n_public and not spec.uses_pool:
+            raise ValueError(f"the {p['solver']} solver starts from M = {p['n_points']} public points but the "
+                             f"publishable subset has {ds.n_public}; lower M or start from q.")
+    return algorithm2(
+        ds.X, kernel=ctx.kernel, epsilon=ctx.epsilon, delta=ctx.delta, n_points=p["n_points"],
+        n_features=p["n_features"], solver=p["solver"], calibration=ctx.calibration, initial_points=initial,
+        q_scale=p["q_scale"], q_loc=ds.q_center if ds.q_center is not None else 0.0,
+        random_state=ctx.random_state, progress=ctx.progress, solver_options=options,
+    )
+
+
+def _charge(ctx: RunContext, p: dict) -> PrivacyCharge:
+    # Unit-norm features: Δ = 2b/N with b = ‖φ(x)‖ ≤ 1 (Proposition 9). The charge records σ/Δ,
+    # which depends only on (ε, δ, calibration), not on Δ.
+    sens = feature_mean_sensitivity(n=ctx.ds.n, norm_bound=1.0)
+    cal = calibrate_gaussian(epsilon=ctx.epsilon, delta=ctx.delta, sensitivity=sens, method=ctx.calibration)
+    return gaussian_charge(f"Algorithm 2 (M = {p['n_points']}, J = {p['n_features']}, {p['solver']})", cal,
+                           details={"neighbouring": "replace-one", "noise_source": ctx.noise_source})
+
+
+register(MechanismSpec(
+    key="alg2",
+    label="Algorithm 2 — random features + reduced-set solver",
+    summary="Privatise the mean of J random Fourier features, then let a solver place and weight synthetic "
+            "points to match it. Locations are optimised too (helps in higher dimensions).",
+    explain=r"""**Algorithm 2** (Balog et al. 2018): map every row to $J$ random Fourier features
+$\phi(x)\in\mathbb R^J$ with $\|\phi(x)\|_2 = 1$ and $\phi(x)^\top\phi(y)\approx k(x,y)$; add Gaussian noise to the
+mean feature vector, $\tilde\mu = \frac1N\sum_n\phi(x_n) + \mathcal N(0,\sigma^2 I_J)$, with sensitivity
+$\Delta = 2/N$ (Proposition 9 — the random-feature kernel can be negative, so the √2 improvement of
+Algorithm 1 does not apply here); then a *reduced-set* solver finds $(z_m, w_m)$ minimising
+$\|\sum_m w_m\phi(z_m) - \tilde\mu\|$ (eq. 5). The solver sees only $\tilde\mu$ and public inputs: it is
+post-processing, so a poor solution can hurt accuracy but never privacy.""",
+    spends_budget=True, requires=lambda ds: None, controls=_controls, run=_run, charge=_charge,
+    evaluate_projection=False, tags=("algorithm2",),
+))
+
+
+def alg2_sweep(ds: S.Dataset, kernel, *, epsilons, m_grid, reps: int, delta: float, calibration: str,
+               n_features: int, solver: str, q_scale: float, seed: int, mean_kxx: float, progress=None) -> list[dict]:
+    """RKHS distances of Algorithm 2 releases for every ε, repetition and M of ``m_grid``.
+
+    One solver run per (ε, repetition) reports every size of the grid (``report_at``). Evaluation reads the
+    private rows (owner only). Rows: ``{"method", "M", "epsilon", "rep", "distance"}``.
+    """
+    import numpy as np
+
+    from dpkme.features import RandomFourierFeatures
+    from dpkme.metrics import rkhs_distance
+    from dpkme.random_features import privatise_feature_mean
+    from dpkme import reduced_set
+
+    m_grid = sorted({int(m) for m in m_grid})
+    spec = get_solver(solver)
+    options = {k: v for k, v in FAST_OPTIONS.items() if spec.accepts(k)}
+    seq = np.random.SeedSequence(int(seed))
+    s_feat, *streams = seq.spawn(1 + 2 * len(epsilons) * reps)
+    features = RandomFourierFeatures(kernel, n_components=int(n_features),
+                                     random_state=np.random.default_rng(s_feat)).fit(ds.dim)
+    rows, total, done = [], len(epsilons) * reps, 0
+    report = progress or (lambda f, m: None)
+    for i, eps in enumerate(epsilons):
+        for r in range(reps):
+            s_noise, s_solver = streams[2 * (i * reps + r)], streams[2 * (i * reps + r) + 1]
+            mu, cal = privatise_feature_mean(ds.X, features, epsilon=eps, delta=delta, calibration=calibration,
+                                             rng=np.random.default_rng(s_noise))
+            opts = dict(options)
+            if spec.accepts("noise_sigma"):
+                opts["noise_sigma"] = cal.sigma
+
+            def sub(f, msg, done=done):
+                report((done + f) / total, f"Algorithm 2, ε = {eps:g}, repetition {r + 1}: {msg}")
+
+            res = reduced_set.reduce(mu, features, n_points=m_grid[-1], solver=spec.name, q_scale=q_scale,
+                                     q_loc=ds.q_center if ds.q_center is not None else 0.0,
+                                     random_state=np.random.default_rng(s_solver), progress=sub,
+                                     report_at=m_grid, **opts)
+            for m in m_grid:
+                Z, w = res.checkpoints[m]
+                rows.append({"method": "Algorithm 2", "M": m, "epsilon": float(eps), "rep": r,
+                             "distance": rkhs_distance(ds.X, Z, w, kernel=kernel, mean_kxx=mean_kxx)})
+            done += 1
+    return rows
