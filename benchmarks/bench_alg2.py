@@ -39,7 +39,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from dpkme.features import RandomFourierFeatures  # noqa: E402
-from dpkme.reduced_set import DEFAULT_SOLVER  # noqa: E402
+from dpkme.reduced_set import DEFAULT_SOLVER, SOLVERS  # noqa: E402
 from dpkme.reproduce_alg2 import fig2_alg2, paper_kernel  # noqa: E402
 
 # Published Algorithm 2 distances of the authors' results file for D = 5
@@ -74,6 +74,8 @@ def main(argv=None) -> dict:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--solver", default=DEFAULT_SOLVER)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--all-solvers-m", type=int, default=100,
+                    help="also run every registered solver to this M (0 to skip)")
     ap.add_argument("--out", default=str(Path(__file__).resolve().parent / "results" / "alg2"))
     args = ap.parse_args(argv)
 
@@ -144,6 +146,16 @@ def main(argv=None) -> dict:
                                  "seconds_at_M": big["seconds_at_M"][0], "seconds_total": big["seconds"]}
         print(f"preimage to M={args.preimage_max_m} (eps={args.preimage_epsilon:g}): solver "
               f"{big['seconds_solver'][0]:.1f} s, total {big['seconds']:.1f} s", flush=True)
+    others = {}
+    if args.all_solvers_m > 0:
+        for name in SOLVERS:
+            opts = {"learning_rate": 100.0} if name == "preimage" else None
+            o = fig2_alg2(X, n_features=args.J, max_m=args.all_solvers_m, epsilons=EPSILONS, seed=args.seed,
+                          solver=name, mean_kxx=mean_kxx, solver_options=opts)
+            others[name] = {"distance": [row[-1] for row in o["alg2"]], "seconds_solver": o["seconds_solver"]}
+            print(f"{name} to M={args.all_solvers_m}: " + ", ".join(fmt(d) for d in others[name]["distance"])
+                  + f" ({sum(o['seconds_solver']):.1f} s for 3 eps)", flush=True)
+        res["all_solvers"] = {"M": args.all_solvers_m, "results": others}
     res["peak_rss_gib"] = peak_rss_gib()
     res["load_average_end"] = os.getloadavg()
     res["paper_seconds"] = PAPER_SECONDS
@@ -172,6 +184,13 @@ def main(argv=None) -> dict:
     lines += [f"| exact mean K_XX (evaluation only) | {res['seconds_mean_kxx']:.1f} |", "",
               f"Peak RSS: {res['peak_rss_gib']:.2f} GiB. Load average start {res['load_average_start']}, "
               f"end {res['load_average_end']}."]
+    if others:
+        lines += ["", f"Every solver at M={args.all_solvers_m} (one run each):", "",
+                  "| solver | " + " | ".join(f"ε={e:g}" for e in EPSILONS) + " | solver s (3 ε) |",
+                  "|---|---|---|---|---|"]
+        for name, o in others.items():
+            lines.append(f"| {name} | " + " | ".join(fmt(d) for d in o["distance"])
+                         + f" | {sum(o['seconds_solver']):.1f} |")
     if big is not None:
         lines += ["", f"Pre-image to M={args.preimage_max_m} at ε={args.preimage_epsilon:g}: "
                   + ", ".join(f"M={m}: {fmt(d)}" for m, d in zip(big["M"], big["alg2"][0]))]

@@ -5,6 +5,7 @@ All randomness is seeded; tolerances are stated next to each assertion.
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -224,3 +225,4 @@ def test_fig2_alg2_small_run_has_the_contract_keys():
     assert out["alg2"][1][-1] < out["alg2"][0][-1]
     assert calls[-1] == 1.0 and all(b > a for a, b in zip(calls, calls[1:]))
     assert out["seconds"] > 0 and len(out["seconds_at_M"][0]) == len(out["M"])
+    json.loads(json.dumps(out, allow_nan=False))  # the CLI writes it as JSON

@@ -30,6 +30,15 @@ __all__ = ["FourierMap"]
 
 # Elements (rows x J/2) of one block of trigonometric values.
 _BLOCK_ELEMENTS = 1 << 19
+# Below this many elements the work is done inline: a thread pool (and the
+# BLAS thread limit it sets) costs ~5 ms per call, more than the work itself.
+_INLINE_ELEMENTS = 1 << 17
+
+
+def _map(fn, tasks):
+    if len(tasks) <= 1:
+        return [fn(t) for t in tasks]
+    return parallel_map(fn, tasks)
 # Above this many stored elements (rows x J) the joint objective recomputes the
 # trigonometric values in its second pass instead of keeping them (1 GiB float32).
 _STORE_LIMIT = 1 << 28
@@ -73,6 +82,8 @@ class FourierMap:
         return 1.0 / rms if rms > 0 else 1.0
 
     def _rows(self, m: int) -> list[tuple[int, int]]:
+        if m * self.half <= _INLINE_ELEMENTS:
+            return block_ranges(m, max(1, m))
         size = max(1, _BLOCK_ELEMENTS // max(1, self.half))
         # at least one block per worker when there is enough work
         size = min(size, max(1, -(-m // n_workers())))
@@ -91,7 +102,7 @@ class FourierMap:
             out[r[0]:r[1], h:] = np.sin(A, out=A)
             out[r[0]:r[1]] *= self.scale
 
-        parallel_map(work, self._rows(Z.shape[0]))
+        _map(work, self._rows(Z.shape[0]))
         return out
 
     def correlations(self, Z: np.ndarray, vectors: np.ndarray) -> np.ndarray:
@@ -114,7 +125,7 @@ class FourierMap:
             res += np.sin(A, out=A) @ Vs
             out[r[0]:r[1]] = res
 
-        parallel_map(work, self._rows(Z.shape[0]))
+        _map(work, self._rows(Z.shape[0]))
         return out[:, 0] if vec else out
 
     # ------------------------------------------------------ single point
@@ -179,7 +190,7 @@ class FourierMap:
             return sums
 
         total = np.zeros(self.n_components)
-        for part in parallel_map(first, list(enumerate(rows))):
+        for part in _map(first, list(enumerate(rows))):
             total += part
         res = self.scale * total - target
         f = float(res @ res)
@@ -199,7 +210,7 @@ class FourierMap:
             C -= S
             gZ[r[0]:r[1]] = (C @ self.Wd).astype(np.float64) * w[r[0]:r[1], None]
 
-        parallel_map(second, list(enumerate(rows)))
+        _map(second, list(enumerate(rows)))
         return f, gZ, gw
 
     def residual(self, Z: np.ndarray, w: np.ndarray, target: np.ndarray) -> np.ndarray:
@@ -215,6 +226,6 @@ class FourierMap:
             s = wd[r[0]:r[1]] @ np.sin(A, out=A)
             return np.concatenate([c, s]).astype(np.float64)
 
-        for part in parallel_map(work, self._rows(Z.shape[0])):
+        for part in _map(work, self._rows(Z.shape[0])):
             total += part
         return self.scale * total - np.asarray(target, dtype=np.float64)
