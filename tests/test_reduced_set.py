@@ -194,6 +194,14 @@ def test_greedy_first_step_exact_with_shortlist():
     assert idx[0] == int(np.argmax(fmap.features(pool) @ target))
 
 
+def test_greedy_selects_distinct_candidates_beyond_the_shortlist():
+    fmap, target, _, _, rng = _small_problem(J=100, noise=0.0)
+    pool = rng.normal(scale=2.0, size=(300, 2))
+    idx, w, _, _ = greedy_select(Problem(target, fmap), pool, n_points=250, shortlist=8, refresh=0.5)
+    assert len(set(idx.tolist())) == 250
+    assert w.min() >= 0 and abs(w.sum() - 1) < 1e-12
+
+
 # ------------------------------------------------------------------ solvers
 def _source(D=2, scale=2.0):
     return PointSource(D, scale=scale)

@@ -23,7 +23,7 @@ Cost. :math:`c` is computed once; :math:`h` needs a pass over the pool
 (:math:`K\times J` trigonometric values, streamed in blocks — the
 :math:`K\times J` matrix is never stored). The pass is repeated on a geometric
 schedule (``refresh``: after :math:`\max(1, \lfloor\texttt{refresh}\cdot t\rfloor)`
-steps); in between, :math:`h` is updated exactly for a shortlist of the
+steps, at most half the shortlist); in between, :math:`h` is updated exactly for a shortlist of the
 ``shortlist`` best-scoring candidates (their features are held) and the choice is
 made among them. With ``shortlist >= K`` and ``refresh = 0`` the greedy is exact.
 """
@@ -96,7 +96,7 @@ def greedy_select(
     next_refresh = 0
 
     for t in range(M):
-        if t >= next_refresh:
+        if t >= next_refresh or not available[S].any():
             if t > 0:
                 h = fmap.correlations(pool, y)
             score = np.where(available, c - h, -np.inf)
@@ -104,7 +104,8 @@ def greedy_select(
             S = np.argpartition(-score, T - 1)[:T] if T < K else np.nonzero(available)[0]
             PhiS = fmap.features(pool[S], dtype=fmap.dtype)
             hS = h[S].copy()
-            next_refresh = t + max(1, int(math.floor(refresh * t)))
+            # never longer than half the shortlist, so it cannot run out in between
+            next_refresh = t + min(max(1, int(math.floor(refresh * t))), max(1, T // 2))
         scoreS = np.where(available[S], c[S] - hS, -np.inf)
         j = int(np.argmax(scoreS))
         k = int(S[j])
