@@ -13,7 +13,8 @@ Real-browser tests (Playwright + Debian's ``/usr/bin/chromium``), mark them
     ``app_page``: a fresh Playwright ``page`` (new session) opened at the app,
     with the first script run finished.
     ``wait_idle(page)``: wait until the script is not running.
-    ``nav(page, "Link text")``: click a sidebar navigation link, wait for the run.
+    ``nav(page, "Release")``: click the sidebar link with exactly that text (its
+    icon aside), wait until the URL changes and the page's run has finished.
     ``assert_no_exception(page)``: fail if an ``stException`` box is visible.
     ``expect`` times out after 20 s (Playwright's default is 5 s).
 
@@ -24,6 +25,7 @@ browser suite must not look green. ``bash tests/run.sh`` installs it.
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -161,6 +163,7 @@ def streamlit_server():
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout=10)
+        shutil.rmtree(log_dir, ignore_errors=True)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -218,8 +221,8 @@ def assert_no_exception(page: Page) -> None:
 
 
 def nav(page: Page, name: str) -> None:
-    """Click the sidebar navigation link ``name`` and wait for the page's run."""
-    link = page.get_by_test_id("stSidebarNav").get_by_role("link", name=name)
+    """Click the sidebar link whose text (icon aside) is exactly ``name``; wait for the run."""
+    link = page.get_by_test_id("stSidebarNav").get_by_role("link", name=name, exact=True)
     href = link.get_attribute("href")
     link.click()
     # The URL changes once the server starts the new page's run; only then is
