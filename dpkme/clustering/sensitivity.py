@@ -1,0 +1,177 @@
+r"""Sensitivities of one noisy Lloyd step (cluster sizes and feature sums) and of the norm histogram.
+
+Setting
+-------
+Centres :math:`c_1,\dots,c_k \in \mathbb R^J` are **public** (the data-independent
+initialisation, or the noisy output of the previous iteration). A row is
+assigned to :math:`a(x) = \arg\min_j \|z(x) - c_j\|_2^2`, which depends on
+that row and the public centres only. One step releases
+
+.. math::
+    \hat n = n + \mathcal N(0, \sigma_n^2 I_k), \qquad
+    \hat S = S + \mathcal N(0, \sigma_s^2 I_{k\times J}),
+
+with :math:`n_i = |D_i|`, :math:`S_i = \sum_{x\in D_i} z(x)` and
+:math:`\|z(x)\|_2 \le C` for every x.
+
+Separate sensitivities
+----------------------
+*add/remove one row* (unbounded DP): the row enters or leaves exactly one
+cluster, so :math:`\Delta_2(n) = 1` and :math:`\Delta_2(S) = \|z(x)\| \le C`.
+
+*replace one row* :math:`x \to x'` (bounded DP, the paper's relation):
+
+* different clusters :math:`a = a(x) \ne b = a(x')`: :math:`n` changes by
+  :math:`-e_a + e_b` (L2 :math:`\sqrt2`) and :math:`S` by :math:`-z(x)` in row
+  :math:`a` and :math:`+z(x')` in row :math:`b` (L2
+  :math:`\sqrt{\|z(x)\|^2 + \|z(x')\|^2} \le \sqrt2 C`);
+* same cluster: :math:`n` unchanged, :math:`S_a` changes by
+  :math:`z(x') - z(x)`, of norm up to :math:`2C` (attained when
+  :math:`z(x') = -z(x)`; for paired random Fourier features
+  :math:`z(x)^\top z(x') = \frac{2a}J\sum_j\cos\omega_j^\top(x - x')` reaches
+  :math:`-a` with a single frequency and comes close for many).
+
+Hence :math:`\Delta_2(n) = \sqrt2` (as Acs et al. state) but
+:math:`\Delta_2(S) = \max(\sqrt2 C, 2C) = 2C`, not the :math:`\sqrt2 C` of their
+Section III-A: the same-cluster replacement is the worst case.
+
+Joint release (the choice made here)
+------------------------------------
+Sizes and sums are one Gaussian mechanism on the rescaled vector
+:math:`v = (n/\sigma_n,\ S/\sigma_s)` with unit noise (rescaling by public
+constants is a bijection, so it changes nothing), whose sensitivity
+:math:`\mu = \sup_{D\sim D'}\|v(D) - v(D')\|_2` is computed from the cases
+above, **jointly**:
+
+.. math::
+    \text{add/remove:}\quad \mu^2 = \frac{1}{\sigma_n^2} + \frac{C^2}{\sigma_s^2},
+    \qquad
+    \text{replace-one:}\quad \mu^2 = \max\Bigl(\frac{2}{\sigma_n^2} + \frac{2C^2}{\sigma_s^2},\ \frac{4C^2}{\sigma_s^2}\Bigr).
+
+(Under add/remove both worst cases happen for the same pair, so this equals
+composing two Gaussian mechanisms. Under replace-one they never happen
+together, and composing the two separately, :math:`2/\sigma_n^2 + 4C^2/\sigma_s^2`,
+would over-charge: by a factor 1.5 in :math:`\mu^2` at :math:`\sigma_n = \sigma_s/C`.) The step is then a Gaussian mechanism with
+noise multiplier :math:`1/\mu` at unit sensitivity, i.e. :math:`\mu`-GDP
+(Dong, Roth & Su 2022), with Rényi DP :math:`\alpha\mu^2/2` (Mironov 2017), and
+:math:`T` adaptively chosen steps (the centres of step t depend on the output of
+step t-1) compose to :math:`\sqrt{\sum_t\mu_t^2}`-GDP exactly.
+
+Under replace-one the count noise is *free* up to :math:`\sigma_n = \sigma_s/C`
+(then both terms of the max are equal): the paper's choice
+:math:`\sigma_n = \sqrt2\sigma_K,\ \sigma_s = \sqrt2\sigma_K C` sits exactly there.
+
+Norm histogram (Algorithm 3)
+----------------------------
+Counts of rows per norm bin :math:`(C_{j-1}, C_j]`: one row changes one count by
+1 under add/remove (:math:`\Delta_2 = 1`) and at most two counts by 1 under
+replace-one (:math:`\Delta_2 = \sqrt2`, as the paper says); rows with norm above
+:math:`C_{\max}` are in no bin, which can only lower these values. The noisy
+arg-max is post-processing of the noisy histogram.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .._validation import check_in, check_positive_float, check_positive_int
+from ..sensitivity import NEIGHBOURING
+
+__all__ = [
+    "lloyd_sensitivities",
+    "step_mu",
+    "histogram_sensitivity",
+    "noise_for_mu",
+    "auto_count_share",
+]
+
+
+def lloyd_sensitivities(*, norm_bound: float = 1.0, neighbouring: str = "replace-one") -> dict:
+    r"""L2 sensitivities of the cluster-size vector and the cluster-sum matrix of one Lloyd step.
+
+    Returns
+    -------
+    dict
+        ``counts``: :math:`\Delta_2(n)`; ``sums``: :math:`\Delta_2(S)`;
+        ``sums_cross_cluster`` / ``sums_same_cluster``: the two replace-one cases
+        (``None`` under add/remove); ``paper_counts`` / ``paper_sums``: the values
+        stated by Acs et al. (:math:`\sqrt2`, :math:`\sqrt2 C`).
+    """
+    C = check_positive_float(norm_bound, name="norm_bound")
+    check_in(neighbouring, NEIGHBOURING, name="neighbouring")
+    paper = {"paper_counts": math.sqrt(2.0), "paper_sums": math.sqrt(2.0) * C}
+    if neighbouring == "add-remove":
+        return {"counts": 1.0, "sums": C, "sums_cross_cluster": None, "sums_same_cluster": None, **paper}
+    return {"counts": math.sqrt(2.0), "sums": 2.0 * C, "sums_cross_cluster": math.sqrt(2.0) * C,
+            "sums_same_cluster": 2.0 * C, **paper}
+
+
+def step_mu(*, sigma_count: float, sigma_sum: float, norm_bound: float = 1.0,
+            neighbouring: str = "replace-one") -> float:
+    r"""Sensitivity :math:`\mu` of one joint (sizes, sums) release in units of its noise (= 1 / noise multiplier).
+
+    See the module docstring for the derivation.
+    """
+    sn = check_positive_float(sigma_count, name="sigma_count")
+    ss = check_positive_float(sigma_sum, name="sigma_sum")
+    C = check_positive_float(norm_bound, name="norm_bound")
+    check_in(neighbouring, NEIGHBOURING, name="neighbouring")
+    a, b = 1.0 / sn**2, C**2 / ss**2
+    if neighbouring == "add-remove":
+        return math.sqrt(a + b)
+    return math.sqrt(max(2.0 * a + 2.0 * b, 4.0 * b))
+
+
+def histogram_sensitivity(neighbouring: str = "replace-one") -> float:
+    """L2 sensitivity of a histogram of one value per row: 1 (add/remove) or sqrt(2) (replace-one)."""
+    check_in(neighbouring, NEIGHBOURING, name="neighbouring")
+    return 1.0 if neighbouring == "add-remove" else math.sqrt(2.0)
+
+
+def auto_count_share(neighbouring: str, n_features: int) -> float:
+    r"""Default share of a step's :math:`\mu^2` spent on the sizes.
+
+    * replace-one: 1/2, i.e. :math:`\sigma_n = \sigma_s/C`, where the count
+      noise costs nothing extra (module docstring);
+    * add/remove: :math:`1/(1 + 2\sqrt J)`. The centre error
+      :math:`\hat S_i/\hat n_i - S_i/n_i \approx \xi_i/n_i - c_i\eta_i/n_i` has
+      squared size :math:`(J\sigma_s^2 + \|c_i\|^2\sigma_n^2)/n_i^2`; minimising
+      it subject to :math:`1/\sigma_n^2 + C^2/\sigma_s^2 = \mu^2` gives a share
+      :math:`\|c_i\|/(\|c_i\| + C\sqrt J)`, evaluated at :math:`\|c_i\| = C/2`.
+    """
+    check_in(neighbouring, NEIGHBOURING, name="neighbouring")
+    J = check_positive_int(n_features, name="n_features")
+    if neighbouring == "replace-one":
+        return 0.5
+    return 1.0 / (1.0 + 2.0 * math.sqrt(J))
+
+
+def noise_for_mu(mu: float, *, norm_bound: float = 1.0, neighbouring: str = "replace-one",
+                 count_share: float = 0.5) -> tuple[float, float]:
+    r"""Noise standard deviations :math:`(\sigma_n, \sigma_s)` of one step with sensitivity ``mu``.
+
+    ``count_share`` :math:`s\in(0,1)` fixes the ratio
+    :math:`(1/\sigma_n^2) : (C^2/\sigma_s^2) = s : (1-s)`; the scale is then
+    set so that :func:`step_mu` returns ``mu`` (up to rounding, which is toward
+    more noise).
+    """
+    mu = check_positive_float(mu, name="mu")
+    C = check_positive_float(norm_bound, name="norm_bound")
+    check_in(neighbouring, NEIGHBOURING, name="neighbouring")
+    s = check_positive_float(count_share, name="count_share")
+    if not s < 1.0:
+        raise ValueError(f"count_share must lie in (0, 1), got {count_share}.")
+    r = s / (1.0 - s)  # a / b
+    if neighbouring == "add-remove":
+        b = mu**2 / (1.0 + r)
+    else:
+        b = mu**2 / max(2.0 * (1.0 + r), 4.0)
+    a = r * b
+    sigma_count = 1.0 / math.sqrt(a)
+    sigma_sum = C / math.sqrt(b)
+    for _ in range(60):  # rounding: make sure the realised mu is not above the requested one
+        if step_mu(sigma_count=sigma_count, sigma_sum=sigma_sum, norm_bound=C, neighbouring=neighbouring) <= mu:
+            break
+        sigma_count *= 1.0 + 1e-15
+        sigma_sum *= 1.0 + 1e-15
+    return sigma_count, sigma_sum
