@@ -428,19 +428,23 @@ def paper_plan(*, sigma_K: float, n_iter: int, delta: float, sigma_C: float | No
 
 
 # --------------------------------------------------------------------------- the paper's moments accountant
-def paper_log_moment(lam, *, n_iter: int, sigma_K: float, sigma_C: float | None = None):
+def paper_log_moment(lam, *, n_iter: int, sigma_K: float, sigma_C: float | None = None,
+                     norm_count: int | None = None):
     r"""Eq. (3) of Acs et al.: :math:`T(\lambda^2+\lambda)(1/(4\sigma_C^2) + 1/(2\sigma_K^2))`.
 
     Without ``sigma_C`` (a-priori norm bound, e.g. RBF random features) the norm
-    term is dropped, as in the paper's remark after eq. (3).
+    term is dropped, as in the paper's remark after eq. (3). ``norm_count``
+    replaces the :math:`T` in front of the norm term (eq. (3) counts the norm
+    mechanism in every iteration; Algorithm 2 runs it once: ``norm_count=1``).
     """
     T = check_positive_int(n_iter, name="n_iter")
     sK = check_positive_float(sigma_K, name="sigma_K")
     lam = np.asarray(lam, dtype=np.float64)
-    rate = 1.0 / (2.0 * sK**2)
+    out = T * (lam**2 + lam) / (2.0 * sK**2)
     if sigma_C is not None:
-        rate += 1.0 / (4.0 * check_positive_float(sigma_C, name="sigma_C") ** 2)
-    return T * (lam**2 + lam) * rate
+        nc = T if norm_count is None else check_positive_int(norm_count, name="norm_count")
+        out = out + nc * (lam**2 + lam) / (4.0 * check_positive_float(sigma_C, name="sigma_C") ** 2)
+    return out
 
 
 def gaussian_log_moment(lam, mu2: float):
@@ -460,9 +464,10 @@ def moments_epsilon(log_moment: Callable, *, delta: float, lambdas: Iterable[int
 
 
 def paper_epsilon(*, n_iter: int, sigma_K: float, delta: float, sigma_C: float | None = None,
-                  lambdas: Iterable[int] = _LAMBDAS) -> float:
+                  norm_count: int | None = None, lambdas: Iterable[int] = _LAMBDAS) -> float:
     r""":math:`\varepsilon` the paper would report for DP k-means: eq. (3) through Theorem 1."""
-    return moments_epsilon(lambda lam: paper_log_moment(lam, n_iter=n_iter, sigma_K=sigma_K, sigma_C=sigma_C),
+    return moments_epsilon(lambda lam: paper_log_moment(lam, n_iter=n_iter, sigma_K=sigma_K, sigma_C=sigma_C,
+                                                        norm_count=norm_count),
                            delta=delta, lambdas=lambdas)
 
 
@@ -474,7 +479,7 @@ def compare_with_paper(*, n_iter: int, sigma_K: float, delta: float, sigma_C: fl
     -------
     dict
         ``paper``: eq. (3) + Theorem 1 (norm step counted :math:`T` times, as
-        written). For each relation (``"add-remove"``, ``"replace-one"``) a dict
+        written); ``paper_norm_once``: the same with the norm step once. For each relation (``"add-remove"``, ``"replace-one"``) a dict
         with ``moments`` (true log moments, same conversion as the paper, norm
         step once), ``moments_norm_T`` (same, norm step :math:`T` times: equal to
         ``paper`` under add/remove), ``rdp`` and ``pld`` (:mod:`dpkme.accounting`
@@ -484,6 +489,8 @@ def compare_with_paper(*, n_iter: int, sigma_K: float, delta: float, sigma_C: fl
     T = check_positive_int(n_iter, name="n_iter")
     lambdas = tuple(lambdas)
     out = {"paper": paper_epsilon(n_iter=T, sigma_K=sigma_K, sigma_C=sigma_C, delta=delta, lambdas=lambdas),
+           "paper_norm_once": paper_epsilon(n_iter=T, sigma_K=sigma_K, sigma_C=sigma_C, delta=delta,
+                                            norm_count=1, lambdas=lambdas),
            "n_iter": T, "sigma_K": sigma_K, "sigma_C": sigma_C, "delta": delta}
     for rel in NEIGHBOURING:
         plan = paper_plan(sigma_K=sigma_K, sigma_C=sigma_C, n_iter=T, delta=delta, neighbouring=rel)
