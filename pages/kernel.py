@@ -137,8 +137,8 @@ F_shown = F if F is not None else m_default
 noise_norm = cal.sigma * math.sqrt(F_shown)
 
 c1, c2, c3, c4 = st.columns(4)
-c1.metric("Sensitivity Δ", S.fmt(sens), help="Largest change of the KME (in RKHS norm) when one row is replaced.")
-c2.metric("Noise σ per coordinate", S.fmt(cal.sigma))
+c1.metric("Sensitivity Δ", S.fmt(sens, 4), help="Largest change of the KME (in RKHS norm) when one row is replaced.")
+c2.metric("Noise σ per coordinate", S.fmt(cal.sigma, 4))
 c3.metric("Expected noise norm σ√F", S.fmt(noise_norm),
           help=f"With F = {F_shown} basis coordinates (Algorithm 1, M = {m_default} points"
                + (", publishable subset" if F is not None else ", upper bound F ≤ M") + ").")

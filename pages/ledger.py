@@ -43,8 +43,8 @@ else:
         a, b, c, d = st.columns(4)
         a.metric("Charges", len(led), help="A repeat-draw batch of k releases is one charge with count k.")
         b.metric("Basic composition", f"ε = {basic[0]:.3g}", f"δ = {basic[1]:.1e}", delta_color="off")
-        c.metric(f"Rényi DP at δ = {delta_b:.0e}", f"ε = {tot['rdp'][0]:.3g}")
-        d.metric(f"PLD at δ = {delta_b:.0e}", f"ε = {tot['pld'][0]:.3g}")
+        c.metric(f"Rényi DP at δ = {delta_b:.0e}", f"ε = {tot['rdp'][0]:.4g}")
+        d.metric(f"PLD at δ = {delta_b:.0e}", f"ε = {tot['pld'][0]:.4g}")
         over = led.exceeds_budget()
         if over:
             st.error(f"Budget exceeded: no accountant certifies the releases within ε = {eps_b:g}, δ = {delta_b:.0e}. "

@@ -1,0 +1,163 @@
+"""Release page (AppTest): every registered mechanism releases, metrics and plots appear, the ledger is
+charged (or not), the budget is enforced, noise sources, replay and repeat draws."""
+
+import numpy as np
+import pytest
+
+from test_app_shared import as_float, decode, errors, metric, new_app, ok, plotly_figures
+
+from pages._shared import state as S
+from pages._shared.mechanisms import REGISTRY
+
+
+@pytest.fixture
+def release_page():
+    at = new_app().run()
+    at.switch_page("pages/release.py").run()
+    ok(at)
+    return at
+
+
+def _release(at):
+    at.button(key="rel.go").click().run()
+    return at
+
+
+def _ledger(at):
+    ds = at.session_state[S.DATASET]
+    return at.session_state[S.LEDGERS][ds.data_key]
+
+
+def test_default_release_is_algorithm1_with_the_publishable_subset(release_page):
+    at = release_page
+    assert at.selectbox(key=S.MECHANISM).value == "alg1-public"
+    assert any("No release" in i.value for i in at.info)
+    _release(at)
+    ok(at)
+    rec = at.session_state[S.RELEASES][-1]
+    r = rec.release
+    assert r.mechanism == "algorithm1" and r.n_points == 200 and r.seed == 0 and r.noise_source == "seeded"
+    assert as_float(metric(at, "RKHS distance of this release")) == pytest.approx(rec.metrics["distance"], rel=2e-3)
+    assert rec.metrics["projection"] <= rec.metrics["distance"]          # noise only adds error
+    assert metric(at, "Seed") == "0"
+    assert at.session_state[S.SEED] == 1                                    # next release: fresh noise
+    # ledger: one Gaussian charge at (1, 1e-6)
+    led = _ledger(at)
+    assert len(led) == 1 and led.charges[0].epsilon == 1.0 and led.charges[0].delta == 1e-6
+    # the scatter shows the 200 synthetic points with their weights as colours
+    fig = plotly_figures(at)[0]
+    synth = [t for t in fig["data"] if t["name"].startswith("synthetic")]
+    weights = np.concatenate([decode(t["marker"]["color"]) for t in synth])
+    assert sorted(weights) == pytest.approx(sorted(r.weights))
+    assert any(t["marker"]["symbol"] == "diamond-open" for t in synth if (decode(t["marker"]["color"]) < 0).all())
+    # heat-maps: private KME, released, difference on a 60 x 60 grid
+    heat = plotly_figures(at)[1]
+    assert [t["type"] for t in heat["data"][:3]] == ["heatmap"] * 3
+    assert len(at.get("download_button")) == 2
+
+
+def test_changing_epsilon_changes_the_release(release_page):
+    at = release_page
+    _release(at)
+    first = at.session_state[S.RELEASES][-1]
+    at.session_state[S.EPS] = 0.1
+    at.session_state[S.SEED] = 0
+    at.run()
+    _release(at)
+    ok(at)
+    second = at.session_state[S.RELEASES][-1]
+    assert second.release.epsilon == 0.1
+    assert second.release.sigma == pytest.approx(10 * first.release.sigma, rel=0.2)
+    assert second.metrics["distance"] > first.metrics["distance"]
+
+
+@pytest.mark.parametrize("key", sorted(REGISTRY))
+def test_every_registered_mechanism_releases(release_page, key):
+    at = release_page
+    at.selectbox(key=S.MECHANISM).set_value(key).run()
+    ok(at)
+    if key == "alg2":
+        at.number_input(key=S.N_POINTS).set_value(50).run()
+    _release(at)
+    ok(at)
+    rec = at.session_state[S.RELEASES][-1]
+    assert rec.mechanism_key == key and np.isfinite(rec.metrics["distance"])
+    led = _ledger(at)
+    if REGISTRY[key].spends_budget:
+        assert len(led) == 1
+        assert rec.release.epsilon == 1.0
+    else:
+        assert len(led) == 0 and rec.release.epsilon == 0
+
+
+def test_budget_is_enforced(release_page):
+    at = release_page
+    at.session_state[S.BUDGET_EPS] = 1.2
+    at.run()
+    _release(at)
+    ok(at)
+    _release(at)                       # two ε = 1 releases: basic 2, RDP 1.39, PLD 1.28 at δ = 1e-5 -- all > 1.2
+    assert "beyond your budget" in errors(at)
+    assert len(at.session_state[S.RELEASES]) == 1
+    at.checkbox(key=S.ALLOW_OVER).check().run()
+    _release(at)
+    assert len(at.session_state[S.RELEASES]) == 2
+    assert any("Budget exceeded" in w.value for w in at.warning)
+
+
+def test_os_entropy_releases_record_no_seed_and_cannot_be_replayed(release_page):
+    at = release_page
+    at.radio(key=S.NOISE_SOURCE).set_value("os-entropy").run()
+    _release(at)
+    ok(at)
+    r = at.session_state[S.RELEASES][-1].release
+    assert r.noise_source == "os-entropy" and r.seed is None
+    assert metric(at, "Seed") == "not recorded"
+
+
+def test_replay_of_a_seeded_release_is_identical(release_page):
+    at = release_page
+    _release(at)
+    at.button(key="rel.replay").click().run()
+    ok(at)
+    assert any("Identical" in s.value for s in at.success)
+    assert len(_ledger(at)) == 1       # replaying costs nothing
+
+
+def test_repeat_draws_overlay_and_one_charge_with_count(release_page):
+    at = release_page
+    _release(at)                                           # the results section (and the button) appear
+    at.number_input(key=S.N_REPEATS).set_value(3).run()
+    at.button(key="rel.repeat").click().run()
+    ok(at)
+    rep = at.session_state[S.REPEAT_DRAWS]
+    assert len(rep["releases"]) == 3 and len(set(rep["seeds"])) == 3
+    w = [x.weights for x in rep["releases"]]
+    assert not np.allclose(w[0], w[1])                     # the randomness is visible
+    led = _ledger(at)
+    assert len(led) == 2 and led.charges[1].count == 3
+    lines = [t for f in plotly_figures(at) for t in f["data"] if t.get("name", "").startswith("draw")]
+    assert len(lines) == 3
+
+
+def test_private_lengthscale_makes_the_release_not_private(release_page):
+    at = release_page
+    at.session_state[S.LENGTHSCALE_SOURCE] = "private-data"
+    at.run()
+    assert "NOT differentially private" in errors(at)
+    _release(at)
+    rec = at.session_state[S.RELEASES][-1]
+    assert not rec.private and rec.charge is None
+    assert len(_ledger(at)) == 0                           # never added to the ledger as private
+    assert at.session_state[S.NONPRIVATE][rec.data_key] == 1
+
+
+def test_q_points_mechanism_uses_the_declared_spread(release_page):
+    at = release_page
+    at.selectbox(key=S.MECHANISM).set_value("alg1-q").run()
+    at.number_input(key=S.Q_SCALE).set_value(250.0).run()
+    at.number_input(key=S.N_POINTS).set_value(100).run()
+    _release(at)
+    ok(at)
+    r = at.session_state[S.RELEASES][-1].release
+    assert r.params["q_scale"] == 250.0 and r.n_points == 100 and r.params["points_source"] == "q"

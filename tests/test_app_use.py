@@ -1,0 +1,70 @@
+"""Third-party use page (AppTest): eq. (4) estimates next to the private truth, boxes, MMD with held-out data."""
+
+import numpy as np
+import pytest
+
+from test_app_shared import as_float, errors, metric, new_app, ok
+
+from pages._shared import state as S
+
+
+@pytest.fixture(scope="module")
+def used():
+    at = new_app().run()
+    at.switch_page("pages/release.py").run()
+    at.radio(key=S.WEIGHTS).set_value("simplex").run()
+    at.button(key="rel.go").click().run()
+    ok(at)
+    at.switch_page("pages/use.py").run()
+    ok(at)
+    return at
+
+
+def test_without_a_release_the_page_explains_what_to_do():
+    at = new_app().run()
+    at.switch_page("pages/use.py").run()
+    ok(at)
+    assert any("No release" in i.value for i in at.info)
+
+
+def test_means_from_the_release_are_close_to_the_private_means(used):
+    tab = used.dataframe[0].value
+    est, true = tab["estimate from release"].to_numpy(), tab["true private mean"].to_numpy()
+    ds = used.session_state[S.DATASET]
+    assert np.allclose(true, ds.X.mean(axis=0))
+    assert np.all(np.abs(est - true) < 15)          # data spread ~ 200: within a few percent
+    assert np.allclose(tab["error"], est - true)
+
+
+def test_box_probability_estimate_and_truth(used):
+    at = used
+    p_true = as_float(metric(at, "True share"))
+    p_est = as_float(metric(at, "Estimate from the release"))
+    assert 0 < p_true < 1 and abs(p_est - p_true) < 0.2
+    # a box containing everything: both are 1 (self-normalised probability weights)
+    for key, v in (("use.box.x0", -1e4), ("use.box.x1", 1e4), ("use.box.y0", -1e4), ("use.box.y1", 1e4)):
+        at.number_input(key=key).set_value(v).run()
+    ok(at)
+    assert as_float(metric(at, "True share")) == 1.0
+    assert as_float(metric(at, "Estimate from the release")) == pytest.approx(1.0, abs=1e-3)
+
+
+def test_an_inverted_box_is_an_error(used):
+    at = used
+    at.number_input(key="use.box.x0").set_value(50.0).run()
+    at.number_input(key="use.box.x1").set_value(10.0).run()
+    assert not at.exception and "larger than its 'from'" in errors(at)
+    at.number_input(key="use.box.x1").set_value(100.0).run()
+    ok(at)
+
+
+def test_mmd_detects_a_shifted_population(used):
+    at = used
+    assert at.radio(key="use.mmd_src").value == "heldout"
+    same = as_float(metric(at, "MMD(release, held-out)"))
+    noise = as_float(metric(at, "Sampling noise"))
+    at.radio(key="use.mmd_src").set_value("shifted").run()
+    ok(at)
+    shifted = as_float(metric(at, "MMD(release, held-out)"))
+    assert same < 2 * noise < shifted
+    assert any("looks different" in c.value for c in at.caption)
