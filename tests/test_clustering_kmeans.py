@@ -106,7 +106,9 @@ def test_tiny_epsilon_centres_are_no_better_than_random(blobs, feats):
 
 def test_moderate_epsilon_on_large_data_is_accurate():
     """N = 20 000, epsilon = 1: the partition agrees with the non-private one from the same
-    initialisation (ARI >= 0.9) in at least 3 of 4 seeded runs (all 4 pass with these seeds)."""
+    initialisation (ARI >= 0.9) in at least 3 of 4 seeded runs. (With these seeds exactly 3 do: from
+    seed 0's initialisation even the non-private run passes near a saddle where one cluster shrinks to
+    ~800 rows; the DP run's centre for it is then dominated by noise and the cluster dies out.)"""
     X, y = gaussian_blobs(20_000, 2, n_centers=4, cluster_std=1.0, box_half_width=10.0, random_state=1,
                           return_labels=True)
     f = RandomFourierFeatures(GaussianKernel(lengthscale=2.0), n_components=300, random_state=1).fit(2)
