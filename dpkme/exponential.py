@@ -117,6 +117,7 @@ __all__ = [
     "DEFAULT_MAX_DATABASES",
     "HARD_MAX_DATABASES",
     "MAX_GRID_CANDIDATES",
+    "MAX_M",
     "DatabaseScores",
     "ExponentialDiagnostics",
     "count_multisets",
@@ -140,6 +141,9 @@ DEFAULT_MAX_DATABASES = 5_000_000
 #: No call enumerates more than this, whatever ``max_databases`` says (memory:
 #: about 3 float64 arrays of this length, ~0.5 GB).
 HARD_MAX_DATABASES = 20_000_000
+#: Largest synthetic-database size M the enumeration accepts (the work per
+#: database grows with M, and the sorted index tuples of the parents take M bytes each).
+MAX_M = 64
 #: Largest candidate grid :func:`grid_candidates` builds.
 MAX_GRID_CANDIDATES = 1_000_000
 
@@ -170,24 +174,22 @@ def count_table(n_candidates_list, m_list) -> np.ndarray:
 
 
 def largest_m(n_candidates, max_databases=DEFAULT_MAX_DATABASES) -> int:
-    """Largest M whose enumeration over ``n_candidates`` points stays within ``max_databases``.
+    """Largest M (at most :data:`MAX_M`) whose enumeration over ``n_candidates`` points fits ``max_databases``.
 
     Returns 0 if even M = 1 is too many (``n_candidates > max_databases``).
-    With a single candidate every M gives one database: returns ``max_databases``
-    (a cap, since the answer is unbounded).
     """
     n = check_positive_int(n_candidates, name="n_candidates")
     limit = check_positive_int(max_databases, name="max_databases")
-    if n == 1:
-        return limit
     m = 0
-    while count_multisets(n, m + 1) <= limit:
+    while m < MAX_M and count_multisets(n, m + 1) <= limit:
         m += 1
     return m
 
 
 def _check_limit(n: int, m: int, max_databases) -> tuple[int, int]:
     limit = check_positive_int(max_databases, name="max_databases", maximum=HARD_MAX_DATABASES)
+    if m > MAX_M:
+        raise ValueError(f"M = {m} synthetic points is more than the exact enumeration supports (MAX_M = {MAX_M}).")
     total = count_multisets(n, m)
     if total > limit:
         fits = largest_m(n, limit)

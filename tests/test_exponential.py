@@ -71,7 +71,7 @@ def test_count_helpers():
     assert count_table([5, 10], [1, 2, 3]).tolist() == [[5, 15, 35], [10, 55, 220]]
     assert largest_m(20, 10_000) == 4  # C(23,4) = 8855 <= 10^4 < C(24,5) = 42504
     assert largest_m(20_001, 20_000) == 0
-    assert largest_m(1, 100) == 100
+    assert largest_m(1, 100) == ex.MAX_M == largest_m(2, 10**6)
     assert count_multisets(200, 10) > 10**16  # the combinatorial explosion the page shows
 
 
@@ -86,6 +86,8 @@ def test_refusal_quotes_the_count_and_the_limit():
     with pytest.raises(ValueError, match="C\\(\\|G\\|\\+M-1, M\\) = 35"):
         database_scores(X, G[:5], kernel=GAUSS, m=3, max_databases=34)
     assert DEFAULT_MAX_DATABASES <= HARD_MAX_DATABASES
+    with pytest.raises(ValueError, match=r"M = 65 synthetic points .*\(MAX_M = 64\)"):
+        database_scores(X, G[:1], kernel=GAUSS, m=65)
 
 
 def test_grid_candidates():
