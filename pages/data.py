@@ -185,15 +185,22 @@ if spec is not None:
         else:
             candidate = cached_dataset(spec_json(spec))
 
+
+
+def _use_candidate() -> None:
+    """Button callback: runs before the script, so the sidebar already shows the new data."""
+    cand = ss.get("data._candidate")
+    if cand is not None:
+        S.set_dataset(cand)
+        st.toast("Dataset loaded. Next: choose the kernel and privacy level.", icon=":material/check_circle:")
+
+
+ss["data._candidate"] = candidate
 current = S.dataset()
 if candidate is not None:
     is_current = current is not None and current.key == candidate.key
     c1, c2 = st.columns([1, 3])
-    clicked = c1.button("Use this dataset", type="primary", disabled=is_current, key="data.use")
-    if clicked:
-        S.set_dataset(candidate)
-        current, is_current = candidate, True
-        st.toast("Dataset loaded. Next: choose the kernel and privacy level.", icon=":material/check_circle:")
+    c1.button("Use this dataset", type="primary", disabled=is_current, key="data.use", on_click=_use_candidate)
     if is_current:
         c2.success(f"In use: {candidate.describe()}")
     else:

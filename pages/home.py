@@ -36,7 +36,8 @@ def _template_example():
     X = paper_mixture(3000, 2, random_state=1)
     kernel = paper_kernel(2)
     Z = X[:120]
-    rel = algorithm1(X[120:], Z, kernel=kernel, epsilon=1.0, delta=1e-6, points_are_sample=True, random_state=0)
+    rel = algorithm1(X[120:], Z, kernel=kernel, epsilon=1.0, delta=1e-6, points_are_sample=True, random_state=0,
+                     weights="simplex")
     lo, hi = np.quantile(X, 0.005, axis=0) - 60, np.quantile(X, 0.995, axis=0) + 60
     xs, ys = np.linspace(lo[0], hi[0], 50), np.linspace(lo[1], hi[1], 50)
     G = np.stack(np.meshgrid(xs, ys), axis=-1).reshape(-1, 2)
@@ -53,7 +54,8 @@ c2.markdown("**② Privatise.** Add Gaussian noise, calibrated to that sensitivi
             "finite-dimensional coordinate system (Algorithm 1: the span of public points; Algorithm 2: random "
             "features).")
 c3.markdown("**③ Represent.** Express the noisy embedding as Σₘ wₘ k(zₘ, ·) with synthetic points zₘ "
-            "(blue: positive weight, red hollow diamonds: negative). That weighted set is what gets published.")
+            "(here: probability weights, larger = heavier; the paper's weights may also be negative). That "
+            "weighted set is what gets published.")
 
 st.subheader("See it work in one click")
 st.markdown(

@@ -176,7 +176,7 @@ c1, c2 = st.columns([1, 1])
 with c1:
     st.plotly_chart(weight_histogram(r.weights), key="rel.hist")
     neg = int((r.weights < 0).sum())
-    st.caption(f"{neg} of {r.n_points} weights are negative (hollow diamonds in the plot); Σ w = {r.weights.sum():.4g}, "
+    st.caption(f"{neg} of {r.n_points} weights are negative (black-edged diamonds in the plot); Σ w = {r.weights.sum():.4g}, "
                f"Σ |w| = {r.weight_l1:.4g}. Negative weights are legitimate: the release is a signed measure.")
 with c2:
     st.markdown("**Download the release**")

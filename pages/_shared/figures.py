@@ -8,7 +8,7 @@ from plotly.subplots import make_subplots
 
 PRIVATE_COLOR = "rgba(120, 120, 120, 0.25)"
 PUBLIC_COLOR = "#1f77b4"
-POS_SYMBOL, NEG_SYMBOL = "circle", "diamond-open"
+POS_SYMBOL, NEG_SYMBOL = "circle", "diamond"
 WEIGHT_SCALE = "RdBu"
 MAX_PLOTTED = 4000  # private points drawn (a random subset beyond this, for speed)
 
@@ -68,27 +68,35 @@ def data_figure(X, public=None, *, columns, labels=None, title="", projection=No
     return fig
 
 
-def _release_traces(Z, w, *, name="synthetic points", coloraxis="coloraxis", showlegend=True, max_size=22):
+def weight_scale(w) -> float:
+    """Colour/size scale of the weights: the 95th percentile of |w| (a few huge weights do not wash out the rest)."""
+    aw = np.abs(np.asarray(w, dtype=float))
+    if not aw.size or aw.max() <= 0:
+        return 1.0
+    q = float(np.quantile(aw, 0.95)) if aw.size >= 20 else float(aw.max())
+    return q if q > 0 else float(aw.max())
+
+
+def _release_traces(Z, w, *, name="synthetic points", coloraxis="coloraxis", showlegend=True, max_size=20):
     w = np.asarray(w)
-    aw = np.abs(w)
-    scale = aw.max() if aw.size and aw.max() > 0 else 1.0
-    size = 4 + (max_size - 4) * np.sqrt(aw / scale)
+    scale = weight_scale(w)
+    size = 5 + (max_size - 5) * np.sqrt(np.minimum(np.abs(w) / scale, 1.0))
     traces = []
-    for mask, sym, label in ((w >= 0, POS_SYMBOL, "w ≥ 0"), (w < 0, NEG_SYMBOL, "w < 0 (negative)")):
+    for mask, sym, label, edge in ((w >= 0, POS_SYMBOL, "w ≥ 0", "rgba(30,30,60,0.55)"),
+                                   (w < 0, NEG_SYMBOL, "w < 0 (negative)", "black")):
         if not mask.any():
             continue
         traces.append(go.Scatter(
             x=Z[mask, 0], y=Z[mask, 1], mode="markers", name=f"{name}: {label}", showlegend=showlegend,
             marker=dict(size=size[mask], color=w[mask], coloraxis=coloraxis, symbol=sym,
-                        line=dict(width=1.2 if sym == NEG_SYMBOL else 0.5,
-                                  color="black" if sym == NEG_SYMBOL else "white")),
+                        line=dict(width=1.0 if sym == NEG_SYMBOL else 0.6, color=edge)),
             customdata=w[mask], hovertemplate="w = %{customdata:.4g}<br>(%{x:.3g}, %{y:.3g})<extra></extra>",
         ))
     return traces
 
 
 def release_figure(X, Z, w, *, columns, dims=(0, 1), title="", window=None) -> go.Figure:
-    """Private rows faint; synthetic points sized by |w|, coloured by w, negative weights hollow diamonds."""
+    """Private rows faint; synthetic points sized by |w|, coloured by w, negative weights as black-edged diamonds."""
     fig = go.Figure()
     P = _thin(np.asarray(X))[:, dims]
     fig.add_trace(go.Scattergl(x=P[:, 0], y=P[:, 1], mode="markers", name="private rows (never released)",
@@ -96,10 +104,11 @@ def release_figure(X, Z, w, *, columns, dims=(0, 1), title="", window=None) -> g
     Zd = np.asarray(Z)[:, dims]
     for t in _release_traces(Zd, w):
         fig.add_trace(t)
-    m = float(np.abs(w).max()) if len(w) else 1.0
+    m = weight_scale(w)
     fig.update_layout(
         title=title, height=480, xaxis_title=columns[dims[0]], yaxis_title=columns[dims[1]],
-        coloraxis=dict(colorscale=WEIGHT_SCALE, cmin=-m, cmax=m, colorbar=dict(title="weight")), **_LAYOUT)
+        coloraxis=dict(colorscale=WEIGHT_SCALE, cmin=-m, cmax=m,
+                       colorbar=dict(title="weight", tickformat=".2g")), **_LAYOUT)
     if window is not None:
         fig.update_xaxes(range=[window[0][0], window[1][0]])
         fig.update_yaxes(range=[window[0][1], window[1][1]])
@@ -230,7 +239,7 @@ def template_figure(X, kme_grid, noisy_grid, xs, ys, Z, w) -> go.Figure:
     fig.add_trace(go.Heatmap(x=xs, y=ys, z=np.asarray(noisy_grid).reshape(n, n), coloraxis="coloraxis"), 1, 2)
     for t in _release_traces(np.asarray(Z)[:, :2], w, coloraxis="coloraxis2", showlegend=False, max_size=24):
         fig.add_trace(t, 1, 3)
-    m = float(np.abs(w).max()) or 1.0
+    m = weight_scale(w)
     fig.update_layout(
         height=330, margin=dict(l=10, r=10, t=50, b=10), showlegend=False,
         coloraxis=dict(colorscale="Viridis", showscale=False),

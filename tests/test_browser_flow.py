@@ -1,0 +1,173 @@
+"""Real-browser tests (Playwright driving Debian's chromium against ``streamlit run app.py``).
+
+* the main flow: generate data → release with Algorithm 1 → plot and metric visible → download the
+  CSV (parsed) and the JSON (fields checked) → curves, third-party use and ledger pages;
+* uploading a CSV, and uploading a broken CSV that must produce a clear error;
+* no exception box on any page visited.
+
+The main flow also takes the screenshots embedded in the README (``docs/screenshots/*.png``).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect
+
+pytestmark = pytest.mark.browser
+
+SHOTS = Path(__file__).resolve().parents[1] / "docs" / "screenshots"
+WIDTH = 1400
+
+
+def screenshot(page: Page, name: str) -> None:
+    """Full-height screenshot of the page (the main area scrolls, so the viewport is resized to fit)."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    height = page.evaluate(
+        "() => { const m = document.querySelector('[data-testid=\"stMain\"]'); return m ? m.scrollHeight : 900; }")
+    page.set_viewport_size({"width": WIDTH, "height": int(min(max(900, height + 40), 6000))})
+    page.wait_for_timeout(800)  # let Plotly redraw at the new size
+    page.screenshot(path=str(SHOTS / f"{name}.png"))
+    page.set_viewport_size({"width": WIDTH, "height": 900})
+
+
+def main(page: Page):
+    return page.get_by_test_id("stMain")
+
+
+def metric_value(page: Page, label: str) -> str:
+    box = main(page).get_by_test_id("stMetric").filter(has_text=label).first
+    expect(box).to_be_visible()
+    return box.get_by_test_id("stMetricValue").inner_text()
+
+
+def click_button(page: Page, name: str, wait_idle) -> None:
+    main(page).get_by_role("button", name=name, exact=True).click()
+    page.wait_for_timeout(300)
+    wait_idle(page)
+
+
+@pytest.fixture
+def wide_page(app_page: Page) -> Page:
+    app_page.set_viewport_size({"width": WIDTH, "height": 900})
+    return app_page
+
+
+def test_main_flow_generate_release_download(wide_page, nav, wait_idle, assert_no_exception, tmp_path):
+    page = wide_page
+    expect(main(page).get_by_role("heading", name=re.compile("kernel mean embeddings"))).to_be_visible()
+    expect(main(page).get_by_test_id("stPlotlyChart").first).to_be_visible()
+    assert_no_exception(page)
+    screenshot(page, "home")
+
+    # --- Data: generate the paper's mixture with N = 4000 and use it
+    nav(page, "Data")
+    n_input = main(page).get_by_role("spinbutton", name="Number of points")
+    n_input.fill("4000")
+    n_input.press("Enter")
+    wait_idle(page)
+    expect(main(page).get_by_text("not in use yet")).to_be_visible()
+    click_button(page, "Use this dataset", wait_idle)
+    expect(main(page).get_by_text(re.compile(r"In use: .*N = 3,420 private rows"))).to_be_visible()
+    expect(page.get_by_test_id("stSidebar").get_by_text(re.compile("N = 3,420"))).to_be_visible()
+    assert_no_exception(page)
+    screenshot(page, "data")
+
+    # --- Kernel & privacy: σ is explained
+    nav(page, "Kernel & privacy")
+    expect(main(page).get_by_text("Noise σ per coordinate", exact=True)).to_be_visible()
+    assert float(metric_value(page, "Noise σ per coordinate")) > 0
+    assert_no_exception(page)
+    screenshot(page, "kernel")
+
+    # --- Release with Algorithm 1 (the default mechanism)
+    nav(page, "Release")
+    expect(main(page).get_by_text("No release of this dataset yet")).to_be_visible()
+    click_button(page, "Release", wait_idle)
+    expect(main(page).get_by_test_id("stPlotlyChart").first).to_be_visible()
+    expect(main(page).get_by_test_id("stPlotlyChart").first.locator("svg.main-svg").first).to_be_visible()
+    dist = float(metric_value(page, "RKHS distance of this release"))
+    assert 0 < dist < 0.1
+    assert metric_value(page, "Seed") == "0"
+    expect(page.get_by_test_id("stSidebar").get_by_text(re.compile(r"ε = 0\.\d+ of 5"))).to_be_visible()
+    assert_no_exception(page)
+    screenshot(page, "release")
+
+    # --- downloads: CSV (points and weights) and JSON (parameters)
+    with page.expect_download() as dl:
+        main(page).get_by_test_id("stDownloadButton").filter(has_text="CSV").get_by_role("button").click()
+    csv_text = Path(dl.value.path()).read_text()
+    rows = list(csv.DictReader(io.StringIO(csv_text)))
+    assert dl.value.suggested_filename.endswith(".csv")
+    assert list(rows[0]) == ["x1", "x2", "weight"] and len(rows) == 200
+    weights = [float(r["weight"]) for r in rows]
+    assert abs(sum(weights) - 1) < 0.5 and any(w != weights[0] for w in weights)
+    with page.expect_download() as dl:
+        main(page).get_by_test_id("stDownloadButton").filter(has_text="JSON").get_by_role("button").click()
+    meta = json.loads(Path(dl.value.path()).read_text())
+    for key in ("mechanism", "epsilon", "delta", "sigma", "kernel", "seed", "version", "noise_source"):
+        assert key in meta, key
+    assert meta["mechanism"] == "algorithm1" and meta["epsilon"] == 1.0 and meta["seed"] == 0
+    assert meta["kernel"]["name"] == "gaussian" and meta["n_points"] == 200
+
+    # --- curves
+    nav(page, "Privacy–utility curves")
+    click_button(page, "Compute curves", wait_idle)
+    expect(main(page).get_by_test_id("stPlotlyChart").first).to_be_visible()
+    assert_no_exception(page)
+    screenshot(page, "curves")
+
+    # --- third-party use and ledger
+    nav(page, "Third-party use")
+    expect(main(page).get_by_text("Means and covariances")).to_be_visible()
+    metric_value(page, "True share of private rows")
+    assert_no_exception(page)
+    screenshot(page, "use")
+
+    nav(page, "Budget ledger")
+    expect(main(page).get_by_text("Within budget")).to_be_visible()
+    assert_no_exception(page)
+    screenshot(page, "ledger")
+
+
+def _upload(page: Page, name: str, content: bytes, wait_idle) -> None:
+    main(page).get_by_text("Upload CSV / Parquet").click()
+    wait_idle(page)
+    page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(
+        files=[{"name": name, "mimeType": "text/csv", "buffer": content}])
+    page.wait_for_timeout(500)
+    wait_idle(page)
+
+
+def test_upload_a_csv_and_release_it(wide_page, nav, wait_idle, assert_no_exception):
+    page = wide_page
+    nav(page, "Data")
+    lines = ["age,income,city"] + [f"{20 + i % 50},{1000 + (i * 37) % 900},{'AB'[i % 2]}" for i in range(300)]
+    _upload(page, "survey.csv", ("\n".join(lines) + "\n").encode(), wait_idle)
+    expect(main(page).get_by_text("Read 'survey.csv': 300 rows × 3 columns.")).to_be_visible()
+    click_button(page, "Use this dataset", wait_idle)
+    expect(main(page).get_by_text(re.compile(r"In use: upload 'survey.csv'"))).to_be_visible()
+    assert_no_exception(page)
+    nav(page, "Release")
+    click_button(page, "Release", wait_idle)
+    assert float(metric_value(page, "RKHS distance of this release")) > 0
+    assert_no_exception(page)
+
+
+@pytest.mark.parametrize("name,content,message", [
+    ("broken.csv", b"a,b\nx,y\nz,w\n", "has no numeric column"),
+    ("one_row.csv", b"a,b\n1,2\n", "at least 2 are needed"),
+])
+def test_upload_a_broken_csv_shows_a_clear_error(wide_page, nav, wait_idle, assert_no_exception, name, content,
+                                                   message):
+    page = wide_page
+    nav(page, "Data")
+    _upload(page, name, content, wait_idle)
+    alert = main(page).get_by_test_id("stAlert").filter(has_text=message)
+    expect(alert).to_be_visible()
+    assert_no_exception(page)
