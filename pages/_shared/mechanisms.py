@@ -231,3 +231,5 @@ def _register_algorithm2() -> None:
 
 if algorithm2_available():
     _register_algorithm2()
+
+from . import more_mechanisms  # noqa: E402,F401  (exponential mechanism, cluster-wise release: when present)
