@@ -63,7 +63,7 @@ conversion of Canonne, Kamath & Steinke (2020).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 import numpy as np

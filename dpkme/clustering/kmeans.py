@@ -81,7 +81,7 @@ from ..features import RandomFourierFeatures
 from ..kernels import Kernel
 from ..mechanisms import gaussian_noise
 from ..reduced_set._common import Progress
-from ..sensitivity import NEIGHBOURING, check_private_kernel
+from ..sensitivity import check_private_kernel
 from ._features import FeatureBlocks, feature_norms, lloyd_pass
 from .accounting import ACCOUNTANTS, PrivacyPlan, plan_kmeans
 from .norm import NormSelection, private_norm_bound
@@ -456,7 +456,6 @@ def _run(
         raise ValueError(f"X must be a 2-D array, got shape {tuple(shape)}.")
     features = _resolve_features(shape, features, kernel, n_features, feature_dtype, r_feat)
     rff = isinstance(features, RandomFourierFeatures)
-    J_guess = features.n_components if rff else None
     X = check_array(X, name="X", n_features=shape[1], min_rows=1)
     n, dim = X.shape
 
@@ -490,7 +489,6 @@ def _run(
         fb = FeatureBlocks(features, clip=norm_bound)
     C = fb.norm_bound
     J = fb.n_components
-    del J_guess
 
     # ---- initialisation (public)
     init_pts, init_desc = initial_points(k, dim, init=init, public_data=public_data, bounds=bounds, q_loc=q_loc,
@@ -541,7 +539,7 @@ def _run(
         init=init_desc, neighbouring=neighbouring if plan is None else plan.neighbouring, private=plan is not None,
         seed=seed, noise_source=noise_source, seconds=0.0,
         params={"k": k, "n_iter": T, "n_features": J, "feature_map": fb.describe(), "min_count": min_count,
-                "shrink": shrink, "n_private_rows_read": "N (not recorded)" if plan is not None else n},
+                "shrink": shrink},
     )
     extra = {}
     if release_step:
