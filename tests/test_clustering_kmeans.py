@@ -162,6 +162,18 @@ def test_preimages_find_the_blob_centres(blobs, feats):
     assert d.max() < 0.5  # within half a cluster standard deviation of a true blob centre
 
 
+def test_representatives_are_weighted_points_per_cluster(blobs, feats):
+    X, _ = blobs
+    res = dp_kernel_kmeans(X, k=3, epsilon=20.0, delta=1e-6, features=feats, bounds=BOX, random_state=0,
+                           preimages="none")
+    pool = np.random.default_rng(0).uniform(*BOX, size=(500, 2))
+    reps = res.representatives(n_points=4, initial_points=pool, random_state=0)
+    assert len(reps) == 3
+    for r, c in zip(reps, res.centres):
+        assert r.points.shape == (4, 2) and np.all(r.weights >= 0)
+        assert r.residual_norm < np.linalg.norm(c)  # closer to the centre than the empty set
+
+
 def test_reproducible_with_seed_and_unrecorded_without(blobs, feats):
     X, _ = blobs
     a = dp_kernel_kmeans(X, k=3, epsilon=2.0, delta=1e-6, features=feats, bounds=BOX, random_state=5,

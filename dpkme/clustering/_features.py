@@ -24,6 +24,13 @@ Feature maps
   (declared, or selected privately by Algorithm 3),
   :math:`\hat z(x) = z(x)/\max(1, \|z(x)\|_2/C)` (Algorithm 2 of Acs et al.,
   line 5), so :math:`\|\hat z(x)\|_2 \le C` holds by construction.
+
+Floating point: as everywhere in :mod:`dpkme`, the proofs are in exact
+arithmetic. The assignment of a row is computed by a float32 matrix product
+whose rounding could, at an exact tie between two centres, depend on the
+row's position in its block; such ties have probability zero for continuous
+data and noisy centres, and the noise is not hardened against floating-point
+side channels (Mironov 2012) either.
 """
 
 from __future__ import annotations

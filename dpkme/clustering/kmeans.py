@@ -578,7 +578,7 @@ def _check_plan_args(epsilon, delta, plan, n_iter, neighbouring, norm_bound, cou
         raise ValueError("delta is required (the Gaussian mechanism needs delta > 0), e.g. delta=1e-6.")
     delta = check_delta(delta)
     check_in(accountant, ACCOUNTANTS, name="accountant")
-    J = features.n_components if isinstance(features, RandomFourierFeatures) else n_features
+    J = getattr(features, "n_components", n_features) if features is not None else n_features
     return plan_kmeans(epsilon=epsilon, delta=delta, n_iter=10 if n_iter is None else n_iter,
                        neighbouring=neighbouring or "replace-one", n_features=J, count_share=count_share,
                        norm_step=isinstance(norm_bound, str) and norm_bound == "private", norm_share=norm_share,
