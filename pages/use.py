@@ -36,18 +36,43 @@ if ss.get("use.release") not in by_id:
 sel = st.selectbox("Release", list(by_id)[::-1], format_func=lambda i: by_id[i].title, key="use.release")
 rec = by_id[sel]
 r = rec.release
-st.toggle("Self-normalise the weights (divide by Σ w)", key="use.normalise", value=True,
-          help="Σ w estimates E[1] = 1 only approximately; dividing by it usually reduces the error "
-               "(still post-processing, so still private).")
-normalise = bool(ss.get("use.normalise", True))
+WEIGHT_MODES = {
+    "raw": "as released (eq. 4)",
+    "normalised": "self-normalised: divided by Σ w",
+    "projected": "probability weights: the closest (in RKHS norm) non-negative weights summing to 1",
+}
+st.radio("Weights used for the estimates", list(WEIGHT_MODES), format_func=WEIGHT_MODES.get, index=1,
+         key="use.weights", horizontal=False,
+         help="All three are post-processing of the release: a third party can compute them, at no privacy cost.")
+mode = ss.get("use.weights", "normalised")
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _projected(release_key: str, kkey: str, _Z, _w) -> np.ndarray:
+    from dpkme.kernels import kernel_from_dict
+    from dpkme.subspace import project_weights
+
+    return project_weights(_w, kernel_from_dict(json.loads(kkey)).gram(_Z), constraint="simplex")
+
+
+def weights_for(m: str) -> np.ndarray:
+    if m == "projected":
+        return _projected(C.array_key(r.points) + C.array_key(r.weights), C.kernel_key(r.kernel), r.points,
+                          r.weights)
+    if m == "normalised" and abs(r.weights.sum()) > 1e-12:
+        return r.weights / r.weights.sum()
+    return r.weights
+
+
+normalise = mode != "raw"
 
 Z = ds.to_original_units(r.points)
 X = ds.to_original_units(ds.X)
-w = r.weights / r.weights.sum() if normalise and abs(r.weights.sum()) > 1e-12 else r.weights
+w = weights_for(mode)
 cols = [str(c) for c in ds.columns]
 st.caption(f"Σ w = {r.weights.sum():.4g} · Σ |w| = {r.weight_l1:.4g} · M = {r.n_points} points. "
-           "Large Σ|w| (many cancelling positive and negative weights) makes estimates noisier; try the "
-           "'probability weights' option on the Release page.")
+           "Large Σ|w| (many cancelling positive and negative weights) makes estimates of non-smooth "
+           "quantities (box probabilities) unreliable; probability weights fix that.")
 
 # ---------------------------------------------------------------------- means & covariances
 st.subheader("Means and covariances")
@@ -126,6 +151,7 @@ else:
 
     p_est = float(w @ inside(Z))
     p_true = float(inside(X).mean())
+    others = {m: float(weights_for(m) @ inside(Z)) for m in WEIGHT_MODES}
     p1, p2, p3, p4 = st.columns(4)
     p1.metric("Estimate from the release", f"{p_est:.3f}")
     p2.metric("True share of private rows", f"{p_true:.3f}")
@@ -134,6 +160,11 @@ else:
         pub = ds.to_original_units(ds.public)
         p4.metric("Publishable subset alone", f"{float(inside(pub).mean()):.3f}",
                   help="What the public rows alone would say (no private information).")
+    st.caption("With the other weightings: " + ", ".join(f"{WEIGHT_MODES[m].split(':')[0]} {v:.3f}"
+                                                        for m, v in others.items() if m != mode) + ".")
+    if not 0.0 <= p_est <= 1.0:
+        st.warning("The estimate is not a probability: the released weights cancel heavily. Use probability "
+                   "weights (above) — a post-processing anyone can apply.")
 
 # ---------------------------------------------------------------------- MMD
 st.subheader("Two-sample comparison with held-out data (MMD)")

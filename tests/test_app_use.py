@@ -68,3 +68,20 @@ def test_mmd_detects_a_shifted_population(used):
     shifted = as_float(metric(at, "MMD(release, held-out)"))
     assert same < 2 * noise < shifted
     assert any("looks different" in c.value for c in at.caption)
+
+
+def test_probability_weights_turn_signed_weights_into_a_probability():
+    at = new_app().run()
+    at.switch_page("pages/release.py").run()
+    at.button(key="rel.go").click().run()               # the paper's free (signed) weights
+    at.switch_page("pages/use.py").run()
+    ok(at)
+    assert at.radio(key="use.weights").value == "normalised"
+    at.radio(key="use.weights").set_value("projected").run()
+    assert not at.exception
+    p_est = as_float(metric(at, "Estimate from the release"))
+    p_true = as_float(metric(at, "True share"))
+    assert 0.0 <= p_est <= 1.0 and abs(p_est - p_true) < 0.15
+    est = at.dataframe[0].value["estimate from release"].to_numpy()
+    ds = at.session_state[S.DATASET]
+    assert np.all(np.abs(est - ds.X.mean(axis=0)) < 15)
