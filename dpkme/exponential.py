@@ -55,15 +55,20 @@ Scores
 :math:`\|\mu_D\|^2 = \overline{K_{XX}}` does **not** cancel in the softmax: the
 utility is the distance, not its square, so the constant sits under a square
 root. It is computed exactly (an :math:`O(N^2)` blocked pass,
-:meth:`dpkme.kernels.Kernel.mean_gram`; about 0.5 s for N = 10 000 here).
+:meth:`dpkme.kernels.Kernel.mean_gram`; about 0.1 s for N = 10 000 and 1 s for
+N = 30 000 on the 2-core reference machine).
 
 Exact sampling, and why nothing else is offered
 ------------------------------------------------
 Every multiset of size :math:`M` from :math:`G` is enumerated
-(:func:`count_multisets` = :math:`\binom{|G|+M-1}{M}` of them) in lexicographic
-order of sorted index tuples; scores are computed incrementally and
-vectorised (a parent tuple of length :math:`M-1` and its row
-:math:`\sum_j K_{r_j,:}` give all its children at once). One database is drawn
+(:func:`count_multisets` = :math:`\binom{|G|+M-1}{M}` of them) as a sorted index
+tuple :math:`r_1\le\dots\le r_M`, in the *canonical order* of the key
+:math:`(r_{M-1}, r_1, \dots, r_{M-2}, r_M)` (:func:`enumerate_multisets`,
+:func:`multiset_from_rank`). In that order all databases sharing
+:math:`r_{M-1} = l` form one contiguous block, a matrix (prefixes x last
+element :math:`r_M \ge l`), so scores are computed block by block without
+wasted work or scattered writes (2-3x faster than lexicographic order at
+M = 3-5). One database is drawn
 by the Gumbel-max trick: :math:`\arg\max_R (\log w_R + \text{Gumbel}_R)` is
 distributed exactly as :math:`w_R/\sum w` and works on log-weights (no
 underflow). When the enumeration would exceed ``max_databases``
@@ -263,29 +268,44 @@ def _tuples(n: int, length: int) -> np.ndarray:
     return idx
 
 
-def enumerate_multisets(n_candidates, m, *, max_databases=DEFAULT_MAX_DATABASES) -> np.ndarray:
-    """Every synthetic database as a sorted index tuple, in lexicographic order.
+def _canonical_blocks(n: int, m: int):
+    """Sizes of the canonical blocks (``m >= 2``): block ``l`` holds ``C(l+m-2, m-2) * (n-l)`` databases."""
+    return [math.comb(l + m - 2, m - 2) * (n - l) for l in range(n)]
 
-    Row ``r`` is the database of rank ``r`` in :func:`exponential_probabilities`
-    and :func:`multiset_from_rank`. Shape ``(count_multisets(n, m), m)``.
+
+def enumerate_multisets(n_candidates, m, *, max_databases=DEFAULT_MAX_DATABASES) -> np.ndarray:
+    r"""Every synthetic database as a sorted index tuple, in canonical order.
+
+    The canonical order sorts the tuples :math:`r_1\le\dots\le r_M` by the key
+    :math:`(r_{M-1}, r_1, \dots, r_{M-2}, r_M)` (lexicographic for M <= 2).
+    Row ``r`` is the database of rank ``r`` in :func:`exponential_probabilities`,
+    :attr:`DatabaseScores.distances` and :func:`multiset_from_rank`. Shape
+    ``(count_multisets(n, m), m)``.
     """
     n = check_positive_int(n_candidates, name="n_candidates")
     m = check_positive_int(m, name="m")
     _check_limit(n, m, max_databases)
-    return _tuples(n, m).astype(np.int64)
+    if m == 1:
+        return np.arange(n, dtype=np.int64)[:, None]
+    blocks = []
+    for l in range(n):
+        pre = _tuples(l + 1, m - 2).astype(np.int64)
+        w = n - l
+        rows = np.empty((pre.shape[0], w, m), dtype=np.int64)
+        rows[:, :, :m - 2] = pre[:, None, :]
+        rows[:, :, m - 2] = l
+        rows[:, :, m - 1] = np.arange(l, n)[None, :]
+        blocks.append(rows.reshape(-1, m))
+    return np.concatenate(blocks)
 
 
-def multiset_from_rank(rank, n_candidates, m) -> np.ndarray:
-    """Sorted candidate indices of the database of lexicographic rank ``rank`` (inverse enumeration)."""
-    n = check_positive_int(n_candidates, name="n_candidates")
-    m = check_positive_int(m, name="m")
-    total = count_multisets(n, m)
-    r = check_positive_int(rank, name="rank", minimum=0, maximum=total - 1)
-    out = np.empty(m, dtype=np.int64)
+def _lex_unrank(r: int, n: int, m: int) -> list[int]:
+    """Sorted tuple of lexicographic rank ``r`` among multisets of size ``m`` over ``range(n)``."""
+    out = []
     lo = 0
     for pos in range(m):
         r_len = m - pos - 1  # length of the rest of the tuple
-        # tuples (from value lo on) whose element here is < v: by the hockey-stick identity
+        # tuples (from value lo on) whose element here is < v, by the hockey-stick identity:
         # sum_{u=lo}^{v-1} C(n-u+r_len-1, r_len) = C(n-lo+r_len, r_len+1) - C(n-v+r_len, r_len+1)
         head = math.comb(n - lo + r_len, r_len + 1)
         a, b = lo, n - 1  # largest v in [lo, n-1] with before(v) <= r (bisection)
@@ -296,56 +316,82 @@ def multiset_from_rank(rank, n_candidates, m) -> np.ndarray:
             else:
                 b = v - 1
         r -= head - math.comb(n - a + r_len, r_len + 1)
-        out[pos] = a
+        out.append(a)
         lo = a
     return out
 
 
+def multiset_from_rank(rank, n_candidates, m) -> np.ndarray:
+    """Sorted candidate indices of the database of canonical rank ``rank`` (inverse of the enumeration)."""
+    n = check_positive_int(n_candidates, name="n_candidates")
+    m = check_positive_int(m, name="m")
+    total = count_multisets(n, m)
+    r = check_positive_int(rank, name="rank", minimum=0, maximum=total - 1)
+    if m == 1:
+        return np.array([r], dtype=np.int64)
+    for l, size in enumerate(_canonical_blocks(n, m)):
+        if r < size:
+            break
+        r -= size
+    p, e = divmod(r, n - l)
+    return np.array(_lex_unrank(p, l + 1, m - 2) + [l, l + e], dtype=np.int64)
+
+
 def _distances(kbar: np.ndarray, K: np.ndarray | None, diag: np.ndarray, m: int, mu_sq: float,
                progress: Callable[[float, str], object] | None = None) -> np.ndarray:
-    r"""RKHS distance :math:`\|\mu_D - \mu_R\|` of every database, in lexicographic order.
+    r"""RKHS distance :math:`\|\mu_D - \mu_R\|` of every database, in canonical order.
 
     :math:`d_R^2 = \|\mu_D\|^2 - \frac2M L_R + \frac1{M^2} Q_R` with
     :math:`L_R = \sum_j \bar k_{r_j}` and :math:`Q_R = \sum_{j,l} K_{r_j r_l}`.
-    Every database is a *parent* (a sorted tuple of length M-1, last element
-    :math:`l`) plus one element :math:`e \ge l`. Parents are processed in
-    chunks; with :math:`S = \sum_j K_{r_j,:}` all children of a parent get
-    :math:`Q + 2S_e + K_{ee}` and :math:`L + \bar k_e` at once, and the mask
-    :math:`e \ge l` read row by row lists them in lexicographic order.
-    (Restricting each parent to its columns :math:`e \ge l` avoids the masked-out
-    work but needs a scatter; measured slower for M >= 4.)
-    Memory: the output (8 bytes per database) plus chunks of about 8 MB.
+    Block :math:`l` holds the databases :math:`(p, l, e)` with a prefix
+    :math:`p` (sorted, values :math:`\le l`, length M-2) and :math:`e \ge l`:
+    with the prefix's own sums and :math:`S = K_{l, l:} + \sum_j K_{p_j, l:}`,
+    all of them get :math:`Q = Q_{(p,l)} + 2S_e + K_{ee}` and
+    :math:`L = L_{(p,l)} + \bar k_e` at once, written contiguously (row-major
+    prefixes x e is exactly the canonical order). Memory: the output (8 bytes per
+    database) plus blocks of about 8 MB.
     """
     n = kbar.shape[0]
     total = count_multisets(n, m)
     out = np.empty(total)
     inv_m = 1.0 / m
-    col_term = (diag * inv_m - 2.0 * kbar) * inv_m
+    col_term = (diag * inv_m - 2.0 * kbar) * inv_m       # per last element e
     if m == 1:
         d2 = col_term + mu_sq
         np.maximum(d2, 0.0, out=d2)
         np.sqrt(d2, out=out)
         return out
-    parents = _tuples(n, m - 1)
-    cols = np.arange(n)
-    chunk = max(1, _CHUNK_ELEMENTS // n)
     pos = 0
-    for s in range(0, parents.shape[0], chunk):
-        P = parents[s:s + chunk].astype(np.intp)
-        S = K[P[:, 0]]                      # a copy (fancy indexing)
-        for j in range(1, m - 1):
-            S += K[P[:, j]]
-        lin_p = kbar[P].sum(axis=1)
-        quad_p = np.take_along_axis(S, P, axis=1).sum(axis=1)
-        last = P[:, -1]
-        # d^2 = mu_sq - (2/M)(L + kbar_e) + (Q + 2 S_e + K_ee)/M^2, built in place in S
-        S *= 2.0 * inv_m * inv_m
-        S += ((quad_p * inv_m - 2.0 * lin_p) * inv_m + mu_sq)[:, None]
-        S += col_term
-        d2 = S[cols[None, :] >= last[:, None]]
-        np.maximum(d2, 0.0, out=d2)
-        np.sqrt(d2, out=out[pos:pos + d2.shape[0]])
-        pos += d2.shape[0]
+    for l in range(n):
+        pre = _tuples(l + 1, m - 2).astype(np.intp)
+        w = n - l
+        step = max(1, _CHUNK_ELEMENTS // w)
+        for s in range(0, pre.shape[0], step):
+            P = pre[s:s + step]
+            g = P.shape[0]
+            # sums of the parent (p, l)
+            lin_p = np.full(g, kbar[l])
+            quad_p = np.full(g, K[l, l])
+            if m > 2:
+                lin_p += kbar[P].sum(axis=1)
+                quad_p += 2.0 * K[P, l].sum(axis=1)
+                for a in range(m - 2):
+                    quad_p += K[P[:, a], P[:, a]]
+                    for b in range(a):
+                        quad_p += 2.0 * K[P[:, a], P[:, b]]
+                S = K[P[:, 0], l:]                       # a copy (fancy indexing)
+                for j in range(1, m - 2):
+                    S += K[P[:, j], l:]
+                S += K[l, l:]
+            else:
+                S = np.repeat(K[l:l + 1, l:], g, axis=0)
+            # d^2 = mu_sq - (2/M)(L + kbar_e) + (Q + 2 S_e + K_ee)/M^2, in place in S
+            S *= 2.0 * inv_m * inv_m
+            S += ((quad_p * inv_m - 2.0 * lin_p) * inv_m + mu_sq)[:, None]
+            S += col_term[l:]
+            np.maximum(S, 0.0, out=S)
+            np.sqrt(S, out=out[pos:pos + S.size].reshape(S.shape))
+            pos += S.size
         if progress is not None:
             progress(0.2 + 0.75 * pos / total, f"scored {pos:,} of {total:,} databases")
     if pos != total:  # pragma: no cover - enumeration invariant
@@ -409,7 +455,7 @@ class ExponentialDiagnostics:
     best_distance : float
         Smallest distance over all candidate databases (what ε = ∞ would give).
     rank : int
-        Lexicographic rank of the released database.
+        Canonical rank of the released database (:func:`multiset_from_rank`).
     """
 
     distance: float
@@ -435,7 +481,7 @@ class DatabaseScores:
     m : int
         Size M of every synthetic database.
     distances : ndarray (T,)
-        Distances in lexicographic order of sorted index tuples.
+        Distances in canonical order (:func:`enumerate_multisets`).
     sensitivity : float
         :math:`\Delta_u` of the utility under ``neighbouring`` / ``mode``.
     """
@@ -539,6 +585,22 @@ def _row_means(kernel: Kernel, G: np.ndarray, X: np.ndarray) -> np.ndarray:
     return np.concatenate([kernel.cross(G[i:i + step], X).mean(axis=1) for i in range(0, G.shape[0], step)])
 
 
+def _throttled(progress):
+    """Forward ``progress(fraction, message)`` only when the fraction grew by >= 1 % (and always at 0 and 1)."""
+    if progress is None:
+        return None
+    if not callable(progress):
+        raise ValueError(f"progress must be callable as progress(fraction, message), got {progress!r}.")
+    last = [-1.0]
+
+    def report(fraction: float, message: str) -> None:
+        if fraction >= 1.0 or fraction - last[0] >= 0.01:
+            last[0] = fraction
+            progress(min(float(fraction), 1.0), message)
+
+    return report
+
+
 def _check_args(X, candidates, kernel, m, neighbouring, sensitivity, n_private):
     check_private_kernel(kernel)
     check_in(neighbouring, NEIGHBOURING, name="neighbouring")
@@ -593,9 +655,11 @@ def database_scores(
     max_databases : int
         Enumeration limit (<= :data:`HARD_MAX_DATABASES`).
     progress : callable, optional
-        ``progress(fraction, message)``; exceptions it raises cancel the call.
+        ``progress(fraction, message)`` with increasing fractions from 0 to 1
+        (at most ~100 calls); exceptions it raises cancel the call.
     """
     t0 = time.perf_counter()
+    progress = _throttled(progress)
     X, G, m, n_pub = _check_args(X, candidates, kernel, m, neighbouring, sensitivity, n_private)
     n_cand = G.shape[0]
     total, limit = _check_limit(n_cand, m, max_databases)
@@ -641,7 +705,7 @@ def exponential_probabilities(
     Returns
     -------
     probabilities : ndarray (T,)
-        :math:`P_D(R)` for every database, lexicographic order.
+        :math:`P_D(R)` for every database, canonical order.
     multisets : ndarray (T, M)
         Sorted candidate indices of each database (same order).
     """

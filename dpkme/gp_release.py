@@ -786,6 +786,8 @@ def gp_release(
     """
     t0 = time.perf_counter()
     eps, dlt = _check_release_args(kernel, epsilon, delta, calibration, normalisation, neighbouring, sensitivity)
+    if progress is not None and not callable(progress):
+        raise ValueError(f"progress must be callable as progress(fraction, message), got {progress!r}.")
     X = check_array(X, name="X")
     n, dim = X.shape
     n_pub = n if n_private is None else check_positive_int(n_private, name="n_private")

@@ -47,7 +47,10 @@ def _data(n=30, dim=2, seed=0):
 # --------------------------------------------------------------------------- counting and enumeration
 @pytest.mark.parametrize("n,m", [(1, 1), (1, 5), (2, 3), (5, 1), (5, 4), (7, 3)])
 def test_enumeration_matches_itertools_and_count(n, m):
-    expected = list(itertools.combinations_with_replacement(range(n), m))
+    """Canonical order: sorted tuples ordered by the key (r_{M-1}, r_1, ..., r_{M-2}, r_M)."""
+    def key(t):
+        return (t[-2], *t[:-2], t[-1]) if len(t) >= 2 else t
+    expected = sorted(itertools.combinations_with_replacement(range(n), m), key=key)
     got = enumerate_multisets(n, m)
     assert got.shape == (len(expected), m)
     assert [tuple(r) for r in got.tolist()] == expected
@@ -137,6 +140,16 @@ def test_probabilities_equal_closed_form_softmax():
     probs, multisets = exponential_probabilities(X, G, kernel=GaussianKernel(lengthscale=ell), m=2, epsilon=eps)
     assert [tuple(t) for t in multisets.tolist()] == sorted(weights)
     np.testing.assert_allclose(probs, expected, rtol=1e-12, atol=0)
+    # M = 3 (canonical order differs from lexicographic): match by multiset
+    probs3, ms3 = exponential_probabilities(X, G, kernel=GaussianKernel(lengthscale=ell), m=3, epsilon=eps)
+    w3 = {}
+    for t in itertools.combinations_with_replacement(range(4), 3):
+        r = [gs[i] for i in t]
+        cross = sum(k(a, b) for a in xs for b in r) / 9
+        rr = sum(k(a, b) for a in r for b in r) / 9
+        w3[t] = math.exp(-eps * math.sqrt(mu_sq - 2 * cross + rr) / (2 * delta_u))
+    z3 = sum(w3.values())
+    np.testing.assert_allclose(probs3, [w3[tuple(t)] / z3 for t in ms3.tolist()], rtol=1e-12, atol=0)
     assert probs.sum() == pytest.approx(1.0, abs=1e-15)
 
 
@@ -377,7 +390,10 @@ def test_progress_is_monotone_and_finishes():
     G = np.linspace(-2, 2, 30)[:, None]
     seen = []
     database_scores(X, G, kernel=GAUSS, m=3, progress=lambda f, msg: seen.append(f))
-    assert seen[0] == 0.0 and seen[-1] == 1.0 and all(b >= a for a, b in zip(seen, seen[1:]))
+    assert seen[0] == 0.0 and seen[-1] == 1.0 and all(b > a for a, b in zip(seen, seen[1:]))
+    assert len(seen) <= 102
+    with pytest.raises(ValueError, match="progress must be callable"):
+        database_scores(X, G, kernel=GAUSS, m=3, progress="yes")
 
     def cancel(f, msg):
         if f > 0.3:

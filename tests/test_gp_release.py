@@ -351,6 +351,16 @@ def test_sampler_reuse_and_mismatch():
         gp_release(X, kernel=LAPL, epsilon=1.0, delta=1e-5, grid=axes, sampler=s)
 
 
+def test_progress_callback():
+    seen = []
+    gp_release(_data(), kernel=GAUSS, epsilon=1.0, delta=1e-5, grid=grid_axes([0, 0], [1, 1], 4),
+               progress=lambda f, msg: seen.append((f, msg)))
+    fractions = [f for f, _ in seen]
+    assert fractions[0] == 0.0 and fractions[-1] == 1.0 and fractions == sorted(fractions)
+    with pytest.raises(ValueError, match="progress must be callable"):
+        gp_release(_data(), kernel=GAUSS, epsilon=1.0, delta=1e-5, grid=grid_axes([0, 0], [1, 1], 4), progress=3)
+
+
 def test_large_grid_runs_with_kronecker_structure():
     X = _data(1000)
     r = gp_release(X, kernel=GAUSS, epsilon=1.0, delta=1e-5, grid=grid_axes([-3, -3], [3, 3], 200), random_state=0)
