@@ -68,10 +68,12 @@ tuple :math:`r_1\le\dots\le r_M`, in the *canonical order* of the key
 :math:`r_{M-1} = l` form one contiguous block, a matrix (prefixes x last
 element :math:`r_M \ge l`), so scores are computed block by block without
 wasted work or scattered writes (2-3x faster than lexicographic order at
-M = 3-5). One database is drawn
-by the Gumbel-max trick: :math:`\arg\max_R (\log w_R + \text{Gumbel}_R)` is
-distributed exactly as :math:`w_R/\sum w` and works on log-weights (no
-underflow). When the enumeration would exceed ``max_databases``
+M = 3-5). One database is drawn by the Gumbel-max trick:
+:math:`\arg\max_R (\log w_R + \text{Gumbel}_R)` is distributed exactly as
+:math:`w_R/\sum w` and works on log-weights (no underflow); it is applied in two
+stages (a block of databases by its log-sum-exp mass, then a database within
+the block), which is exact and needs one ``exp`` per database instead of one
+Gumbel draw. When the enumeration would exceed ``max_databases``
 (:data:`DEFAULT_MAX_DATABASES`, visible and adjustable up to
 :data:`HARD_MAX_DATABASES`), the mechanism refuses with the count. No
 approximate sampler (MCMC, local search, sampling points independently) is
@@ -123,6 +125,7 @@ __all__ = [
     "HARD_MAX_DATABASES",
     "MAX_GRID_CANDIDATES",
     "MAX_M",
+    "NOTES",
     "DatabaseScores",
     "ExponentialDiagnostics",
     "count_multisets",
@@ -152,7 +155,26 @@ MAX_M = 64
 #: Largest candidate grid :func:`grid_candidates` builds.
 MAX_GRID_CANDIDATES = 1_000_000
 
+#: Short explanations for the app (plain text).
+NOTES = {
+    "approximate_sampling": (
+        "The exponential mechanism is private only if the database is drawn from exactly these probabilities. "
+        "An approximate sampler (MCMC stopped after a fixed number of steps, local search, greedy choices) has "
+        "an output distribution that depends on the data in other, uncontrolled ways, and can differ by much "
+        "more than a factor e^epsilon between neighbouring datasets; so only exact sampling (full enumeration) "
+        "is offered."),
+    "combinatorial_growth": (
+        "A synthetic database is a multiset of M points from |G| candidates: there are C(|G|+M-1, M) of them, "
+        "which grows like |G|^M / M!. Exact sampling must score every one, which is why the paper calls this "
+        "algorithm infeasible beyond trivial sizes."),
+    "sensitivity": (
+        "Utility u(D, R) = -||mu_D - mu_R||_H. Changing one record moves mu_D by at most Delta (sqrt(2)/N for "
+        "replace-one, 1/N for add-remove; the paper's 2/N), and by the triangle inequality every utility by at "
+        "most Delta, so P(R) proportional to exp(-epsilon ||mu_D - mu_R|| / (2 Delta)) is epsilon-DP."),
+}
+
 _CHUNK_ELEMENTS = 1 << 20
+_ROW_BLOCK = 256
 _SAMPLE_BLOCK = 1 << 14
 
 
@@ -337,7 +359,7 @@ def multiset_from_rank(rank, n_candidates, m) -> np.ndarray:
     return np.array(_lex_unrank(p, l + 1, m - 2) + [l, l + e], dtype=np.int64)
 
 
-def _distances(kbar: np.ndarray, K: np.ndarray | None, diag: np.ndarray, m: int, mu_sq: float,
+def _distances(kbar: np.ndarray, K, diag: np.ndarray, m: int, mu_sq: float,
                progress: Callable[[float, str], object] | None = None) -> np.ndarray:
     r"""RKHS distance :math:`\|\mu_D - \mu_R\|` of every database, in canonical order.
 
@@ -349,7 +371,9 @@ def _distances(kbar: np.ndarray, K: np.ndarray | None, diag: np.ndarray, m: int,
     all of them get :math:`Q = Q_{(p,l)} + 2S_e + K_{ee}` and
     :math:`L = L_{(p,l)} + \bar k_e` at once, written contiguously (row-major
     prefixes x e is exactly the canonical order). Memory: the output (8 bytes per
-    database) plus blocks of about 8 MB.
+    database) plus blocks of about 8 MB. ``K`` is the candidates' Gram matrix
+    (M >= 3), a function ``K(l0, l1)`` returning its rows ``l0:l1`` (M = 2), or
+    unused (M = 1).
     """
     n = kbar.shape[0]
     total = count_multisets(n, m)
@@ -362,6 +386,23 @@ def _distances(kbar: np.ndarray, K: np.ndarray | None, diag: np.ndarray, m: int,
         np.sqrt(d2, out=out)
         return out
     pos = 0
+    if m == 2:
+        # block l = databases (l, e), e >= l: one kernel row each; rows computed in blocks
+        # so that K (n x n, up to ~6000^2 here) is never held in memory
+        for l0 in range(0, n, _ROW_BLOCK):
+            R = K(l0, min(l0 + _ROW_BLOCK, n))
+            for i in range(R.shape[0]):
+                l = l0 + i
+                seg = out[pos:pos + n - l]
+                np.multiply(R[i, l:], 2.0 * inv_m * inv_m, out=seg)
+                seg += col_term[l:]
+                seg += (diag[l] * inv_m - 2.0 * kbar[l]) * inv_m + mu_sq
+                np.maximum(seg, 0.0, out=seg)
+                np.sqrt(seg, out=seg)
+                pos += n - l
+            if progress is not None:
+                progress(0.2 + 0.75 * pos / total, f"scored {pos:,} of {total:,} databases")
+        return out
     for l in range(n):
         pre = _tuples(l + 1, m - 2).astype(np.intp)
         w = n - l
@@ -383,7 +424,7 @@ def _distances(kbar: np.ndarray, K: np.ndarray | None, diag: np.ndarray, m: int,
                 for j in range(1, m - 2):
                     S += K[P[:, j], l:]
                 S += K[l, l:]
-            else:
+            else:  # pragma: no cover - m == 2 is handled above
                 S = np.repeat(K[l:l + 1, l:], g, axis=0)
             # d^2 = mu_sq - (2/M)(L + kbar_e) + (Q + 2 S_e + K_ee)/M^2, in place in S
             S *= 2.0 * inv_m * inv_m
@@ -672,11 +713,14 @@ def database_scores(
     del X  # nothing below reads the private data except through kbar and mu_sq
     if progress is not None:
         progress(0.2, "scoring databases")
+    diag = np.full(n_cand, kernel.diag_value)           # k(g, g) = a (translation-invariant kernels)
     if m == 1:
-        K, diag = None, np.full(n_cand, kernel.diag_value)
+        K = None
+    elif m == 2:
+        def K(l0: int, l1: int) -> np.ndarray:
+            return kernel.cross(G[l0:l1], G)
     else:
         K = kernel.gram(G)
-        diag = np.diagonal(K).copy()
     dist = _distances(kbar, K, diag, m, mu_sq, progress)
     if progress is not None:
         progress(1.0, "scores ready")

@@ -117,6 +117,18 @@ def test_distances_match_direct_rkhs_distance(kernel, m):
         assert scores.distances[r] == pytest.approx(direct, abs=1e-12)
 
 
+@pytest.mark.parametrize("n,m", [(600, 2), (40, 3), (12, 6)])
+def test_distances_on_larger_cases_spot_checked(n, m):
+    """Several row blocks (M = 2) / many prefix chunks (M >= 3): random ranks against the direct formula."""
+    X = _data(15, 1)
+    G = np.linspace(-3, 3, n)[:, None]
+    scores = database_scores(X, G, kernel=GAUSS, m=m)
+    for r in np.random.default_rng(0).integers(0, scores.n_databases, size=40):
+        t = multiset_from_rank(int(r), n, m)
+        direct = rkhs_distance(X, G[t], np.full(m, 1.0 / m), kernel=GAUSS)
+        assert scores.distances[r] == pytest.approx(direct, abs=1e-12)
+
+
 def test_probabilities_equal_closed_form_softmax():
     """Exact check against an independent closed form on a tiny case (|G| = 4, M = 2, N = 3)."""
     X = np.array([[0.1], [0.9], [2.0]])
@@ -420,3 +432,8 @@ def test_bad_arguments(kwargs, match):
 def test_candidates_must_match_data_columns():
     with pytest.raises(ValueError, match="candidates has 1 column\\(s\\) but 2 were expected"):
         exponential_mechanism(_data(10, 2), np.zeros((3, 1)), kernel=GAUSS, epsilon=1.0, m=2)
+
+
+def test_notes_for_the_app():
+    assert {"approximate_sampling", "combinatorial_growth", "sensitivity"} <= set(ex.NOTES)
+    assert all(isinstance(v, str) and len(v) > 50 for v in ex.NOTES.values())
