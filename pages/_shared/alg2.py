@@ -18,7 +18,7 @@ from .mechanisms import MechanismSpec, RunContext, _n_points_control, register
 
 FEATURE_CHOICES = [200, 500, 1000, 2000, 5000, 10000]
 #: Interactive defaults of the solvers (the library's defaults target the paper's sizes).
-FAST_OPTIONS = {"pool_size": 4000, "max_iter": 50}
+FAST_OPTIONS = {"pool_size": 2000, "max_iter": 20, "shortlist": 256}
 
 
 def _solvers() -> dict[str, dict]:

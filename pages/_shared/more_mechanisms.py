@@ -145,7 +145,7 @@ if _has("dpkme.clustering"):
             "q_scale": float(st.session_state.get(S.Q_SCALE, ds.q_scale))}
         out = clusterwise_release(ds.X, k=p["k"], n_points=p["n_points"], plan=_plan(ctx, p), kernel=ctx.kernel,
                                   n_features=p["J"], random_state=ctx.random_state, progress=ctx.progress,
-                                  solver_options={"pool_size": 4000, "max_iter": 50}, **init)
+                                  solver_options={"pool_size": 2000, "max_iter": 20}, **init)
         return out.release
 
     def _cl_charge(ctx: RunContext, p: dict) -> PrivacyCharge:

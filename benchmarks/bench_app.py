@@ -1,0 +1,273 @@
+"""Time the work behind each app page's default interaction; write ``benchmarks/results/app.md``.
+
+Two tables:
+
+1. **Library calls** — the ``dpkme`` calls a page makes at the default sizes (paper mixture, N = 5 000
+   generated, 5 % publishable, 10 % held out, Gaussian kernel ℓ = 100, ε = 1, δ = 1e-6, M = 200, 60 × 60
+   heat-map grid), each timed cold (no Streamlit cache), median of ``--repeats`` runs.
+2. **Headless page runs** — ``streamlit.testing.v1.AppTest``: the script time of the default interaction of
+   every page (the Streamlit cache warm, as after the first visit), median of ``--repeats`` runs. Browser
+   rendering is not included.
+
+Usage::
+
+    .venv/bin/python benchmarks/bench_app.py [--repeats 5] [--no-pages]
+
+The target of the issue is < 2 s per page's default interaction on this machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from dpkme.accounting import BudgetLedger, gaussian_charge  # noqa: E402
+from dpkme.curves import paper_m_grid, subspace_curves  # noqa: E402
+from dpkme.data import paper_mixture, public_private_split  # noqa: E402
+from dpkme.io import nonprivate_summary  # noqa: E402
+from dpkme.mechanisms import analytic_sigma, calibrate_gaussian, classic_sigma  # noqa: E402
+from dpkme.metrics import mmd, rkhs_distance  # noqa: E402
+from dpkme.reproduce import paper_kernel  # noqa: E402
+from dpkme.sensitivity import kme_sensitivity  # noqa: E402
+from dpkme.subspace import SubspaceBasis, algorithm1, project_weights, uniform_baseline  # noqa: E402
+
+TARGET = 2.0
+
+
+def default_data(n=5000):
+    X_all = paper_mixture(n, 2, random_state=0, return_labels=False)
+    public, rest, _ = public_private_split(X_all, public_fraction=0.05, random_state=0)
+    X, held, _ = public_private_split(rest, public_fraction=0.9, random_state=1)
+    return X, public, held
+
+
+def grid(X, size=60):
+    lo, hi = np.quantile(X, 0.005, axis=0), np.quantile(X, 0.995, axis=0)
+    pad = 0.12 * (hi - lo)
+    xs, ys = np.linspace(lo[0] - pad[0], hi[0] + pad[0], size), np.linspace(lo[1] - pad[1], hi[1] + pad[1], size)
+    return np.stack(np.meshgrid(xs, ys), axis=-1).reshape(-1, 2)
+
+
+# --------------------------------------------------------------------------- page workloads (library only)
+def home():
+    """Template figure (illustration) + the one-click paper example with its evaluation."""
+    X = paper_mixture(3000, 2, random_state=1)
+    k = paper_kernel(2)
+    rel = algorithm1(X[120:], X[:120], kernel=k, epsilon=1.0, delta=1e-6, points_are_sample=True, random_state=0,
+                     weights="simplex")
+    G = grid(X, 50)
+    k.row_means(G, X[120:])
+    rel.evaluate(G)
+    Xb, pub, _ = default_data(10000)
+    r = algorithm1(Xb, pub[:200], kernel=k, epsilon=1.0, delta=1e-6, points_are_sample=True, random_state=0)
+    kxx = k.mean_gram(Xb)
+    rkhs_distance(Xb, r.points, r.weights, kernel=k, mean_kxx=kxx)
+    b = uniform_baseline(pub[:200], kernel=k)
+    rkhs_distance(Xb, b.points, b.weights, kernel=k, mean_kxx=kxx)
+
+
+def data_page():
+    X, pub, held = default_data()
+    nonprivate_summary(X)
+
+
+def kernel_page():
+    X, pub, _ = default_data()
+    k = paper_kernel(2)
+    sens = kme_sensitivity(n=len(X), kernel=k)
+    calibrate_gaussian(epsilon=1.0, delta=1e-6, sensitivity=sens)
+    SubspaceBasis.fit(pub[:200], kernel=k)
+    k.mean_gram(pub)
+    for e in np.geomspace(0.01, 10, 40):
+        analytic_sigma(epsilon=e, delta=1e-6, sensitivity=sens)
+        classic_sigma(epsilon=e, delta=1e-6, sensitivity=sens)
+
+
+def release_alg1():
+    X, pub, _ = default_data()
+    k = paper_kernel(2)
+    Z = pub[:200]
+    B = SubspaceBasis.fit(Z, kernel=k)
+    r = algorithm1(X, Z, kernel=k, epsilon=1.0, delta=1e-6, points_are_sample=True, random_state=0, basis_cache=B)
+    kxx = k.mean_gram(X)
+    kbar = k.row_means(Z, X)
+    rkhs_distance(X, r.points, r.weights, kernel=k, mean_kxx=kxx, row_means=kbar)
+    alpha = B.coordinates(kbar)
+    math.sqrt(max(kxx - alpha @ alpha, 0))
+    rkhs_distance(X, Z, np.full(200, 1 / 200), kernel=k, mean_kxx=kxx, row_means=kbar)
+    G = grid(X)
+    k.row_means(G, X)
+    r.evaluate(G)
+
+
+def release_alg2(m=200):
+    from dpkme.random_features import algorithm2
+
+    X, pub, _ = default_data()
+    k = paper_kernel(2)
+    r = algorithm2(X, kernel=k, epsilon=1.0, delta=1e-6, n_points=m, n_features=1000, q_scale=500.0,
+                   random_state=0, solver_options={"pool_size": 2000, "max_iter": 20, "shortlist": 256})
+    rkhs_distance(X, r.points, r.weights, kernel=k)
+
+
+def curves_page():
+    X, pub, _ = default_data()
+    k = paper_kernel(2)
+    kxx = k.mean_gram(X)
+    subspace_curves(X, pub[:250], kernel=k, epsilons=[0.01, 0.1, 1.0, 10.0], delta=1e-6,
+                    m_grid=paper_m_grid(250, 60), reps=3, points_are_sample=True, mean_kxx=kxx, random_state=0)
+
+
+def use_page():
+    X, pub, held = default_data()
+    k = paper_kernel(2)
+    r = algorithm1(X, pub[:200], kernel=k, epsilon=1.0, delta=1e-6, points_are_sample=True, random_state=0)
+    w = r.weights / r.weights.sum()
+    w @ r.points
+    project_weights(r.weights, k.gram(r.points), constraint="simplex")
+    mmd(r.points, held, kernel=k, weights_x=r.weights)
+    mmd(X, held, kernel=k)
+    mmd(held[: len(held) // 2], held[len(held) // 2:], kernel=k)
+
+
+def ledger_page(n_charges=3):
+    cal = calibrate_gaussian(epsilon=1.0, delta=1e-6, sensitivity=1e-3)
+    led = BudgetLedger(epsilon_budget=5.0, delta_budget=1e-5)
+    for i in range(n_charges):
+        led.add(gaussian_charge(f"#{i}", cal, details={"neighbouring": "replace-one"}))
+        sub = BudgetLedger()
+        for c in led.charges:
+            sub.add(c)
+        sub.totals(delta=1e-5)
+    led.totals()
+    led.exceeds_budget()
+
+
+LIBRARY = [
+    ("Home", "template figure + paper example (N = 10 000) with evaluation", home),
+    ("Data", "generate N = 5 000, split, summary", data_page),
+    ("Kernel & privacy", "sensitivity, σ, basis of 200 public points, σ-vs-ε curve", kernel_page),
+    ("Release", "Algorithm 1, M = 200 + distances + 60×60 heat-maps", release_alg1),
+    ("Release", "Algorithm 2, M = 200, J = 1 000, pursuit-joint (not the default mechanism)", release_alg2),
+    ("Curves", "Algorithm 1 sweep: 60 M values × 4 ε × 3 repetitions", curves_page),
+    ("Third-party use", "estimates, weight projection, three MMDs", use_page),
+    ("Budget ledger", "basic/RDP/PLD totals and cumulative curve, 3 charges", ledger_page),
+]
+
+
+def timed(fn, repeats: int) -> tuple[float, float]:
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times), max(times)
+
+
+# --------------------------------------------------------------------------- headless page runs
+def page_runs(repeats: int) -> list[tuple[str, str, float, float]]:
+    from streamlit.testing.v1 import AppTest
+
+    def fresh():
+        at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120)
+        at.run()
+        return at
+
+    def release_click(at):
+        at.switch_page("pages/release.py").run()
+        at.button(key="rel.go").click().run()
+
+    def curves_click(at):
+        at.switch_page("pages/curves.py").run()
+        at.button(key="crv.go").click().run()
+
+    def use_after_release(at):
+        release_click(at)
+        t = time.perf_counter()
+        at.switch_page("pages/use.py").run()
+        return time.perf_counter() - t
+
+    steps = [
+        ("Home", "open the app (a rerun of a fresh session)", lambda at: at.run()),
+        ("Home", "click 'Run the paper example'", lambda at: at.button(key="home.example").click().run()),
+        ("Data", "open", lambda at: at.switch_page("pages/data.py").run()),
+        ("Kernel & privacy", "open", lambda at: at.switch_page("pages/kernel.py").run()),
+        ("Release", "open and click 'Release' (Algorithm 1)", release_click),
+        ("Curves", "open and click 'Compute curves'", curves_click),
+        ("Third-party use", "open (after a release)", use_after_release),
+        ("Budget ledger", "open", lambda at: at.switch_page("pages/ledger.py").run()),
+    ]
+    out = []
+    fresh()  # warm imports and the Streamlit cache once
+    for page, what, step in steps:
+        times = []
+        for _ in range(repeats):
+            at = fresh()
+            t = time.perf_counter()
+            measured = step(at)
+            elapsed = measured if isinstance(measured, float) else time.perf_counter() - t
+            if at.exception:
+                raise RuntimeError(f"{page}: {at.exception}")
+            times.append(elapsed)
+        out.append((page, what, statistics.median(times), max(times)))
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--no-pages", action="store_true", help="skip the headless AppTest page runs")
+    ap.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "app.md"))
+    args = ap.parse_args()
+
+    lib = []
+    for page, what, fn in LIBRARY:
+        fn()  # warm-up (imports, BLAS threads)
+        med, worst = timed(fn, args.repeats)
+        lib.append((page, what, med, worst))
+        print(f"{page:18s} {med:7.3f} s (max {worst:.3f})  {what}", flush=True)
+    pages = [] if args.no_pages else page_runs(args.repeats)
+    for page, what, med, worst in pages:
+        print(f"[page] {page:18s} {med:7.3f} s (max {worst:.3f})  {what}", flush=True)
+
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    lines = [
+        "# App benchmark (`benchmarks/bench_app.py`)",
+        "",
+        f"Machine: {platform.machine()}, {os.cpu_count()} CPU(s), Python {platform.python_version()}, "
+        f"load average at the end {load:.1f}. Median of {args.repeats} runs (max in brackets). "
+        f"Target: every page's default interaction < {TARGET:g} s.",
+        "",
+        "## Library calls behind each page (cold: no Streamlit cache)",
+        "",
+        "| page | work | median (s) | max (s) | < 2 s |",
+        "|---|---|---:|---:|:---:|",
+    ]
+    lines += [f"| {p} | {w} | {m:.3f} | {x:.3f} | {'✓' if m < TARGET else '✗'} |" for p, w, m, x in lib]
+    if pages:
+        lines += [
+            "",
+            "## Headless page runs (AppTest script time, Streamlit cache warm, no browser rendering)",
+            "",
+            "| page | interaction | median (s) | max (s) | < 2 s |",
+            "|---|---|---:|---:|:---:|",
+        ]
+        lines += [f"| {p} | {w} | {m:.3f} | {x:.3f} | {'✓' if m < TARGET else '✗'} |" for p, w, m, x in pages]
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text("\n".join(lines) + "\n")
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
