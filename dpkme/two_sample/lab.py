@@ -1,0 +1,393 @@
+r"""The two-sample "lab": bundled cases and type-I error / power curves.
+
+Cases (Chwialkowski et al. 2015; Jitkrittum et al. 2016; Raj et al. 2019)
+----------------------------------------------------------------------------
+``"SG"`` same Gaussian
+    :math:`X, Y \sim \mathcal N(0, I_d)`, d = 50 -- :math:`H_0` true (type-I error).
+``"GMD"`` Gaussian mean difference
+    :math:`X\sim\mathcal N(0, I_d)`, :math:`Y\sim\mathcal N(\mu e_1, I_d)`, :math:`\mu = 1`, d = 100.
+``"GVD"`` Gaussian variance difference
+    :math:`X\sim\mathcal N(0, I_d)`, :math:`Y\sim\mathcal N(0, \operatorname{diag}(v, 1, \dots, 1))`,
+    :math:`v = 2`, d = 50.
+
+Every repetition draws fresh private samples **and** a fresh public sample
+(``n_public`` rows from each distribution, standing in for a held-out split)
+from which the feature map is built (locations and median-heuristic length
+scale for ME; width for SCF), so the curves describe the whole procedure.
+
+Curves
+------
+:func:`rejection_curve` varies ``epsilon`` or ``n`` and records, for every
+method, how often :math:`H_0` is rejected at level alpha over ``repetitions``
+repetitions (type-I error on SG, power on GMD/GVD), with Clopper-Pearson
+intervals and the Monte-Carlo band of a level-alpha test. All methods of one
+repetition see the same data (common random numbers). A ``progress``
+callback is called after every repetition; returning ``False`` from it stops
+the run (the partial result is flagged ``completed=False``).
+
+Methods (:data:`LAB_METHODS`): ``"nonprivate"`` (chi-square null),
+``"tcmc"`` (trusted curator, defaults: joint calibration, noise-aware
+statistic, parametric bootstrap), ``"tcmc-wchi2"`` (same statistic, weighted
+chi-square null), ``"tcmc-naive"`` (same private statistic, chi-square null),
+``"paper"`` (the paper's TCMC: split budget 50/50, no noise-aware term,
+weighted chi-square null -- with our replace-one sensitivities),
+``"paper-naive"`` (the paper's statistic with the chi-square null: the
+inflated type-I error of Raj et al.'s Fig. 6), ``"nte"`` (two holders).
+"naive" methods reuse the statistic of their parent, so they cost nothing.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+from scipy import stats
+
+from .._validation import (
+    check_delta,
+    check_epsilon,
+    check_in,
+    check_positive_float,
+    check_positive_int,
+    check_random_state,
+)
+from .features import FEATURE_KINDS, FeatureMap, make_features
+from .private import nonprivate_test, nte_test, tcmc_test
+
+__all__ = [
+    "CASES",
+    "CaseSpec",
+    "CaseData",
+    "make_case",
+    "case_features",
+    "LAB_METHODS",
+    "CurveResult",
+    "rejection_curve",
+    "monte_carlo_band",
+    "clopper_pearson",
+]
+
+
+@dataclass(frozen=True)
+class CaseSpec:
+    """A bundled two-sample problem."""
+
+    name: str
+    label: str
+    description: str
+    default_dim: int
+    h0_true: bool
+    shift: float = 0.0
+    variance: float = 1.0
+
+    def sample(self, n: int, dim: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        X = rng.standard_normal((n, dim))
+        Y = rng.standard_normal((n, dim))
+        if self.shift:
+            Y[:, 0] += self.shift
+        if self.variance != 1.0:
+            Y[:, 0] *= math.sqrt(self.variance)
+        return X, Y
+
+
+CASES: dict[str, CaseSpec] = {
+    "SG": CaseSpec("SG", "Same Gaussian", "X, Y ~ N(0, I): H0 is true (type-I error)", 50, True),
+    "GMD": CaseSpec("GMD", "Gaussian mean difference", "X ~ N(0, I), Y ~ N(e1, I): the first mean differs by 1",
+                    100, False, shift=1.0),
+    "GVD": CaseSpec("GVD", "Gaussian variance difference",
+                    "X ~ N(0, I), Y ~ N(0, diag(2, 1, ..., 1)): the first variance doubles", 50, False, variance=2.0),
+}
+
+#: Largest n * dim a lab case generates (per sample).
+MAX_CASE_VALUES = 20_000_000
+
+
+@dataclass
+class CaseData:
+    """One draw of a bundled case: private samples plus a public sample for the feature map."""
+
+    name: str
+    X: np.ndarray
+    Y: np.ndarray
+    public: tuple[np.ndarray, np.ndarray]
+    dim: int
+    h0_true: bool
+    seed: int | None
+
+    @property
+    def n(self) -> int:
+        return int(self.X.shape[0])
+
+
+def make_case(name: str, n: int, *, dim: int | None = None, n_public: int = 500, random_state=None) -> CaseData:
+    """Draw a bundled case: ``n`` private pairs and ``n_public`` public rows from each distribution.
+
+    Parameters
+    ----------
+    name : {"SG", "GMD", "GVD"}
+    n : int
+        Size of each private sample.
+    dim : int, optional
+        Dimension (default: the case's, 50 or 100).
+    n_public : int
+        Size of each public sample (used only to build the feature map).
+    random_state : None, int or Generator
+    """
+    check_in(name, CASES, name="case")
+    spec = CASES[name]
+    n = check_positive_int(n, name="n", minimum=2)
+    dim = spec.default_dim if dim is None else check_positive_int(dim, name="dim")
+    n_public = check_positive_int(n_public, name="n_public", minimum=2)
+    if (n + n_public) * dim > MAX_CASE_VALUES:
+        raise ValueError(f"n={n}, n_public={n_public}, dim={dim} is too large for the lab "
+                         f"(more than {MAX_CASE_VALUES} values per sample).")
+    rng, seed = check_random_state(random_state)
+    X, Y = spec.sample(n, dim, rng)
+    Xp, Yp = spec.sample(n_public, dim, rng)
+    return CaseData(name, X, Y, (Xp, Yp), dim, spec.h0_true, seed)
+
+
+def case_features(case: CaseData, *, kind: str = "me", n_features: int = 5, random_state=None) -> FeatureMap:
+    """Feature map built from the case's **public** sample only."""
+    check_in(kind, FEATURE_KINDS, name="kind")
+    return make_features(kind, public_sample=case.public, n_features=n_features, random_state=random_state)
+
+
+# --------------------------------------------------------------------------- curves
+LAB_METHODS: dict[str, str] = {
+    "nonprivate": "non-private ME/SCF test, chi-square null (no privacy)",
+    "tcmc": "trusted curator: private mean and second moment, parametric-bootstrap null",
+    "tcmc-wchi2": "trusted curator, weighted chi-square null (paper's null for our statistic)",
+    "tcmc-naive": "trusted curator statistic with the chi-square null (ignores the noise)",
+    "paper": "the paper's TCMC: 50/50 split, no noise-aware term, weighted chi-square null",
+    "paper-naive": "the paper's TCMC statistic with the chi-square null (inflated type-I error)",
+    "nte": "no trusted entity: each sample privatised by its holder, parametric-bootstrap null",
+}
+_PARENT = {"tcmc-naive": "tcmc", "paper-naive": "paper"}
+
+
+def clopper_pearson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
+    """Exact binomial confidence interval for a proportion ``k / n``."""
+    if n <= 0:
+        return (0.0, 1.0)
+    a = 1.0 - level
+    lo = 0.0 if k == 0 else float(stats.beta.ppf(a / 2, k, n - k + 1))
+    hi = 1.0 if k == n else float(stats.beta.ppf(1 - a / 2, k + 1, n - k))
+    return lo, hi
+
+
+def monte_carlo_band(alpha: float, repetitions: int, level: float = 0.95) -> tuple[float, float]:
+    """Central ``level`` range of the rejection rate of an exact level-``alpha`` test over ``repetitions`` runs."""
+    lo = stats.binom.ppf((1 - level) / 2, repetitions, alpha) / repetitions
+    hi = stats.binom.ppf(1 - (1 - level) / 2, repetitions, alpha) / repetitions
+    return float(lo), float(hi)
+
+
+@dataclass
+class CurveResult:
+    """Rejection rates of several methods along ``epsilon`` or ``n``.
+
+    Attributes
+    ----------
+    case : str
+    vary : {"epsilon", "n"}
+    values : list of float
+    methods : list of str
+    rejections : dict method -> list of int
+        Number of rejections at each value.
+    repetitions : list of int
+        Completed repetitions at each value.
+    alpha : float
+    params : dict
+        Fixed parameters (n or epsilon, delta, dim, features, test options).
+    seed : int or None
+        Root seed; repetition r at value index i uses ``SeedSequence([seed, i, r])``.
+    seconds : list of float
+        Wall time per value.
+    completed : bool
+        False if stopped by the progress callback.
+    """
+
+    case: str
+    vary: str
+    values: list
+    methods: list
+    rejections: dict[str, list[int]]
+    repetitions: list[int]
+    alpha: float
+    params: dict[str, Any] = field(default_factory=dict)
+    seed: int | None = None
+    seconds: list[float] = field(default_factory=list)
+    completed: bool = True
+
+    def rates(self) -> dict[str, list[float]]:
+        """Rejection rate of every method at every value (nan where nothing ran)."""
+        return {m: [k / r if r else float("nan") for k, r in zip(v, self.repetitions)]
+                for m, v in self.rejections.items()}
+
+    def intervals(self, level: float = 0.95) -> dict[str, list[tuple[float, float]]]:
+        """Clopper-Pearson intervals of the rates."""
+        return {m: [clopper_pearson(k, r, level) for k, r in zip(v, self.repetitions)]
+                for m, v in self.rejections.items()}
+
+    def band(self, level: float = 0.95) -> list[tuple[float, float]]:
+        """Monte-Carlo band of an exact level-alpha test at every value (for type-I plots)."""
+        return [monte_carlo_band(self.alpha, r, level) if r else (float("nan"), float("nan"))
+                for r in self.repetitions]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "case": self.case,
+            "vary": self.vary,
+            "values": list(self.values),
+            "methods": list(self.methods),
+            "rejections": {m: list(v) for m, v in self.rejections.items()},
+            "repetitions": list(self.repetitions),
+            "rates": self.rates(),
+            "intervals": {m: [list(t) for t in v] for m, v in self.intervals().items()},
+            "band": [list(t) for t in self.band()],
+            "alpha": self.alpha,
+            "params": dict(self.params),
+            "seed": self.seed,
+            "seconds": list(self.seconds),
+            "completed": self.completed,
+        }
+
+
+def _run_methods(case: CaseData, methods, *, epsilon, delta, features, alpha, rng, test_kwargs) -> dict[str, bool]:
+    out: dict[str, bool] = {}
+    seeds = rng.integers(0, 2**63 - 1, size=2 * len(methods) + 2)
+    k = 0
+    done: dict[str, Any] = {}
+    for m in methods:
+        base = _PARENT.get(m, m)
+        if base not in done:
+            s1, s2 = int(seeds[k]), int(seeds[k + 1])
+            k += 2
+            if base == "nonprivate":
+                done[base] = nonprivate_test(case.X, case.Y, features=features, alpha=alpha)
+            elif base == "tcmc":
+                done[base] = tcmc_test(case.X, case.Y, features=features, epsilon=epsilon, delta=delta, alpha=alpha,
+                                       random_state=s1, null_random_state=s2, **test_kwargs)
+            elif base == "tcmc-wchi2":
+                done[base] = tcmc_test(case.X, case.Y, features=features, epsilon=epsilon, delta=delta, alpha=alpha,
+                                       random_state=s1, null_random_state=s2,
+                                       **{**test_kwargs, "null": "weighted-chi2"})
+            elif base == "paper":
+                done[base] = tcmc_test(case.X, case.Y, features=features, epsilon=epsilon, delta=delta, alpha=alpha,
+                                       random_state=s1, null_random_state=s2, mean_fraction=0.5,
+                                       calibration="split", noise_aware=False, null="weighted-chi2")
+            elif base == "nte":
+                done[base] = nte_test(case.X, case.Y, features=features, epsilon=epsilon, delta=delta, alpha=alpha,
+                                      random_state=s1, null_random_state=s2, **test_kwargs)
+        r = done[base]
+        out[m] = bool(r.naive_p_value <= alpha) if m in _PARENT else bool(r.reject)
+    return out
+
+
+def rejection_curve(
+    case: str,
+    *,
+    vary: str = "epsilon",
+    values=(0.5, 1.0, 2.5, 5.0),
+    methods=("nonprivate", "tcmc", "tcmc-naive"),
+    n: int = 5000,
+    epsilon: float = 1.0,
+    delta: float = 1e-5,
+    repetitions: int = 200,
+    alpha: float = 0.05,
+    dim: int | None = None,
+    feature_kind: str = "me",
+    n_features: int = 5,
+    n_public: int = 500,
+    random_state=0,
+    progress: Callable[[int, int, dict], Any] | None = None,
+    **test_kwargs,
+) -> CurveResult:
+    """Type-I error (SG) or power (GMD, GVD) of several methods along ``epsilon`` or ``n``.
+
+    Parameters
+    ----------
+    case : {"SG", "GMD", "GVD"}
+    vary : {"epsilon", "n"}
+        The parameter along the curve; the other one is fixed by ``n`` or ``epsilon``.
+    values : sequence
+        Values of the varied parameter.
+    methods : sequence of str
+        Keys of :data:`LAB_METHODS`.
+    n, epsilon, delta : fixed parameters
+    repetitions : int
+        Repetitions per value (e.g. 200).
+    alpha : float
+    dim, feature_kind, n_features, n_public : case and feature-map settings
+    random_state : int or None
+        Root seed (recorded); ``None`` draws one.
+    progress : callable, optional
+        ``progress(done, total, info)`` after every repetition, ``info`` =
+        ``{"value", "value_index", "repetition", "rejections", "elapsed"}``.
+        Return ``False`` to stop.
+    **test_kwargs
+        Passed to the private tests (e.g. ``mean_fraction``, ``n_null``).
+    """
+    check_in(case, CASES, name="case")
+    check_in(vary, ("epsilon", "n"), name="vary")
+    methods = list(methods)
+    if not methods:
+        raise ValueError("methods is empty; choose from " + ", ".join(LAB_METHODS) + ".")
+    for m in methods:
+        check_in(m, LAB_METHODS, name="method")
+    values = list(values)
+    if not values:
+        raise ValueError("values is empty.")
+    if vary == "epsilon":
+        values = [check_epsilon(v, name="epsilon value") for v in values]
+        n = check_positive_int(n, name="n", minimum=2)
+    else:
+        values = [check_positive_int(v, name="n value", minimum=2) for v in values]
+        epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    R = check_positive_int(repetitions, name="repetitions")
+    alpha = check_positive_float(alpha, name="alpha")
+    check_in(feature_kind, FEATURE_KINDS, name="feature_kind")
+    if isinstance(random_state, np.random.Generator):
+        raise ValueError("rejection_curve needs an int (or None) random_state so that every repetition is replayable.")
+    _, seed = check_random_state(random_state)
+    rej = {m: [0] * len(values) for m in methods}
+    reps = [0] * len(values)
+    secs = [0.0] * len(values)
+    total = R * len(values)
+    done = 0
+    t_start = time.perf_counter()
+    stopped = False
+    for i, v in enumerate(values):
+        t0 = time.perf_counter()
+        n_i = v if vary == "n" else n
+        eps_i = v if vary == "epsilon" else epsilon
+        for r in range(R):
+            rng = np.random.default_rng(np.random.SeedSequence([seed, i, r]))
+            data = make_case(case, n_i, dim=dim, n_public=n_public, random_state=rng)
+            feats = case_features(data, kind=feature_kind, n_features=n_features, random_state=rng)
+            dec = _run_methods(data, methods, epsilon=eps_i, delta=delta, features=feats, alpha=alpha, rng=rng,
+                               test_kwargs=test_kwargs)
+            for m, d in dec.items():
+                rej[m][i] += int(d)
+            reps[i] += 1
+            done += 1
+            if progress is not None:
+                info = {"value": v, "value_index": i, "repetition": r, "elapsed": time.perf_counter() - t_start,
+                        "rejections": {m: rej[m][i] for m in methods}}
+                if progress(done, total, info) is False:
+                    stopped = True
+                    break
+        secs[i] = time.perf_counter() - t0
+        if stopped:
+            break
+    params = {"n": n if vary == "epsilon" else None, "epsilon": epsilon if vary == "n" else None, "delta": delta,
+              "dim": dim if dim is not None else CASES[case].default_dim, "feature_kind": feature_kind,
+              "n_features": n_features, "n_public": n_public, "repetitions_requested": R,
+              "test_kwargs": {k: v for k, v in test_kwargs.items()}}
+    return CurveResult(case=case, vary=vary, values=values, methods=methods, rejections=rej, repetitions=reps,
+                       alpha=alpha, params=params, seed=seed, seconds=secs, completed=not stopped)

@@ -1,0 +1,178 @@
+"""The outcome of one two-sample test: statistic, null, p-value, decision and the privacy charged."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..accounting import PrivacyCharge
+from .features import FeatureMap
+from .nulls import NullDistribution
+
+__all__ = ["TwoSampleResult"]
+
+
+def _jsonable(value):
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, (np.floating, np.integer)):
+        return value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+@dataclass
+class TwoSampleResult:
+    """Everything one test produced, for display and for the privacy ledger.
+
+    Attributes
+    ----------
+    method : str
+        ``"tcmc"`` (trusted curator, perturbed mean and covariance),
+        ``"nte"`` (no trusted entity: two holders), ``"release"`` (synthetic
+        release vs held-out private data), ``"nonprivate"``.
+    design : {"paired", "two-sample"}
+    statistic : float
+        The (private) test statistic.
+    p_value : float
+    alpha : float
+    reject : bool
+        ``p_value <= alpha``.
+    null : NullDistribution
+        The null used for ``p_value`` (samples for a histogram).
+    naive_p_value : float
+        P-value of the same statistic under the asymptotic chi-square with J
+        degrees of freedom -- wrong for private statistics (it ignores the
+        noise); shown for contrast.
+    charges : tuple of PrivacyCharge
+        What to add to a :class:`~dpkme.accounting.BudgetLedger` of the data
+        set(s) tested (empty for the non-private test). Two Gaussian releases
+        (mean, second moment) per privatised sample.
+    holder_charges : dict or None
+        ``{"X": (...), "Y": (...)}`` for tests whose two samples are privatised
+        separately (each holder's own ledger pays its own releases once; the
+        union pays ``charges`` by parallel composition).
+    epsilon, delta : float
+        Total privacy of ``charges`` (exact composition of the Gaussian
+        releases); ``inf`` and ``0`` for the non-private test.
+    n_x, n_y : int
+    features : FeatureMap
+    released : dict
+        The privatised quantities actually released (noisy means, noisy second
+        moments) and their post-processing (plug-in covariances); safe to show.
+    noise : dict
+        Sensitivities, noise standard deviations, calibration and budget split.
+    regularization : float
+    noise_aware : bool
+    noise_seed : int or None
+        Seed of the privacy noise (``None`` for OS-entropy noise, by design).
+    noise_source : str
+        ``"seeded"`` (replayable: no privacy once the seed is known),
+        ``"os-entropy"`` or ``"generator"``.
+    null_seed : int or None
+        Seed of the null simulation (post-processing; safe to publish).
+    seconds : float
+    warnings : list of str
+    params : dict
+        Remaining parameters (unit, mean_fraction, n_null, ...).
+    """
+
+    method: str
+    design: str
+    statistic: float
+    p_value: float
+    alpha: float
+    reject: bool
+    null: NullDistribution
+    naive_p_value: float
+    charges: tuple[PrivacyCharge, ...]
+    epsilon: float
+    delta: float
+    n_x: int
+    n_y: int
+    features: FeatureMap
+    released: dict[str, Any] = field(default_factory=dict)
+    noise: dict[str, Any] = field(default_factory=dict)
+    regularization: float = 0.0
+    noise_aware: bool = True
+    noise_seed: int | None = None
+    noise_source: str = "none"
+    null_seed: int | None = None
+    seconds: float = 0.0
+    warnings: list[str] = field(default_factory=list)
+    params: dict[str, Any] = field(default_factory=dict)
+    holder_charges: dict[str, tuple[PrivacyCharge, ...]] | None = None
+
+    @property
+    def private(self) -> bool:
+        return bool(self.charges)
+
+    @property
+    def n_features(self) -> int:
+        return self.features.n_features
+
+    @property
+    def decision(self) -> str:
+        """``"reject H0"`` or ``"do not reject H0"``."""
+        return "reject H0" if self.reject else "do not reject H0"
+
+    def critical_value(self) -> float:
+        """Rejection threshold of the statistic at ``alpha`` under ``null``."""
+        return self.null.critical_value(self.alpha)
+
+    def summary(self) -> str:
+        """A few human-readable lines."""
+        priv = (f"(epsilon={self.epsilon:.3g}, delta={self.delta:.3g})-DP" if self.private
+                else "non-private (no guarantee)")
+        lines = [
+            f"{self.method} two-sample test, {self.design} design, n_x={self.n_x}, n_y={self.n_y}, "
+            f"J={self.n_features}; {priv}",
+            f"statistic = {self.statistic:.4g}; {self.null.kind} null: p = {self.p_value:.4g} "
+            f"-> {self.decision} at alpha = {self.alpha:g}",
+        ]
+        if self.private:
+            lines.append(f"naive chi2_{self.n_features} p-value (ignores the noise, not valid): {self.naive_p_value:.4g}")
+        lines += [f"warning: {w}" for w in self.warnings]
+        return "\n".join(lines)
+
+    def to_dict(self, *, max_null_samples: int = 2000) -> dict[str, Any]:
+        """JSON-serialisable record (the feature map is described, not dumped)."""
+        return _jsonable({
+            "method": self.method,
+            "design": self.design,
+            "statistic": self.statistic,
+            "p_value": self.p_value,
+            "alpha": self.alpha,
+            "reject": self.reject,
+            "decision": self.decision,
+            "naive_p_value": self.naive_p_value,
+            "null": self.null.to_dict(max_samples=max_null_samples),
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "charges": [c.to_record() for c in self.charges],
+            "holder_charges": None if self.holder_charges is None else {
+                k: [c.to_record() for c in v] for k, v in self.holder_charges.items()},
+            "n_x": self.n_x,
+            "n_y": self.n_y,
+            "n_features": self.n_features,
+            "features": self.features.describe(),
+            "feature_kind": self.features.kind,
+            "released": self.released,
+            "noise": self.noise,
+            "regularization": self.regularization,
+            "noise_aware": self.noise_aware,
+            "noise_seed": self.noise_seed,
+            "noise_source": self.noise_source,
+            "null_seed": self.null_seed,
+            "seconds": self.seconds,
+            "warnings": list(self.warnings),
+            "params": self.params,
+        })
