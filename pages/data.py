@@ -213,6 +213,10 @@ if shown is None:
 
 for note in shown.notes:
     st.warning(note)
+if 0 < shown.n_public < 30:
+    st.info(f"Only {shown.n_public} publishable rows: Algorithm 1 with the publishable subset can use at most "
+            f"{shown.n_public} synthetic points, and scaling or heuristics computed from them are rough. With a small "
+            "table, consider a larger publishable fraction — or use random points from q or Algorithm 2.")
 
 st.subheader("Preview (for the data owner — shows private rows)")
 m1, m2, m3, m4, m5 = st.columns(5)

@@ -146,13 +146,15 @@ k1.metric("RKHS distance of this release", S.fmt(m["distance"]),
           help=f"‖μ̂‖ = {S.fmt(m['kme_norm'])} for scale.")
 k2.metric("Noise-free projection", S.fmt(m.get("projection")),
           help="The same points with the exact (non-private) weights: the error due to the points alone.")
-k3.metric("Uniform baseline (public rows, 1/M)", S.fmt(m.get("baseline")),
+k3.metric("Uniform baseline", S.fmt(m.get("baseline")),
           help="The first M publishable rows with equal weights (the paper's baseline).")
 rel_err = m["distance"] / m["kme_norm"] if m.get("kme_norm") else float("nan")
 k4.metric("Relative error ‖μ̃ − μ̂‖/‖μ̂‖", f"{rel_err:.1%}" if np.isfinite(rel_err) else "n/a")
 k5, k6, k7, k8 = st.columns(4)
 k5.metric("ε spent", f"{r.epsilon:g}" if r.epsilon else "0")
-k6.metric("Noise σ", S.fmt(r.sigma))
+k6.metric("Gaussian noise σ", S.fmt(r.sigma) if r.sigma > 0 else "none",
+          help="Per-coordinate standard deviation of the Gaussian noise (the exponential mechanism and the "
+               "baseline add none).")
 k7.metric("Runtime", f"{r.seconds:.2f} s")
 k8.metric("Seed", str(r.seed) if r.noise_source == "seeded" and r.seed is not None else "not recorded",
           help=("Seeded (teaching): anyone with the seed can replay the noise." if r.noise_source == "seeded"

@@ -136,7 +136,7 @@ def test_repeat_draws_overlay_and_one_charge_with_count(release_page):
     assert not np.allclose(w[0], w[1])                     # the randomness is visible
     led = _ledger(at)
     assert len(led) == 2 and led.charges[1].count == 3
-    lines = [t for f in plotly_figures(at) for t in f["data"] if t.get("name", "").startswith("draw")]
+    lines = {t["name"] for f in plotly_figures(at) for t in f["data"] if t.get("name", "").startswith("draw")}
     assert len(lines) == 3
 
 

@@ -83,7 +83,7 @@ def _charge(ctx: RunContext, p: dict) -> PrivacyCharge:
 
 register(MechanismSpec(
     key="alg2",
-    label="Algorithm 2 — random features + reduced-set solver",
+    label="Algorithm 2 · random features",
     summary="Privatise the mean of J random Fourier features, then let a solver place and weight synthetic "
             "points to match it. Locations are optimised too (helps in higher dimensions).",
     explain=r"""**Algorithm 2** (Balog et al. 2018): map every row to $J$ random Fourier features

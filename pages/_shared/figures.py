@@ -119,7 +119,9 @@ def release_figure(X, Z, w, *, columns, dims=(0, 1), title="", window=None) -> g
 def weight_histogram(w) -> go.Figure:
     w = np.asarray(w)
     fig = go.Figure()
-    bins = dict(start=float(w.min()) - 1e-12, end=float(w.max()) + 1e-12, size=max((w.max() - w.min()) / 40, 1e-12))
+    span = float(w.max() - w.min())
+    width = span / 40 if span > 1e-9 * max(float(np.abs(w).max()), 1e-300) else max(float(np.abs(w).max()), 1e-12) / 20
+    bins = dict(start=float(w.min()) - width / 2, end=float(w.max()) + width / 2, size=width)
     fig.add_trace(go.Histogram(x=w[w >= 0], name="w ≥ 0", marker_color="#2166ac", xbins=bins))
     if (w < 0).any():
         fig.add_trace(go.Histogram(x=w[w < 0], name="w < 0", marker_color="#b2182b", xbins=bins))
@@ -149,7 +151,7 @@ def kme_heatmaps(xs, ys, private_vals, released_vals, *, columns, dims=(0, 1), Z
     bar = dict(orientation="h", y=-0.32, len=0.6, thickness=12, yanchor="top")
     fig.update_layout(
         height=470, margin=dict(l=10, r=10, t=50, b=90),
-        coloraxis=dict(colorscale="Viridis", cmin=min(0.0, float(B.min())), cmax=vmax,
+        coloraxis=dict(colorscale="Viridis", cmin=float(min(A.min(), B.min())), cmax=vmax,
                        colorbar=dict(title=dict(text="embedding", side="top"), x=0.31, **bar)),
         coloraxis2=dict(colorscale="RdBu", cmid=0, cmin=-dm, cmax=dm,
                         colorbar=dict(title=dict(text="difference", side="top"), x=0.86, len=0.3,
@@ -163,14 +165,23 @@ def kme_heatmaps(xs, ys, private_vals, released_vals, *, columns, dims=(0, 1), Z
 
 
 def repeat_figure(xs, private_line, draws: list[np.ndarray], *, xlabel: str, distances=None) -> go.Figure:
-    """The private KME along a line and several independent releases over it."""
-    fig = go.Figure()
+    """Several independent releases along a line: their values (top) and their differences from the private KME."""
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08, row_heights=[0.55, 0.45],
+                        subplot_titles=("embedding along the line", "release − private (the noise made visible)"))
+    priv = np.asarray(private_line)
+    fig.add_trace(go.Scatter(x=xs, y=priv, mode="lines", name="private KME",
+                             line=dict(color="black", width=2, dash="dot")), 1, 1)
+    fig.add_trace(go.Scatter(x=xs, y=np.zeros_like(priv), mode="lines", showlegend=False,
+                             line=dict(color="black", width=1, dash="dot")), 2, 1)
     for i, d in enumerate(draws):
         label = f"draw {i + 1}" + (f" (Δ = {distances[i]:.3g})" if distances is not None else "")
-        fig.add_trace(go.Scatter(x=xs, y=d, mode="lines", name=label, line=dict(width=1.5), opacity=0.75))
-    fig.add_trace(go.Scatter(x=xs, y=private_line, mode="lines", name="private KME", line=dict(color="black", width=3)))
-    fig.update_layout(title="Released KMEs of independent draws along a line through the data",
-                      xaxis_title=xlabel, yaxis_title="value of the embedding", height=380, **_LAYOUT)
+        color = PALETTE[i % len(PALETTE)]
+        fig.add_trace(go.Scatter(x=xs, y=d, mode="lines", name=label, legendgroup=label,
+                                 line=dict(width=1.5, color=color), opacity=0.85), 1, 1)
+        fig.add_trace(go.Scatter(x=xs, y=np.asarray(d) - priv, mode="lines", name=label, legendgroup=label,
+                                 showlegend=False, line=dict(width=1.5, color=color)), 2, 1)
+    fig.update_layout(height=520, **_LAYOUT)
+    fig.update_xaxes(title_text=xlabel, row=2, col=1)
     return fig
 
 

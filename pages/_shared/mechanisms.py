@@ -133,7 +133,7 @@ def _baseline_run(ctx: RunContext, p: dict) -> Release:
 
 register(MechanismSpec(
     key="baseline",
-    label="Uniform baseline (publishable subset, no privacy cost)",
+    label="Uniform baseline · no privacy cost",
     summary="Publish the first M public rows with equal weights 1/M. Reads no private data, spends no budget.",
     explain=r"""The paper's baseline (Appendix B.3): $\hat\mu_{\rm baseline} = \frac1M\sum_{m=1}^M k(z_m,\cdot)$
 with $z_m$ the publishable rows. It is a consistent estimator of the population KME (Proposition 6) but
@@ -172,7 +172,7 @@ def _alg1_public_run(ctx: RunContext, p: dict) -> Release:
 
 register(MechanismSpec(
     key="alg1-public",
-    label="Algorithm 1 — publishable subset as synthetic points",
+    label="Algorithm 1 · publishable points",
     summary="Re-weight the public rows so that they represent the private data's KME, with Gaussian noise.",
     explain=_ALG1_MATH + "\n\nHere the $z_m$ are the first $M$ rows of the publishable subset (the paper's "
     "Figure 1 scenario): they are already public, so releasing them costs nothing; only the weights carry "
@@ -206,7 +206,7 @@ def _alg1_q_run(ctx: RunContext, p: dict) -> Release:
 
 register(MechanismSpec(
     key="alg1-q",
-    label="Algorithm 1 — random synthetic points from q",
+    label="Algorithm 1 · random points from q",
     summary="No public rows needed: draw the z_m from a declared distribution q, then re-weight them privately.",
     explain=_ALG1_MATH + "\n\nHere the $z_m$ are drawn from $q=\\mathcal N(c, s^2 I)$ with a *declared* centre and "
     "spread (the paper's Figure 2 scenario, $q=\\mathcal N(0, 500^2 I)$). Points far from the data get tiny "

@@ -25,8 +25,11 @@ def _has(module: str) -> bool:
 
 # --------------------------------------------------------------------------- exponential mechanism
 if _has("dpkme.exponential"):
+    import dpkme.exponential as _exp
     from dpkme.exponential import (DEFAULT_MAX_DATABASES, MAX_GRID_CANDIDATES, count_multisets,
                                    exponential_mechanism, grid_candidates, largest_m)
+
+    _EXP_NOTES = "\n\n".join(f"*{v}*" for v in getattr(_exp, "NOTES", {}).values())
 
     _CANDS = {
         "grid-public": "grid over the range of the publishable subset (public)",
@@ -96,7 +99,7 @@ if _has("dpkme.exponential"):
 
     register(MechanismSpec(
         key="exponential",
-        label="Exponential mechanism — exact sampling of a small synthetic database",
+        label="Exponential mechanism · exact, tiny M",
         summary="Draw a whole synthetic database R of M public candidate points with probability "
                 "∝ exp(−ε‖μ_D − μ_R‖/(2Δ)). Pure ε-DP (δ = 0), exact, and only feasible for tiny M.",
         explain=r"""The paper's Section 3.4: the exponential mechanism (McSherry & Talwar 2007) with utility
@@ -104,7 +107,8 @@ $u(D,R) = -\|\mu_D - \mu_R\|_{\mathcal H}$ releases a database $R$ of $M$ candid
 probability $\propto \exp(-\varepsilon\,\|\mu_D-\mu_R\|/(2\Delta_u))$; $\Delta_u$ is the KME's sensitivity
 (reverse triangle inequality). It is **pure** $\varepsilon$-DP. Every one of the $\binom{|G|+M-1}{M}$
 databases is scored and one is drawn exactly — approximate samplers could break the guarantee, which is
-why the paper calls the mechanism computationally infeasible beyond trivial sizes.""",
+why the paper calls the mechanism computationally infeasible beyond trivial sizes.""" + (
+            "\n\n" + _EXP_NOTES if _EXP_NOTES else ""),
         spends_budget=True, requires=lambda ds: None, controls=_exp_controls, run=_exp_run, charge=_exp_charge,
         tags=("exponential",),
     ))
@@ -156,7 +160,7 @@ if _has("dpkme.clustering"):
 
     register(MechanismSpec(
         key="clusterwise",
-        label="Cluster-wise release — private kernel k-means, then Algorithm 2 per cluster",
+        label="Cluster-wise release · DP k-means",
         summary="Cluster the rows privately (noisy Lloyd steps in random-feature space, Acs et al.), then "
                 "release each cluster's embedding with Algorithm 2 and mix them by noisy cluster sizes.",
         explain=r"""Acs, Melis, Castelluccia & De Cristofaro: **DP kernel k-means** — every Lloyd step adds
