@@ -142,12 +142,14 @@ __all__ = [
 ]
 
 #: Default limit on the number of candidate databases enumerated by one call.
-#: Chosen from ``benchmarks/bench_exponential_gp.py``: at this size a whole
-#: release (scores + exact sampling, |G| and M of typical teaching settings)
-#: takes well under 2 s on the 2-core reference machine.
+#: From ``benchmarks/bench_exponential_gp.py`` (2-core machine shared with other
+#: jobs): a whole release (all scores + one exact draw) at 5e6 databases took
+#: 0.1-0.45 s (M = 2..8) on a lightly loaded machine (and 1.7 s at load average
+#: 8 with an earlier, slower scoring loop), so interactive releases stay under 2 s.
 DEFAULT_MAX_DATABASES = 5_000_000
-#: No call enumerates more than this, whatever ``max_databases`` says (memory:
-#: about 3 float64 arrays of this length, ~0.5 GB).
+#: No call enumerates more than this, whatever ``max_databases`` says: about the
+#: largest size whose release stays under 2 s on a lightly loaded machine
+#: (0.55 s at M = 2, 1.8 s at M = 8 for 1.8e7); memory ~160 MB for the scores.
 HARD_MAX_DATABASES = 20_000_000
 #: Largest synthetic-database size M the enumeration accepts (the work per
 #: database grows with M, and the sorted index tuples of the parents take M bytes each).
