@@ -69,12 +69,13 @@ covariance actually used **dominates** :math:`K`: :math:`LL^\top \succeq K`.
 Domination is what the analysis needs: if the noise covariance is
 :math:`\Sigma\succeq K`, then :math:`h^\top\Sigma^{-1}h \le h^\top K^{+}h` for
 :math:`h\in\operatorname{range}(K)`, so the Mahalanobis sensitivity can only
-drop; more noise never hurts privacy. (A covariance :math:`K'\not\succeq K`, e.g.
-eigenvalues *clipped* to zero without compensation, would be a different mechanism
-whose guarantee needs :math:`h` to avoid the removed directions; clipping
-rounding-level negative eigenvalues to 0 is harmless only because the true
-:math:`K` is PSD and those directions carry no signal above the rounding error —
-adding :math:`\tau I` makes that argument rigorous.) :math:`\tau` is
+drop; more noise never hurts privacy. Clipping the tiny negative eigenvalues of
+the *computed* :math:`K` to zero is not enough on its own: it dominates the
+computed matrix, but that differs from the true :math:`K` by rounding errors,
+so a direction in which the true :math:`K` has a tiny positive variance (and
+:math:`h` a tiny component) could receive no noise at all, which no finite ε
+covers. Adding :math:`\tau I` with :math:`\tau` above the error bounds closes
+that gap: then :math:`LL^\top \succeq K_{\text{true}}`. :math:`\tau` is
 :math:`2(n\gamma_{n+1}a + n\,\eta\,a)` with :math:`\gamma_{n+1}` the Cholesky
 backward-error constant (:math:`|LL^\top - (K+\tau I)| \le \gamma_{n+1}|L||L^\top|`,
 Higham 2002, Thm 10.3) and :math:`\eta` a bound on the relative error of the
