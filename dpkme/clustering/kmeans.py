@@ -32,7 +32,8 @@ the division is dominated by noise and the previous centre is kept, as in
 standard DP Lloyd implementations); the noisy sum is shrunk by the positive-part
 James-Stein factor :math:`1 - J\sigma_s^2/\|\hat S_i\|^2` (which removes the
 :math:`J\sigma_s^2` bias of :math:`\|\hat S_i\|^2` that would otherwise push
-points away from small clusters), and the centre is projected onto the ball
+points away from small clusters; a factor :math:`\le 0`, i.e. a sum that is
+all noise, also keeps the previous centre), and the centre is projected onto the ball
 of radius :math:`C` (means of vectors of norm :math:`\le C` lie in it). All of
 this uses only released values and public constants.
 

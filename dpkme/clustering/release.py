@@ -212,6 +212,13 @@ def clusterwise_release(
     Returns
     -------
     ClusterwiseRelease
+
+    Raises
+    ------
+    ValueError
+        On invalid arguments (before any private data is read), or -- after
+        the private steps, so the budget **is spent** -- when no cluster has a
+        usable noisy size in the release step (epsilon far too small for k).
     """
     t0 = time.perf_counter()
     if plan is None:
