@@ -6,8 +6,8 @@ import streamlit as st
 
 from pages._shared import compute as C
 from pages._shared import state as S
-from pages._shared.export import file_stem, release_csv, release_json
-from pages._shared.figures import kme_heatmaps, release_figure, repeat_figure, weight_histogram
+from pages._shared.export import file_stem, function_csv, function_json, release_csv, release_json
+from pages._shared.figures import function_figure, kme_heatmaps, release_figure, repeat_figure, weight_histogram
 from pages._shared.mechanisms import REGISTRY, algorithm2_available
 from pages._shared.runner import make_context, perform, private_problems, repeat_draws, replay
 from pages._shared.widgets import PAGE_KERNEL, PAGE_LEDGER, PAGE_USE, guard, require_dataset
@@ -115,6 +115,58 @@ rec = by_id[sel]
 r = rec.release
 m = rec.metrics
 
+
+def all_releases_table(records) -> None:
+    with st.expander("All releases of this dataset"):
+        table = pd.DataFrame([{
+            "id": x.id, "mechanism": x.mechanism_label, "ε": x.release.epsilon, "δ": x.release.delta,
+            "size": x.size_text, "σ": getattr(x.release, "sigma", getattr(x.release, "scale", None)),
+            "seed": x.release.seed, "noise": x.release.noise_source,
+            "RKHS distance": x.metrics.get("distance"), "L2 error on grid": x.metrics.get("l2"),
+            "private": x.private, "seconds": round(x.release.seconds, 3),
+        } for x in records])
+        st.dataframe(table, hide_index=True)
+        st.page_link(PAGE_LEDGER, label="Budget ledger", icon=":material/account_balance_wallet:")
+
+
+if rec.kind == "function":
+    # ------------------------------------------------------------------ a function (GP) release
+    for w in rec.warnings:
+        st.warning(w)
+    cols = [str(c) for c in ds.columns]
+    with right:
+        if r.axes is not None:
+            st.plotly_chart(function_figure(r.axes, r.values, r.true_values, columns=cols), key="rel.gp_fig")
+            if ds.dim > 2:
+                st.caption("A slice through the middle of the other grid axes.")
+    st.subheader("How close is it?")
+    st.caption("A Gaussian-process sample path is not in the RKHS: its RKHS distance to μ̂ is infinite, so the "
+               "comparison is in L² on the grid (computed from the private rows, for you only).")
+    g1, g2, g3, g4 = st.columns(4)
+    g1.metric("L² error on the grid", S.fmt(m.get("l2")),
+              help=f"‖f̃ − μ̂‖ on the grid; ‖μ̂‖ there is {S.fmt(m.get('truth_l2'))}.")
+    g2.metric("Expected L² error (public)", S.fmt(m.get("expected_l2")),
+              help="Computed from the noise level alone: publishable without touching the data.")
+    g3.metric("RKHS distance", "∞", help="A GP sample path has infinite RKHS norm (Karhunen–Loève).")
+    if "points_l2" in m:
+        g4.metric("Latest weighted-points release, same grid", S.fmt(m["points_l2"]), help=m.get("points_title"))
+    g5, g6, g7, g8 = st.columns(4)
+    g5.metric("ε spent", f"{r.epsilon:.4g}")
+    g6.metric("Noise multiplier s", S.fmt(r.scale), help=f"pointwise noise std {S.fmt(r.noise_std)}")
+    g7.metric("Less noise than Hall et al.'s constant", f"{r.params.get('noise_reduction_vs_hall', 0):.0%}")
+    g8.metric("Seed", str(r.seed) if r.noise_source == "seeded" and r.seed is not None else "not recorded")
+    st.markdown("**Download the release**")
+    d1, d2 = st.columns(2)
+    d1.download_button("CSV: grid points + released values", data=function_csv(rec, ds),
+                       file_name=f"dpkme_gp_release_{rec.id}.csv", mime="text/csv", key="rel.gp_csv",
+                       on_click="ignore", icon=":material/download:")
+    d2.download_button("JSON: parameters", data=function_json(rec, ds), file_name=f"dpkme_gp_release_{rec.id}.json",
+                       mime="application/json", key="rel.gp_json", on_click="ignore", icon=":material/download:")
+    st.caption("A function release cannot be used with equation (4) (there are no weighted points); the "
+               "Third-party use page lists weighted-point releases only.")
+    all_releases_table(recs)
+    st.stop()
+
 # ---------------------------------------------------------------------- plots
 dims = (0, 1) if ds.dim >= 2 else (0, 0)
 with right:
@@ -220,7 +272,8 @@ rc1, rc2 = st.columns([1, 3])
 with rc1:
     k = st.number_input("Number of draws", min_value=2, max_value=10, step=1, key=S.N_REPEATS,
                         persist_state="session")
-    again = st.button("Repeat draws", key="rel.repeat", disabled=params is None)
+    again = st.button("Repeat draws", key="rel.repeat", disabled=params is None or spec_now.output != "points",
+                      help="For the mechanism selected on the left (weighted-point releases).")
 if again and params is not None:
     bar = st.progress(0.0, text="drawing")
     with guard("repeat the release") as res:
@@ -260,11 +313,4 @@ with rc2:
     else:
         st.caption("Press **Repeat draws** to overlay several independent releases.")
 
-with st.expander("All releases of this dataset"):
-    table = pd.DataFrame([{
-        "id": x.id, "mechanism": x.mechanism_label, "ε": x.release.epsilon, "δ": x.release.delta,
-        "M": x.release.n_points, "σ": x.release.sigma, "seed": x.release.seed, "noise": x.release.noise_source,
-        "RKHS distance": x.metrics.get("distance"), "private": x.private, "seconds": round(x.release.seconds, 3),
-    } for x in recs])
-    st.dataframe(table, hide_index=True)
-    st.page_link(PAGE_LEDGER, label="Budget ledger", icon=":material/account_balance_wallet:")
+all_releases_table(recs)

@@ -25,9 +25,9 @@ st.markdown(
     "Below, each estimate is shown next to the **true private value** (which only you, the owner, can see)."
 )
 
-recs = S.releases_for(ds)
+recs = S.releases_for(ds, kind="points")
 if not recs:
-    st.info("No release of this dataset yet.")
+    st.info("No weighted-points release of this dataset yet.")
     st.page_link(PAGE_RELEASE, label="Make a release first", icon=":material/rocket_launch:")
     st.stop()
 by_id = {r.id: r for r in recs}

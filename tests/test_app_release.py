@@ -81,7 +81,14 @@ def test_every_registered_mechanism_releases(release_page, key):
     _release(at)
     ok(at)
     rec = at.session_state[S.RELEASES][-1]
-    assert rec.mechanism_key == key and np.isfinite(rec.metrics["distance"])
+    assert rec.mechanism_key == key and rec.kind == REGISTRY[key].output
+    if rec.kind == "points":
+        assert np.isfinite(rec.metrics["distance"])
+        assert len(at.get("download_button")) == 2
+    else:                                   # a function on a grid: L2 errors, no RKHS distance
+        assert 0 < rec.metrics["l2"] < rec.metrics["truth_l2"]
+        assert metric(at, "RKHS distance") == "∞"
+        assert len(at.get("download_button")) == 2
     led = _ledger(at)
     if REGISTRY[key].spends_budget:
         assert len(led) == 1
@@ -161,3 +168,31 @@ def test_q_points_mechanism_uses_the_declared_spread(release_page):
     ok(at)
     r = at.session_state[S.RELEASES][-1].release
     assert r.params["q_scale"] == 250.0 and r.n_points == 100 and r.params["points_source"] == "q"
+
+
+@pytest.mark.skipif("gp" not in REGISTRY, reason="dpkme.gp_release not in this checkout")
+def test_gp_function_release_is_compared_on_its_grid_and_exports_no_private_values(release_page):
+    import io
+    import json
+
+    import pandas as pd
+
+    from pages._shared.export import function_csv, function_json
+
+    at = release_page
+    _release(at)                                            # Algorithm 1 first, for the comparison
+    at.selectbox(key=S.MECHANISM).set_value("gp").run()
+    _release(at)
+    ok(at)
+    rec = at.session_state[S.RELEASES][-1]
+    assert rec.kind == "function" and rec.release.values.shape == (40, 40)
+    assert "points_l2" in rec.metrics
+    metric(at, "Latest weighted-points release")
+    ds = at.session_state[S.DATASET]
+    df = pd.read_csv(io.BytesIO(function_csv(rec, ds)))
+    assert list(df.columns) == ["x1", "x2", "value"] and len(df) == 1600
+    assert np.allclose(df["value"], rec.release.values.reshape(-1))
+    meta = json.loads(function_json(rec, ds))
+    assert meta["mechanism"] == "gp-release" and "true_values" not in json.dumps(meta)
+    led = _ledger(at)
+    assert len(led) == 2

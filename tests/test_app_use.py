@@ -24,7 +24,7 @@ def test_without_a_release_the_page_explains_what_to_do():
     at = new_app().run()
     at.switch_page("pages/use.py").run()
     ok(at)
-    assert any("No release" in i.value for i in at.info)
+    assert any("release of this dataset yet" in i.value for i in at.info)
 
 
 def test_means_from_the_release_are_close_to_the_private_means(used):

@@ -81,3 +81,35 @@ def _default(o):
 def file_stem(rec: S.ReleaseRecord) -> str:
     r = rec.release
     return f"dpkme_release_{rec.id}_{r.mechanism}_eps{r.epsilon:g}_M{r.n_points}"
+
+
+# --------------------------------------------------------------------------- function (GP) releases
+def function_frame(rec: S.ReleaseRecord, ds: S.Dataset | None) -> pd.DataFrame:
+    """Grid points (original units) and the released function values; never the private true values."""
+    r = rec.release
+    pts = r.points if ds is None else ds.to_original_units(r.points)
+    cols = [str(c) for c in (ds.columns if ds is not None and len(ds.columns) == r.dim
+                             else [f"x{j + 1}" for j in range(r.dim)])]
+    df = pd.DataFrame(pts, columns=cols)
+    df["value"] = np.asarray(r.values).reshape(-1)
+    return df
+
+
+def function_csv(rec: S.ReleaseRecord, ds: S.Dataset | None) -> bytes:
+    buf = io.StringIO()
+    function_frame(rec, ds).to_csv(buf, index=False, float_format="%.17g")
+    return buf.getvalue().encode("utf-8")
+
+
+def function_json(rec: S.ReleaseRecord, ds: S.Dataset | None) -> bytes:
+    r = rec.release
+    meta = r.metadata()
+    if r.noise_source == "os-entropy":
+        meta["seed"] = None
+    meta["differentially_private"] = bool(rec.private)
+    meta["mechanism_label"] = rec.mechanism_label
+    meta["dataset"] = rec.dataset_name
+    if ds is not None:
+        meta["preprocessing"] = ds.preprocessing_record()
+    meta["csv_columns"] = list(function_frame(rec, ds).columns)
+    return json.dumps(meta, indent=2, default=_default).encode("utf-8")

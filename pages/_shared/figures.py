@@ -263,3 +263,37 @@ def template_figure(X, kme_grid, noisy_grid, xs, ys, Z, w) -> go.Figure:
     fig.update_yaxes(showgrid=False, zeroline=False)
     fig.update_layout(plot_bgcolor="#f4f4f8")
     return fig
+
+
+def function_figure(axes, values, truth, *, columns, title_released="released f̃ = μ̂ + s·G") -> go.Figure:
+    """A function release on its grid: released, private truth and the noise (D = 1: lines; D ≥ 2: heat-maps,
+    a slice through the middle of the other axes for D > 2)."""
+    values, truth = np.asarray(values), np.asarray(truth)
+    if len(axes) == 1:
+        fig = go.Figure()
+        fig.add_trace(go.Scatter(x=axes[0], y=truth, name="private μ̂", line=dict(color="black", width=2)))
+        fig.add_trace(go.Scatter(x=axes[0], y=values, name="released", line=dict(color=PALETTE[0], width=1.5)))
+        fig.update_layout(height=380, xaxis_title=columns[0], **_LAYOUT)
+        return fig
+    idx = tuple(slice(None) if d < 2 else len(a) // 2 for d, a in enumerate(axes))
+    V, T = values[idx].T, truth[idx].T          # "ij" grid -> z[y][x]
+    xs, ys = axes[0], axes[1]
+    fig = make_subplots(rows=1, cols=3, horizontal_spacing=0.08,
+                        subplot_titles=("private μ̂ (never released)", title_released, "noise: released − private"))
+    lo, hi = float(min(V.min(), T.min())), float(max(V.max(), T.max()))
+    fig.add_trace(go.Heatmap(x=xs, y=ys, z=T, coloraxis="coloraxis"), 1, 1)
+    fig.add_trace(go.Heatmap(x=xs, y=ys, z=V, coloraxis="coloraxis"), 1, 2)
+    D = V - T
+    dm = float(np.abs(D).max()) or 1e-12
+    fig.add_trace(go.Heatmap(x=xs, y=ys, z=D, coloraxis="coloraxis2"), 1, 3)
+    bar = dict(orientation="h", y=-0.32, thickness=12, yanchor="top")
+    fig.update_layout(
+        height=470, margin=dict(l=10, r=10, t=50, b=90),
+        coloraxis=dict(colorscale="Viridis", cmin=lo, cmax=hi,
+                       colorbar=dict(title=dict(text="function value", side="top"), x=0.31, len=0.6, **bar)),
+        coloraxis2=dict(colorscale="RdBu", cmid=0, cmin=-dm, cmax=dm,
+                        colorbar=dict(title=dict(text="noise", side="top"), x=0.86, len=0.3, **bar)))
+    for c in (1, 2, 3):
+        fig.update_xaxes(title_text=columns[0], row=1, col=c)
+    fig.update_yaxes(title_text=columns[1], row=1, col=1)
+    return fig

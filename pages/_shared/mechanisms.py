@@ -54,6 +54,7 @@ class MechanismSpec:
     run: Callable[[RunContext, dict], Release]
     charge: Callable[[RunContext, dict], PrivacyCharge | None]  # computed before the run
     evaluate_projection: bool = False                    # show the noise-free projection next to it
+    output: str = "points"                               # "points" (weighted points) or "function" (values on a grid)
     tags: tuple[str, ...] = field(default_factory=tuple)
 
 

@@ -59,12 +59,32 @@ def check_budget(ds: S.Dataset, charge: PrivacyCharge | None, *, allow_over: boo
 def evaluate(ds: S.Dataset, kernel, release, spec: MechanismSpec) -> dict:
     """RKHS distances to the private KME (reads the private rows: shown to the owner, never released)."""
     t = time.perf_counter()
+    if spec.output == "function":
+        return evaluate_function(ds, release)
     Z, w = release.points, release.weights
     out = {"distance": C.distance(ds, kernel, Z, w)}
     if spec.evaluate_projection:
         out["projection"] = C.projection_distance(ds, kernel, Z)
     out["baseline"] = C.baseline_distance(ds, kernel, release.n_points)
     out["kme_norm"] = float(np.sqrt(max(C.mean_kxx(ds.key, C.kernel_key(kernel), ds.X), 0.0)))
+    out["eval_seconds"] = time.perf_counter() - t
+    return out
+
+
+def evaluate_function(ds: S.Dataset, release) -> dict:
+    """L2 errors of a function release on its grid, and of the latest weighted-points release on the same grid."""
+    from dpkme.gp_release import evaluate_on_grid, l2_error_on_grid
+
+    t = time.perf_counter()
+    out = {"l2": release.l2_error(), "expected_l2": release.expected_l2_error(),
+           "truth_l2": l2_error_on_grid(release.true_values, np.zeros_like(release.true_values), release.axes)
+           if release.axes is not None else float("nan")}
+    pts = S.releases_for(ds, kind="points")
+    if pts and release.axes is not None:
+        ref = pts[-1]
+        vals = evaluate_on_grid(ref.release, release.axes, normalisation=release.normalisation)
+        out["points_l2"] = l2_error_on_grid(vals, release.true_values, release.axes)
+        out["points_title"] = ref.title
     out["eval_seconds"] = time.perf_counter() - t
     return out
 
@@ -85,7 +105,7 @@ def perform(spec: MechanismSpec, params: dict, ctx: RunContext, *, allow_over: b
     rec = S.ReleaseRecord(
         id=S.new_id(), release=release, dataset_key=ds.key, data_key=ds.data_key, dataset_name=ds.name,
         mechanism_key=spec.key, mechanism_label=spec.label, private=private, charge=charge, metrics=metrics,
-        warnings=notes,
+        warnings=notes, kind=spec.output,
         replay={"mechanism": spec.key, "params": params, "epsilon": ctx.epsilon, "delta": ctx.delta,
                 "calibration": ctx.calibration, "sensitivity_mode": ctx.sensitivity_mode,
                 "kernel": ctx.kernel.to_dict(), "seed": release.seed, "noise_source": ctx.noise_source},
@@ -119,6 +139,8 @@ def repeat_draws(spec: MechanismSpec, params: dict, ctx: RunContext, k: int, *, 
     Returns ``{"dataset_key", "releases", "distances", "seeds", "charge", "notes"}``.
     """
     ds = ctx.ds
+    if spec.output != "points":
+        raise ValueError("repeat draws are offered for weighted-point releases only.")
     problems = private_problems() if spec.spends_budget else []
     charge = None
     if spec.spends_budget and not problems:

@@ -189,14 +189,22 @@ class ReleaseRecord:
     metrics: dict = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     replay: dict = field(default_factory=dict)      # mechanism key, parameters and settings of the run
+    kind: str = "points"                            # "points" (a Release) or "function" (a GPRelease)
     created: float = field(default_factory=time.time)
+
+    @property
+    def size_text(self) -> str:
+        r = self.release
+        if self.kind == "function":
+            return f"{r.points.shape[0]:,} grid points"
+        return f"M = {r.n_points}"
 
     @property
     def title(self) -> str:
         r = self.release
-        eps = "no privacy cost" if r.epsilon == 0 else f"ε = {r.epsilon:g}"
+        eps = "no privacy cost" if r.epsilon == 0 else f"ε = {r.epsilon:.4g}"
         flag = "" if self.private else " — NOT PRIVATE"
-        return f"#{self.id} {self.mechanism_label} ({eps}, M = {r.n_points}){flag}"
+        return f"#{self.id} {self.mechanism_label} ({eps}, {self.size_text}){flag}"
 
 
 def new_id() -> int:
@@ -238,10 +246,10 @@ def releases() -> list[ReleaseRecord]:
     return st.session_state.setdefault(RELEASES, [])
 
 
-def releases_for(ds: Dataset | None) -> list[ReleaseRecord]:
+def releases_for(ds: Dataset | None, kind: str | None = None) -> list[ReleaseRecord]:
     if ds is None:
         return []
-    return [r for r in releases() if r.dataset_key == ds.key]
+    return [r for r in releases() if r.dataset_key == ds.key and (kind is None or r.kind == kind)]
 
 
 def latest_release(ds: Dataset | None) -> ReleaseRecord | None:
