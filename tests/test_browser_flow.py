@@ -129,6 +129,12 @@ def test_main_flow_generate_release_download(wide_page, nav, wait_idle, assert_n
     assert_no_exception(page)
     screenshot(page, "use")
 
+    nav(page, "Two-sample test")
+    click_button(page, "Run the test", wait_idle)
+    expect(main(page).get_by_text("p-value (private test)")).to_be_visible()
+    assert_no_exception(page)
+    screenshot(page, "test")
+
     nav(page, "Budget ledger")
     expect(main(page).get_by_text("Within budget")).to_be_visible()
     assert_no_exception(page)
