@@ -32,7 +32,7 @@ pages = {
     "Explore": [
         st.Page("pages/curves.py", title="Privacy–utility curves", icon=":material/show_chart:", url_path="curves"),
         st.Page("pages/use.py", title="Third-party use", icon=":material/calculate:", url_path="use"),
-        st.Page("pages/test.py", title="Two-sample test", icon=":material/compare_arrows:", url_path="test"),
+        st.Page("pages/twosample.py", title="Two-sample test", icon=":material/compare_arrows:", url_path="two-sample"),
         st.Page("pages/ledger.py", title="Budget ledger", icon=":material/account_balance_wallet:", url_path="ledger"),
     ],
 }

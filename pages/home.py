@@ -131,7 +131,7 @@ st.page_link("pages/kernel.py", label="Kernel & privacy — the kernel, ε and �
 st.page_link(PAGE_RELEASE, label="Release — run a mechanism, see the weighted points, download them", icon=":material/rocket_launch:")
 st.page_link(PAGE_CURVES, label="Privacy–utility curves — accuracy against ε and the number of points", icon=":material/show_chart:")
 st.page_link(PAGE_USE, label="Use the release — what a third party computes from it", icon=":material/calculate:")
-st.page_link("pages/test.py", label="Two-sample test — a private test of a release against held-out data",
+st.page_link("pages/twosample.py", label="Two-sample test — a private test of a release against held-out data",
              icon=":material/compare_arrows:")
 st.page_link(PAGE_LEDGER, label="Budget ledger — how much privacy all releases have used together", icon=":material/account_balance_wallet:")
 

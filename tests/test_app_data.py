@@ -135,3 +135,32 @@ def test_scaling_from_the_publishable_subset(data_page):
     ds = at.session_state[S.DATASET]
     assert ds.scaling is not None
     assert np.allclose(ds.public.mean(axis=0), 0, atol=1e-9)
+
+
+def test_upload_parquet(data_page):
+    import io
+
+    import pandas as pd
+
+    buf = io.BytesIO()
+    pd.DataFrame({"u": np.linspace(0, 1, 120), "v": np.sin(np.arange(120.0))}).to_parquet(buf)
+    at = _upload(data_page, "table.parquet", buf.getvalue())
+    ok(at)
+    _use(at)
+    ds = at.session_state[S.DATASET]
+    assert ds.columns == ["u", "v"] and ds.n + ds.n_public + ds.n_heldout == 120
+
+
+def test_a_box_with_lower_above_upper_is_an_error(data_page):
+    at = data_page
+    at.radio(key="data.scaling").set_value("box").run()
+    assert not at.exception
+    import hashlib
+
+    editor_key = "data.box." + hashlib.sha1(b"x1|x2").hexdigest()[:10]     # the declared-box table of x1, x2
+    df = at.session_state[editor_key].copy()
+    df.loc[0, "lower"], df.loc[0, "upper"] = 5.0, 1.0
+    at.session_state[editor_key] = df
+    at.run()
+    assert not at.exception
+    assert "lower < upper" in errors(at)

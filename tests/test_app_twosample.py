@@ -12,7 +12,7 @@ def test_page():
     at = new_app().run()
     at.switch_page("pages/release.py").run()
     at.button(key="rel.go").click().run()
-    at.switch_page("pages/test.py").run()
+    at.switch_page("pages/twosample.py").run()
     ok(at)
     return at
 
@@ -48,6 +48,6 @@ def test_without_held_out_rows_the_page_explains_what_to_do():
     at.switch_page("pages/data.py").run()
     at.slider(key="data.heldout_pct").set_value(0.0).run()
     at.button(key="data.use").click().run()
-    at.switch_page("pages/test.py").run()
+    at.switch_page("pages/twosample.py").run()
     ok(at)
     assert any("held-out" in w.value for w in at.warning)
