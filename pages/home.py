@@ -133,6 +133,8 @@ st.page_link(PAGE_CURVES, label="Privacy–utility curves — accuracy against �
 st.page_link(PAGE_USE, label="Use the release — what a third party computes from it", icon=":material/calculate:")
 st.page_link("pages/twosample.py", label="Two-sample test — a private test of a release against held-out data",
              icon=":material/compare_arrows:")
+st.page_link("pages/audit.py", label="Privacy audit — sensitivity bugs found in published code, and what ε they really give",
+             icon=":material/policy:")
 st.page_link(PAGE_LEDGER, label="Budget ledger — how much privacy all releases have used together", icon=":material/account_balance_wallet:")
 
 with st.expander("What does (ε, δ)-differential privacy promise?"):

@@ -140,6 +140,11 @@ def test_main_flow_generate_release_download(wide_page, nav, wait_idle, assert_n
     assert_no_exception(page)
     screenshot(page, "ledger")
 
+    nav(page, "Privacy audit")
+    expect(main(page).get_by_text("ε really achieved on that pair")).to_be_visible()
+    assert_no_exception(page)
+    screenshot(page, "audit")
+
 
 def _upload(page: Page, name: str, content: bytes, wait_idle) -> None:
     main(page).get_by_text("Upload CSV / Parquet").click()
