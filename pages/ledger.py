@@ -6,7 +6,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from dpkme.accounting import BudgetLedger, basic_composition
+from dpkme.accounting import basic_composition
 from pages._shared import state as S
 from pages._shared.widgets import PAGE_DATA, guard, require_dataset
 
@@ -38,14 +38,14 @@ if not len(led):
     st.info("Nothing spent yet: no private release of this data in this session.")
 else:
     with guard("compose the privacy losses") as res:
-        tot = led.totals(delta=delta_b)
+        tot = S.composed(led.charges, delta_b)
         basic = tot["basic"]
         a, b, c, d = st.columns(4)
         a.metric("Charges", len(led), help="A repeat-draw batch of k releases is one charge with count k.")
         b.metric("Basic composition", f"ε = {basic[0]:.3g}", f"δ = {basic[1]:.1e}", delta_color="off")
         c.metric(f"Rényi DP at δ = {delta_b:.0e}", f"ε = {tot['rdp'][0]:.4g}")
         d.metric(f"PLD at δ = {delta_b:.0e}", f"ε = {tot['pld'][0]:.4g}")
-        over = led.exceeds_budget()
+        over = S.over_budget(led)
         if over:
             st.error(f"Budget exceeded: no accountant certifies the releases within ε = {eps_b:g}, δ = {delta_b:.0e}. "
                      "Stop releasing this data, or accept a weaker guarantee by raising the budget.")
@@ -59,10 +59,7 @@ else:
         charges = list(led.charges)
         xs, b_eps, r_eps, p_eps = [0], [0.0], [0.0], [0.0]
         for i in range(1, len(charges) + 1):
-            sub = BudgetLedger()
-            for ch in charges[:i]:
-                sub.add(ch)
-            t = sub.totals(delta=delta_b)
+            t = S.composed(charges[:i], delta_b)
             xs.append(i)
             b_eps.append(t["basic"][0] if t["basic"][1] <= delta_b else math.inf)
             r_eps.append(t["rdp"][0])

@@ -317,3 +317,32 @@ def fmt(x: float, digits: int = 3) -> str:
     if abs(x) >= 1e4 or abs(x) < 1e-3:
         return f"{x:.{digits}e}"
     return f"{x:.{digits}g}"
+
+
+def _charge_key(charges) -> tuple:
+    return tuple((c.label, c.mechanism, c.epsilon, c.delta, c.noise_multiplier, c.count) for c in charges)
+
+
+def composed(charges, delta_target: float) -> dict:
+    """``BudgetLedger.totals`` of ``charges`` at ``delta_target``, memoised in the session (PLD is not free)."""
+    cache = st.session_state.setdefault("_composition_cache", {})
+    key = (_charge_key(charges), float(delta_target))
+    if key not in cache:
+        led = BudgetLedger()
+        for c in charges:
+            led.add(c)
+        if len(cache) > 256:
+            cache.clear()
+        cache[key] = led.totals(delta=delta_target)
+    return cache[key]
+
+
+def over_budget(led: BudgetLedger) -> bool:
+    """``led.exceeds_budget()``, memoised like :func:`composed`."""
+    cache = st.session_state.setdefault("_exceeds_cache", {})
+    key = (_charge_key(led.charges), led.epsilon_budget, led.delta_budget)
+    if key not in cache:
+        if len(cache) > 256:
+            cache.clear()
+        cache[key] = led.exceeds_budget()
+    return cache[key]

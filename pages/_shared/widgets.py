@@ -143,9 +143,9 @@ def sidebar_summary() -> None:
             st.caption(f"ε = 0 of {eps_b:g} (nothing released)")
             st.progress(0.0)
         else:
-            tot = led.totals(delta=delta_b)
+            tot = S.composed(led.charges, delta_b)
             best, method = tot["best"][0], tot["best_method"]
-            over = led.exceeds_budget()
+            over = S.over_budget(led)
             text = (f"ε = {best:.3g} of {eps_b:g} at δ = {delta_b:.0e} ({method}); basic: ε = {tot['basic'][0]:.3g}")
             (st.error if over else st.caption)(("Budget exceeded — " if over else "") + text)
             st.progress(min(best / eps_b, 1.0) if eps_b > 0 and math.isfinite(best) else 1.0)
