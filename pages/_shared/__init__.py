@@ -5,7 +5,11 @@
 * :mod:`.compute`   -- ``st.cache_data`` wrappers of deterministic library calls;
 * :mod:`.widgets`   -- the log-scale epsilon slider, error guards, small UI pieces;
 * :mod:`.figures`   -- Plotly figure builders;
-* :mod:`.mechanisms` -- the registry of release mechanisms shown on the Release page.
+* :mod:`.mechanisms` -- the registry of release mechanisms shown on the Release page
+  (:mod:`.alg2` and :mod:`.more_mechanisms` register Algorithm 2, the exponential mechanism, the
+  cluster-wise release and the GP function release when the library provides them);
+* :mod:`.runner`    -- run a mechanism: budget check first, evaluation, record, ledger charge;
+* :mod:`.export`    -- downloads built in memory (CSV of points and weights, JSON of parameters).
 
 ``app.py`` lists the pages with ``st.navigation``; this package is imported by
 them and is never listed as a page. Nothing here writes to disk.

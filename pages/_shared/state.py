@@ -16,8 +16,11 @@ key                          content
 ``upload``                   ``dict`` -- the parsed upload (bytes are never stored)
 ``cfg.*``                    kernel and privacy settings (Kernel & privacy page)
 ``rel.*``                    mechanism settings (Release page)
-``data.*``, ``crv.*``,        widget values of the Data, Curves, Use and Ledger pages
-``use.*``, ``bud.*``
+``data.*``, ``crv.*``,        widget values of the Data, Curves, Third-party use, Ledger,
+``use.*``, ``bud.*``,         Two-sample test and Privacy audit pages (``tst.result`` holds the
+``tst.*``, ``aud.*``          last test result)
+``_composition_cache``,      memoised ledger compositions (:func:`composed`, :func:`over_budget`)
+``_exceeds_cache``
 ==========================  ===============================================================
 
 Widgets keep their values across page switches with ``persist_state="session"``;
