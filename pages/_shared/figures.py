@@ -193,7 +193,7 @@ def curves_figure(x, series: list[dict], *, xlabel: str, title: str, log_x=True)
         xs = list(s.get("x", x))
         if s.get("lo") is not None:
             fig.add_trace(go.Scatter(
-                x=xs + xs[::-1], y=list(s["hi"]) + list(s["lo"])[::-1], fill="toself",
+                x=xs + xs[::-1], y=list(s["hi"]) + list(s["lo"])[::-1], fill="toself", mode="lines",
                 fillcolor=_rgba(color, 0.18), line=dict(width=0), hoverinfo="skip", showlegend=False,
                 name=s["name"] + " band"))
         fig.add_trace(go.Scatter(x=xs, y=s["y"], mode="lines+markers" if len(xs) < 30 else "lines", name=s["name"],
