@@ -57,18 +57,15 @@ def _hash(obj) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def median_heuristic(P: np.ndarray, max_points: int = 1000) -> float:
-    """Median pairwise Euclidean distance of **public** points (the classic heuristic)."""
-    P = np.asarray(P, dtype=float)[:max_points]
-    if P.shape[0] < 2:
-        raise ValueError("the median heuristic needs at least 2 points.")
-    sq = np.einsum("ij,ij->i", P, P)
-    d2 = np.maximum(sq[:, None] + sq[None, :] - 2.0 * P @ P.T, 0.0)
-    iu = np.triu_indices(P.shape[0], k=1)
-    med = float(np.median(np.sqrt(d2[iu])))
-    if not med > 0:
-        raise ValueError("the points coincide; the median distance is 0.")
-    return med
+def median_heuristic(P: np.ndarray) -> float:
+    """Median pairwise Euclidean distance of **public** points (the classic heuristic).
+
+    Delegates to :func:`dpkme.two_sample.features.public_lengthscale` (a seeded subsample of at most 2000
+    rows). Never call it on the private rows unless the release is labelled NOT private.
+    """
+    from dpkme.two_sample.features import public_lengthscale
+
+    return float(public_lengthscale(np.asarray(P, dtype=float)))
 
 
 def generator_geometry(name: str, params: dict, dim: int) -> tuple[float, np.ndarray, float, str]:
