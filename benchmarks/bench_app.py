@@ -192,6 +192,26 @@ def page_runs(repeats: int) -> list[tuple[str, str, float, float]]:
         at.switch_page("pages/curves.py").run()
         at.button(key="crv.go").click().run()
 
+    def twosample_click(at):
+        release_click(at)
+        t = time.perf_counter()
+        at.switch_page("pages/twosample.py").run()
+        at.button(key="tst.go").click().run()
+        return time.perf_counter() - t
+
+    def _mech_click(at, key):
+        at.switch_page("pages/release.py").run()
+        at.selectbox(key="rel.mechanism").set_value(key).run()
+        t = time.perf_counter()
+        at.button(key="rel.go").click().run()
+        return time.perf_counter() - t
+
+    def gp_click(at):
+        return _mech_click(at, "gp")
+
+    def exp_click(at):
+        return _mech_click(at, "exponential")
+
     def use_after_release(at):
         release_click(at)
         t = time.perf_counter()
@@ -207,6 +227,10 @@ def page_runs(repeats: int) -> list[tuple[str, str, float, float]]:
         ("Curves", "open and click 'Compute curves'", curves_click),
         ("Third-party use", "open (after a release)", use_after_release),
         ("Budget ledger", "open", lambda at: at.switch_page("pages/ledger.py").run()),
+        ("Two-sample test", "open and click 'Run the test' (after a release)", twosample_click),
+        ("Privacy audit", "open", lambda at: at.switch_page("pages/audit.py").run()),
+        ("Release", "open and click 'Release' (GP function release, 40×40 grid)", gp_click),
+        ("Release", "open and click 'Release' (exponential mechanism, 36 candidates, M = 4)", exp_click),
     ]
     out = []
     fresh()  # warm imports and the Streamlit cache once
