@@ -16,6 +16,7 @@ from dpkme.two_sample.lab import (
     make_case,
     monte_carlo_band,
     rejection_curve,
+    split_public,
 )
 
 
@@ -97,3 +98,17 @@ def test_naive_null_inflates_type_one_error_of_the_paper_statistic():
                         n_features=3, n_public=50, random_state=1, n_null=200)
     assert r.rejections["paper-naive"][0] >= 10
     assert r.rejections["tcmc"][0] <= 5  # P(Bin(20, .05) > 5) = 3e-4
+
+
+def test_split_public_keeps_pairs_and_is_disjoint():
+    rng = np.random.default_rng(0)
+    X = np.arange(40.0).reshape(20, 2)
+    Y = X + 1000
+    Xt, Yt, (Xp, Yp), info = split_public(X, Y, public_fraction=0.25, random_state=3)
+    assert info["paired_split"] and info["n_public"] == (5, 5) and info["n_test"] == (15, 15) and info["seed"] == 3
+    assert np.array_equal(Yt, Xt + 1000) and np.array_equal(Yp, Xp + 1000)  # pairs stay together
+    assert not set(map(tuple, Xp)) & set(map(tuple, Xt))
+    Xt2, Yt2, (Xp2, Yp2), info2 = split_public(X, rng.standard_normal((30, 2)), public_fraction=0.2, random_state=1)
+    assert not info2["paired_split"] and Yt2.shape == (24, 2) and Yp2.shape == (6, 2)
+    with pytest.raises(ValueError, match="public_fraction"):
+        split_public(X, Y, public_fraction=1.5)

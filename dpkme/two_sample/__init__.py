@@ -27,6 +27,38 @@ Modules
 :mod:`~dpkme.two_sample.audit`
     The paper's perturbed-statistic variant and a counterexample to its
     sensitivity bound -- an exhibit for the privacy audit, never a test to use.
+
+Typical use
+-----------
+>>> from dpkme.two_sample import make_features, run_test
+>>> from dpkme.two_sample.lab import make_case
+>>> case = make_case("GMD", 5000, random_state=0)          # private X, Y + a public sample
+>>> feats = make_features("scf", public_sample=case.public, n_features=3, random_state=0)
+>>> res = run_test(case.X, case.Y, method="tcmc", features=feats, epsilon=1.0, delta=1e-5)
+>>> res.p_value, res.decision, res.charges                  # doctest: +SKIP
+
+``res.null.samples`` is the null for a histogram, ``res.critical_value()`` the
+threshold, ``res.naive_p_value`` the (invalid) chi-square p-value for
+contrast, and every element of ``res.charges`` goes into a
+:class:`~dpkme.accounting.BudgetLedger`.
+
+Which variant
+-------------
+* Paired data with a trusted curator: ``"tcmc"`` (declare ``unit="row"`` when
+  X and Y are different people -- half the mean sensitivity).
+* Two parties that do not share data, or samples of different sizes:
+  ``"nte"`` (each holder adds its own noise; parallel composition).
+* Synthetic data vs held-out private data: :func:`release_test`.
+* Features: SCF and unit-norm RFF features are far more robust to the noise
+  than ME features in high dimension (see the benchmark): ME kernel values
+  concentrate (every point is at about the same distance from a location),
+  so their variance is tiny compared with their sensitivity bound, while
+  sines and cosines of projections spread over their whole range. RFF
+  features make the statistic a whitened MMD with bounds that do not grow
+  with J; that is this package's "dpMMD-style" option. A separate
+  permutation-based dpMMD is not provided: a permutation null needs the
+  permuted statistics, which are functions of the private data and would
+  each need privatising.
 """
 
 from .features import (

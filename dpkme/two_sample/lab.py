@@ -47,6 +47,7 @@ import numpy as np
 from scipy import stats
 
 from .._validation import (
+    check_array,
     check_delta,
     check_epsilon,
     check_in,
@@ -63,6 +64,7 @@ __all__ = [
     "CaseData",
     "make_case",
     "case_features",
+    "split_public",
     "LAB_METHODS",
     "CurveResult",
     "rejection_curve",
@@ -154,6 +156,40 @@ def case_features(case: CaseData, *, kind: str = "me", n_features: int = 5, rand
     """Feature map built from the case's **public** sample only."""
     check_in(kind, FEATURE_KINDS, name="kind")
     return make_features(kind, public_sample=case.public, n_features=n_features, random_state=random_state)
+
+
+def split_public(X, Y, *, public_fraction: float = 0.1, random_state=None):
+    """Split uploaded samples into a publishable part (for the feature map) and the part to test.
+
+    For uploaded data, the feature map must come from rows the data owner
+    declares **publishable** (the paper's "publishable subset"): they are used
+    in the clear to choose locations and bandwidths (ME locations *are* public
+    rows) and are excluded from the private test. Equal-sized samples are
+    split with the same row indices (pairs stay together); otherwise each
+    sample is split on its own. The alternative that touches no data at all:
+    SCF/RFF features with a declared ``scale`` (:func:`make_features`).
+
+    Returns
+    -------
+    X_test, Y_test : arrays
+        Rows that enter the private test.
+    public : (X_public, Y_public)
+    info : dict
+        Sizes, fraction and the seed of the split.
+    """
+    from ..data import public_private_split
+
+    X = check_array(X, name="X", min_rows=2)
+    Y = check_array(Y, name="Y", min_rows=2, n_features=X.shape[1])
+    rng, seed = check_random_state(random_state)
+    Xp, Xt, ix = public_private_split(X, public_fraction=public_fraction, random_state=rng)
+    if X.shape[0] == Y.shape[0]:
+        Yp, Yt = Y[ix.public], Y[ix.private]
+    else:
+        Yp, Yt, _ = public_private_split(Y, public_fraction=public_fraction, random_state=rng)
+    info = {"public_fraction": float(public_fraction), "seed": seed, "paired_split": X.shape[0] == Y.shape[0],
+            "n_public": (int(Xp.shape[0]), int(Yp.shape[0])), "n_test": (int(Xt.shape[0]), int(Yt.shape[0]))}
+    return Xt, Yt, (Xp, Yp), info
 
 
 # --------------------------------------------------------------------------- curves
