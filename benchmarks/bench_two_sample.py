@@ -140,8 +140,21 @@ def write_markdown(res: dict, path: Path) -> None:
          f"Machine: {res['machine']}. Command: `{res['command']}`.", "",
          "Rates are rejection frequencies at alpha = 0.05 with 95% Clopper-Pearson intervals; every repetition "
          "draws fresh private samples and a fresh public sample (500 rows per distribution) from which the "
-         "ME feature map (J = 5 locations, median-heuristic length scale) is built. Methods: "
+         "feature map is built (ME: J = 5 public rows as locations, Gaussian kernel with the public median "
+         "heuristic; SCF: 3 standard-normal frequencies, width = mean public standard deviation x sqrt(d)). "
+         "Private tests: joint calibration with 70% of the Gaussian precision on the mean, noise-aware "
+         "statistic, 2000-draw parametric bootstrap, privacy unit = one pair. Methods: "
          + "; ".join(f"`{k}` = {v}" for k, v in LAB_METHODS.items()) + ".", ""]
+    if "typeI" in res:
+        ok = all(all(v) for d in res["typeI"].values() for v in d["within_target"].values())
+        L += ["## Summary", "",
+              f"- Type-I error of every private null ({', '.join(PRIVATE_NULL_METHODS)}) within [0.02, 0.08] at "
+              f"n = 5000, epsilon in {{1, 2.5}}: **{'yes' if ok else 'NO'}**; the chi-square null on the paper's "
+              "statistic (`paper-naive`) rejects up to 100% of the time under H0.",
+              "- Power: `tcmc` (joint calibration, noise-aware statistic) beats the paper's TCMC at every epsilon; "
+              "`nte` is higher still (each holder's mean has sensitivity B/n instead of 2B/n for a replaced pair); "
+              "SCF features lose far less power to privacy than ME features in d = 50-100, because ME kernel "
+              "values concentrate and carry little variance relative to their sensitivity bound.", ""]
     if "timing" in res:
         t = res["timing"]
         L += ["## Timing", "", "| call | median (s) |", "|---|---|"]
@@ -171,7 +184,8 @@ def main(argv=None) -> int:
     ap.add_argument("--power-repetitions", type=int, default=200)
     ap.add_argument("--timing-repeats", type=int, default=7)
     ap.add_argument("--curve-repeats", type=int, default=3)
-    ap.add_argument("--sections", default="timing,typeI,power")
+    ap.add_argument("--sections", default="timing,typeI,power",
+                    help="comma-separated; 'md' only re-renders the markdown from the saved JSON")
     ap.add_argument("--features", default="me,scf", help="feature kinds for the type-I and power studies")
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args(argv)
@@ -179,9 +193,11 @@ def main(argv=None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     path_json = args.out / "two_sample.json"
     res = json.loads(path_json.read_text()) if path_json.exists() else {}
-    res.update({"machine": f"{platform.processor() or platform.machine()}, {platform.python_version()}, "
-                           f"numpy {np.__version__}",
-                "command": "python benchmarks/bench_two_sample.py " + " ".join(argv if argv is not None else sys.argv[1:])})
+    if sections & {"timing", "typeI", "power"}:
+        res.update({"machine": f"{platform.processor() or platform.machine()}, {platform.python_version()}, "
+                               f"numpy {np.__version__}",
+                    "command": "python benchmarks/bench_two_sample.py "
+                               + " ".join(argv if argv is not None else sys.argv[1:])})
 
     def log(msg):
         print(msg, flush=True)

@@ -368,6 +368,7 @@ def tcmc_test(
     J = Z.shape[1]
     w = Z.mean(axis=0)
     second = (Z.T @ Z) / n
+    second = 0.5 * (second + second.T)  # exactly symmetric: only the upper triangle carries information
     del Z
     sw, ss = cal.mean.sigma, cal.second.sigma
     w_priv = w + sw * rng.standard_normal(J)
@@ -439,6 +440,7 @@ def _two_sample(
         F = features.transform(data)
         mu = F.mean(axis=0)
         second = (F.T @ F) / nh
+        second = 0.5 * (second + second.T)
         del F
         if is_private:
             cal = calibrate_moments(
