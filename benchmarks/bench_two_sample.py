@@ -2,7 +2,7 @@
 
 Usage::
 
-    python benchmarks/bench_two_sample.py [--repetitions 400] [--timing-repeats 7] [--sections timing,typeI,power]
+    python benchmarks/bench_two_sample.py [--repetitions 400] [--timing-repeats 7] [--sections timing,typeI,power,split]
 
 Measures
 
@@ -15,8 +15,10 @@ Measures
    epsilon in {1, 2.5}, delta = 1e-5, ``--repetitions`` repetitions, for every lab method; the target
    band for the private nulls is [0.02, 0.08].
 3. **power**: power on GMD (d = 100) and GVD (d = 50) at n = 5000 along epsilon in {0.5, 1, 2.5, 5}
-   and on GMD at epsilon = 2.5 along n in {2000, 5000, 10000, 20000}, versus the non-private test
-   and the paper's TCMC.
+   and on GMD at epsilon = 1 along n in {1000, 2000, 5000, 10000}, versus the non-private test
+   and the paper's TCMC (ME and SCF features, ``--features``).
+4. **split** (not in the default run): type-I error and power of ``tcmc`` against the budget share
+   ``mean_fraction`` (SG and GMD, n = 5000, epsilon = 1, ME features).
 
 Writes ``benchmarks/results/two_sample.json`` and ``benchmarks/results/two_sample.md``.
 """
@@ -125,6 +127,22 @@ def power_section(R: int, kinds, log) -> dict:
     return out
 
 
+def split_section(R: int, log) -> dict:
+    """Budget split: type-I (SG) and power (GMD) of tcmc vs mean_fraction, n = 5000, epsilon = 1, ME."""
+    out = {}
+    for f in (0.5, 0.6, 0.7, 0.8, 0.9):
+        row = {}
+        for case, seed in (("SG", 6060), ("GMD", 7070)):
+            t = time.perf_counter()
+            res = rejection_curve(case, values=[1.0], methods=["tcmc"], n=5000, repetitions=R, random_state=seed,
+                                  mean_fraction=f)
+            row[case] = {"rate": res.rates()["tcmc"][0], "interval": list(res.intervals()["tcmc"][0]),
+                         "repetitions": res.repetitions[0], "wall_s": time.perf_counter() - t}
+        log(f"  mean_fraction {f}: type-I {row['SG']['rate']:.3f}, power {row['GMD']['rate']:.3f}")
+        out[str(f)] = row
+    return out
+
+
 def _table(d: dict) -> list[str]:
     vals = d["values"]
     head = f"| method | " + " | ".join(f"{d['vary']} = {v}" for v in vals) + " |"
@@ -137,7 +155,8 @@ def _table(d: dict) -> list[str]:
 
 def write_markdown(res: dict, path: Path) -> None:
     L = ["# Private two-sample tests: benchmark", "",
-         f"Machine: {res['machine']}. Command: `{res['command']}`.", "",
+         f"Machine: {res['machine']}. Commands: "
+         + "; ".join(f"{sec}: `{cmd}`" for sec, cmd in sorted(res.get("commands", {}).items())) + ".", "",
          "Rates are rejection frequencies at alpha = 0.05 with 95% Clopper-Pearson intervals; every repetition "
          "draws fresh private samples and a fresh public sample (500 rows per distribution) from which the "
          "feature map is built (ME: J = 5 public rows as locations, Gaussian kernel with the public median "
@@ -169,6 +188,16 @@ def write_markdown(res: dict, path: Path) -> None:
               f"[{d['mc_band_exact_level'][0]:.3f}, {d['mc_band_exact_level'][1]:.3f}]; target for the private "
               "nulls: [0.02, 0.08].", ""]
         L += _table(d) + [""]
+    if "split" in res:
+        L += ["## Budget split (tcmc, ME, n = 5000, epsilon = 1)", "",
+              "Share f of the Gaussian precision spent on the mean (joint calibration). Every row uses the same "
+              "data sets and public samples (common random numbers), so the rows' Monte-Carlo errors are "
+              "correlated.", "",
+              "| mean_fraction | type-I (SG) | power (GMD) |", "|---|---|---|"]
+        for f, row in res["split"].items():
+            L.append(f"| {f} | {row['SG']['rate']:.3f} [{row['SG']['interval'][0]:.3f}, {row['SG']['interval'][1]:.3f}] "
+                     f"| {row['GMD']['rate']:.3f} [{row['GMD']['interval'][0]:.3f}, {row['GMD']['interval'][1]:.3f}] |")
+        L.append("")
     for kind, p in res.get("power", {}).items():
         for key, title in (("GMD_eps", "Power on GMD (d = 100, n = 5000) vs epsilon"),
                            ("GVD_eps", "Power on GVD (d = 50, n = 5000) vs epsilon"),
@@ -193,11 +222,11 @@ def main(argv=None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     path_json = args.out / "two_sample.json"
     res = json.loads(path_json.read_text()) if path_json.exists() else {}
-    if sections & {"timing", "typeI", "power"}:
-        res.update({"machine": f"{platform.processor() or platform.machine()}, {platform.python_version()}, "
-                               f"numpy {np.__version__}",
-                    "command": "python benchmarks/bench_two_sample.py "
-                               + " ".join(argv if argv is not None else sys.argv[1:])})
+    ran = sections & {"timing", "typeI", "power", "split"}
+    if ran:
+        cmd = "python benchmarks/bench_two_sample.py " + " ".join(argv if argv is not None else sys.argv[1:])
+        res["machine"] = f"{platform.processor() or platform.machine()}, {platform.python_version()}, numpy {np.__version__}"
+        res.setdefault("commands", {}).update({sec: cmd for sec in ran})
 
     def log(msg):
         print(msg, flush=True)
@@ -211,6 +240,9 @@ def main(argv=None) -> int:
     if "power" in sections:
         log("power")
         res["power"] = power_section(args.power_repetitions, args.features.split(","), log)
+    if "split" in sections:
+        log("budget split")
+        res["split"] = split_section(args.power_repetitions, log)
     path_json.write_text(json.dumps(res, indent=1))
     write_markdown(res, args.out / "two_sample.md")
     log(f"wrote {path_json} and {args.out / 'two_sample.md'}")

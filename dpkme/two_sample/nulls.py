@@ -37,10 +37,9 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from .._validation import check_in, check_positive_int
+from .._validation import check_positive_int
 from .statistic import (
     _sqrt_psd,
-    covariance_from_moments,
     paired_statistic,
     psd_project,
     symmetric_noise,
@@ -291,11 +290,3 @@ def two_sample_bootstrap_null(
                 "sigma_mean_y": sigma_mean_y, "sigma_second_y": sigma_second_y, "gamma": gamma,
                 "noise_aware": noise_aware, "n_samples": B},
     )
-
-
-def _check_null(kind: str) -> str:
-    return check_in(kind, NULL_KINDS, name="null")
-
-
-# re-exported helper for callers that build plug-ins
-plugin_covariance = covariance_from_moments

@@ -25,11 +25,9 @@ special case without it (``noise_aware=False`` in :mod:`dpkme.two_sample.private
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from .._validation import check_array, check_positive_float
+from .._validation import check_array
 
 __all__ = [
     "paired_moments",
@@ -132,16 +130,7 @@ def two_sample_statistic(mean_x, second_x, n_x: int, mean_y, second_y, n_y: int,
     return quadratic_statistic(mean_x - mean_y, V)
 
 
-def check_gamma(gamma) -> float:
-    """A public regularisation constant (> 0)."""
-    return check_positive_float(gamma, name="regularization")
-
-
 def _sqrt_psd(M: np.ndarray) -> np.ndarray:
     """A square root L with L L^T = M for a PSD matrix (or stack), via eigh."""
     w, U = np.linalg.eigh(0.5 * (M + np.swapaxes(M, -1, -2)))
     return U * np.sqrt(np.maximum(w, 0.0))[..., None, :]
-
-
-def _finite(x: float) -> float:
-    return float(x) if math.isfinite(x) else float("inf")
