@@ -46,7 +46,7 @@ from ._validation import (
     check_epsilon,
     check_in,
     check_positive_int,
-    check_random_state,
+    noise_rng,
 )
 from .features import RandomFourierFeatures
 from .kernels import Kernel
@@ -227,7 +227,9 @@ def algorithm2(
         Parameters of q (public; the paper uses :math:`\mathcal N(0, 500^2 I)`).
     random_state : None, int or numpy.random.Generator
         Seeds the frequencies, the noise and the solver (independent child
-        streams). ``None`` draws a fresh seed from OS entropy and records it.
+        streams). An int makes the release replayable (``noise_source="seeded"``,
+        teaching only: the seed removes the noise); ``None`` uses OS entropy and
+        records no seed (``"os-entropy"``, a real release).
     feature_dtype : {"float32", "float64"}
         Precision of the feature evaluation.
     progress : callable, optional
@@ -251,11 +253,7 @@ def algorithm2(
         raise ValueError(f"n_features must be even (paired cos/sin features), got {n_features}.")
     spec = reduced_set.get_solver(solver)
     options = dict(solver_options or {})
-    rng, seed = check_random_state(random_state)
-    if isinstance(random_state, np.random.Generator):
-        noise_source = "generator"
-    else:
-        noise_source = "seeded" if random_state is not None else "os-entropy"
+    rng, seed, noise_source = noise_rng(random_state)  # OS entropy: no seed recorded (not replayable)
     rng_features, rng_noise, rng_solver = rng.spawn(3)
     reporter = reduced_set.Progress(progress)
     reporter(0.0, "drawing random features", force=True)

@@ -226,3 +226,16 @@ def test_fig2_alg2_small_run_has_the_contract_keys():
     assert calls[-1] == 1.0 and all(b > a for a, b in zip(calls, calls[1:]))
     assert out["seconds"] > 0 and len(out["seconds_at_M"][0]) == len(out["M"])
     json.loads(json.dumps(out, allow_nan=False))  # the CLI writes it as JSON
+
+
+def test_os_entropy_release_records_no_seed():
+    from dpkme.kernels import GaussianKernel
+    from dpkme.random_features import algorithm2
+
+    X = np.random.default_rng(0).normal(size=(200, 2))
+    k = GaussianKernel(lengthscale=1.0)
+    real = algorithm2(X, kernel=k, epsilon=1.0, delta=1e-6, n_points=5, n_features=100, solver="herding")
+    seeded = algorithm2(X, kernel=k, epsilon=1.0, delta=1e-6, n_points=5, n_features=100, solver="herding",
+                        random_state=4)
+    assert (real.noise_source, real.seed) == ("os-entropy", None)
+    assert (seeded.noise_source, seeded.seed) == ("seeded", 4) and "seed_warning" in seeded.metadata()
