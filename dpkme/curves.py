@@ -34,7 +34,7 @@ from .kernels import Kernel
 from .sensitivity import kme_sensitivity
 from .subspace import DEFAULT_TOL, SubspaceBasis, shrink_coordinates
 
-__all__ = ["paper_m_grid", "SubspaceCurves", "subspace_curves"]
+__all__ = ["paper_m_grid", "SubspaceCurves", "subspace_curves", "RandomFeatureCurves", "alg2_curves"]
 
 
 def paper_m_grid(max_m: int, n: int = 100) -> list[int]:
@@ -191,3 +191,102 @@ def _prefix_targets(B: SubspaceBasis, ms: list[int], points_are_sample: bool):
         s1, s2 = B.column_sums(m, f)
         out.append(_public_target(s1, s2, own[:f], pos[:f], m))
     return out
+
+
+@dataclass
+class RandomFeatureCurves:
+    """RKHS distances of Algorithm 2 releases on a grid of M for several ε."""
+
+    m_grid: list[int]
+    epsilons: list[float]
+    delta: float
+    alg2: list[list[float]]                      # per ε, mean over repetitions
+    alg2_reps: list[list[list[float]]]           # per ε, per repetition
+    sigmas: list[float]
+    n_features: int
+    solver: str
+    mean_kxx: float
+    seconds: dict = field(default_factory=dict)
+
+
+def alg2_curves(
+    X,
+    *,
+    kernel: Kernel,
+    epsilons,
+    delta: float,
+    m_grid: list[int],
+    reps: int = 1,
+    n_features: int = 1000,
+    solver: str | None = None,
+    preset: str = "accurate",
+    solver_options: dict | None = None,
+    calibration: str = "analytic",
+    neighbouring: str = "replace-one",
+    initial_points=None,
+    q_scale: float = 500.0,
+    q_loc=0.0,
+    mean_kxx: float | None = None,
+    random_state=None,
+    progress: Callable[[float, str], None] | None = None,
+) -> RandomFeatureCurves:
+    r"""Exact-kernel RKHS distances of Algorithm 2 for every ε, repetition and M of ``m_grid``.
+
+    One feature map (drawn once from ``random_state``), and per (ε, repetition)
+    one privatised mean feature vector and one solver run that stores its
+    solution at every M of the grid (``report_at``), so a curve costs one
+    release of the largest M per (ε, repetition). Every value is an independent
+    draw of the mechanism for that ε (the M values of one run share its noise,
+    as nested releases of one :math:`\tilde\mu`). Distances are measured under
+    the exact kernel against the private data: evaluation only.
+    """
+    from . import reduced_set
+    from .features import RandomFourierFeatures
+    from .metrics import rkhs_distance
+    from .random_features import privatise_feature_mean
+
+    X = check_array(X, name="X")
+    reps = check_positive_int(reps, name="reps")
+    ms = sorted({check_positive_int(m, name="M") for m in m_grid})
+    if not ms:
+        raise ValueError("m_grid is empty; give at least one number of synthetic points.")
+    eps_list = [float(e) for e in epsilons]
+    if not eps_list:
+        raise ValueError("epsilons is empty; give at least one epsilon.")
+    spec = reduced_set.get_solver(solver or reduced_set.DEFAULT_SOLVER)
+    options = {**reduced_set.preset_options(spec.name, preset), **(solver_options or {})}
+    rng, _ = check_random_state(random_state)
+    report = progress or (lambda f, msg: None)
+    t0 = time.perf_counter()
+    if mean_kxx is None:
+        report(0.0, "mean of K_XX (evaluation)")
+        mean_kxx = kernel.mean_gram(X)
+    features = RandomFourierFeatures(kernel, n_components=n_features, random_state=rng).fit(X.shape[1])
+    total = len(eps_list) * reps
+    out = [[[0.0] * len(ms) for _ in range(reps)] for _ in eps_list]
+    sigmas = []
+    for i, eps in enumerate(eps_list):
+        for r in range(reps):
+            done = i * reps + r
+            mu, cal = privatise_feature_mean(X, features, epsilon=eps, delta=delta, calibration=calibration,
+                                             neighbouring=neighbouring, rng=rng)
+            if r == 0:
+                sigmas.append(cal.sigma)
+            opts = dict(options)
+            if spec.accepts("noise_sigma"):
+                opts.setdefault("noise_sigma", cal.sigma)
+
+            def sub(f, msg, done=done, eps=eps, r=r):
+                report((done + 0.9 * f) / total, f"Algorithm 2, ε = {eps:g}, repetition {r + 1}: {msg}")
+
+            res = reduced_set.reduce(mu, features, n_points=ms[-1], solver=spec.name,
+                                     initial_points=initial_points, q_scale=q_scale, q_loc=q_loc,
+                                     random_state=rng, progress=sub, report_at=ms, **opts)
+            for j, m in enumerate(ms):
+                Z, w = res.checkpoints[m] if m in res.checkpoints else (res.points, res.weights)
+                out[i][r][j] = rkhs_distance(X, Z, w, kernel=kernel, mean_kxx=mean_kxx)
+            report((done + 1) / total, f"Algorithm 2, ε = {eps:g}, repetition {r + 1} evaluated")
+    means = [np.mean(np.asarray(per_eps), axis=0).tolist() for per_eps in out]
+    return RandomFeatureCurves(m_grid=ms, epsilons=eps_list, delta=float(delta), alg2=means, alg2_reps=out,
+                               sigmas=sigmas, n_features=int(n_features), solver=spec.name,
+                               mean_kxx=float(mean_kxx), seconds={"total": time.perf_counter() - t0})

@@ -193,6 +193,7 @@ def algorithm2(
     feature_dtype: str = "float32",
     progress: Callable[[float, str], object] | None = None,
     solver_options: dict | None = None,
+    preset: str = "accurate",
 ) -> Release:
     r"""Release a DP weighted synthetic dataset by Algorithm 2 (random-features RKHS).
 
@@ -236,7 +237,10 @@ def algorithm2(
         ``progress(fraction, message)``, strictly increasing fractions ending
         at 1.0; raising from it cancels the release (nothing is returned).
     solver_options : dict, optional
-        Passed to the solver (e.g. ``{"pool_size": 20000, "max_iter": 100}``).
+        Passed to the solver (e.g. ``{"pool_size": 20000, "max_iter": 100}``);
+        overrides ``preset``.
+    preset : {"accurate", "interactive"}
+        Named solver options (:data:`dpkme.reduced_set.PRESETS`).
 
     Returns
     -------
@@ -252,7 +256,7 @@ def algorithm2(
     if n_features % 2:
         raise ValueError(f"n_features must be even (paired cos/sin features), got {n_features}.")
     spec = reduced_set.get_solver(solver)
-    options = dict(solver_options or {})
+    options = {**reduced_set.preset_options(spec.name, preset), **(solver_options or {})}
     rng, seed, noise_source = noise_rng(random_state)  # OS entropy: no seed recorded (not replayable)
     rng_features, rng_noise, rng_solver = rng.spawn(3)
     reporter = reduced_set.Progress(progress)

@@ -124,3 +124,23 @@ def test_progress_and_cancellation():
 
     with pytest.raises(Stop):
         subspace_curves(X, X[:50], kernel=KERNEL, epsilons=[1.0], delta=1e-6, progress=cancel, random_state=0)
+
+
+def test_alg2_curves_shapes_monotone_in_epsilon_and_presets():
+    from dpkme.curves import alg2_curves
+    from dpkme.reduced_set import PRESETS, preset_options
+
+    X = RNG.normal(size=(800, 2))
+    c = alg2_curves(X, kernel=KERNEL, epsilons=[0.05, 5.0], delta=1e-6, m_grid=[5, 20], reps=3,
+                    n_features=400, preset="interactive", q_scale=2.0, random_state=0)
+    assert np.asarray(c.alg2_reps).shape == (2, 3, 2)
+    assert all(d > 0 for per in c.alg2_reps for rep in per for d in rep)
+    # far more privacy -> larger error on average (3 reps each; the gap is > 3x here)
+    assert np.mean(c.alg2_reps[0]) > np.mean(c.alg2_reps[1])
+    assert c.sigmas[0] > c.sigmas[1]
+    assert preset_options("pursuit-joint", "interactive") and preset_options("preimage", "interactive") is not None
+    assert set(PRESETS) == {"accurate", "interactive"}
+    with pytest.raises(ValueError, match="preset"):
+        preset_options("pursuit-joint", "turbo")
+    with pytest.raises(ValueError, match="empty"):
+        alg2_curves(X, kernel=KERNEL, epsilons=[], delta=1e-6, m_grid=[5])

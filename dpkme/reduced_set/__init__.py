@@ -60,7 +60,7 @@ __all__ = [
     "SOLVERS", "DEFAULT_SOLVER", "SolverSpec", "list_solvers", "get_solver", "reduce",
     "ReducedSetResult", "Problem", "PointSource", "Progress", "Cancelled", "FourierMap",
     "fit_weights", "project_simplex", "project_l1_ball", "refine", "greedy_select", "resample",
-    "WEIGHT_CONSTRAINTS", "JOINT_WEIGHTS",
+    "WEIGHT_CONSTRAINTS", "JOINT_WEIGHTS", "PRESETS", "preset_options",
 ]
 
 
@@ -100,6 +100,25 @@ SOLVERS: dict[str, SolverSpec] = {
         "synthetic dataset.", False, True),
 }
 DEFAULT_SOLVER = "pursuit-joint"
+
+
+#: Named option sets. ``"accurate"`` = each solver's defaults (tuned on the paper's
+#: N = 10^5, J = 10^4, M up to 10^4). ``"interactive"`` = a smaller candidate pool,
+#: fewer L-BFGS iterations and a shorter shortlist, for sub-second releases at the
+#: app's sizes (J <= 2000, M <= a few hundred), where it loses little accuracy
+#: (benchmarks/results/app.md).
+PRESETS: dict[str, dict] = {
+    "accurate": {},
+    "interactive": {"pool_size": 2000, "max_iter": 20, "shortlist": 256},
+}
+
+
+def preset_options(solver: str, preset: str = "accurate") -> dict:
+    """The options of ``preset`` that ``solver`` accepts (others are dropped)."""
+    if preset not in PRESETS:
+        raise ValueError(f"unknown preset {preset!r}; choose one of {sorted(PRESETS)}.")
+    spec = get_solver(solver)
+    return {k: v for k, v in PRESETS[preset].items() if spec.accepts(k)}
 
 
 def list_solvers() -> list[dict]:
