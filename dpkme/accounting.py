@@ -559,6 +559,15 @@ class BudgetLedger:
       mechanism), not their individual :math:`(\varepsilon_i, \delta_i)`;
     * ``"pld"``: :func:`pld_epsilon` at the target :math:`\delta` (tightest).
 
+    **Parallel composition.** A charge may declare which disjoint parts of the
+    population it reads in ``details["parts"]`` (e.g. ``("held-out",)`` for a
+    test on held-out rows that the other releases never read). A charge without
+    ``parts`` reads everyone. Each individual belongs to one part, and only the
+    charges that read that part affect them, so the ledger composes the charges
+    of each part separately and reports the worst part (McSherry 2009,
+    parallel composition; the parts must be fixed independently of the data,
+    e.g. by a public split).
+
     For a few releases basic composition can win (the RDP conversion is lossy
     for a single Gaussian); for many it loses (it grows like :math:`T`, RDP/PLD
     like :math:`\sqrt T`). ``"best"`` is the smallest :math:`\varepsilon` among
@@ -644,6 +653,14 @@ class BudgetLedger:
         out["best_method"] = method
         return out
 
+    @staticmethod
+    def _groups(charges) -> dict[str, list]:
+        """Charges affecting each declared part (charges without ``parts`` affect all)."""
+        parts = sorted({p for c in charges for p in (c.details.get("parts") or ())})
+        if not parts:
+            return {"all": list(charges)}
+        return {p: [c for c in charges if not c.details.get("parts") or p in c.details["parts"]] for p in parts}
+
     def totals(self, *, delta=None, include_pld: bool = True) -> dict:
         r"""Composed privacy of all charges.
 
@@ -664,7 +681,15 @@ class BudgetLedger:
             "best": (eps, delta), "best_method": str}``.
         """
         charges = list(self._charges)
-        return self._totals(charges, self._target_delta(delta, charges), include_pld)
+        delta_t = self._target_delta(delta, charges)
+        groups = self._groups(charges)
+        per_part = {p: self._totals(cs, delta_t, include_pld) for p, cs in groups.items()}
+        worst = max(per_part, key=lambda p: per_part[p]["best"][0])
+        out = dict(per_part[worst])
+        if len(per_part) > 1:
+            out["parts"] = {p: t["best"] for p, t in per_part.items()}
+            out["worst_part"] = worst
+        return out
 
     def exceeds_budget(self, extra: PrivacyCharge | None = None, *, method: str = "best") -> bool:
         r"""Whether the charges (plus ``extra``, if given) are **not** certified within the budget.
@@ -682,6 +707,12 @@ class BudgetLedger:
         charges = list(self._charges)
         if extra is not None:
             charges += _as_charges([extra])
+        groups = self._groups(charges)
+        if len(groups) > 1:
+            return any(self._exceeds(cs, method) for cs in groups.values())
+        return self._exceeds(charges, method)
+
+    def _exceeds(self, charges, method) -> bool:
         eps_b = math.inf if self.epsilon_budget is None else self.epsilon_budget
         delta_b = self.delta_budget or 0.0
         tol = 1e-12 * max(1.0, eps_b if math.isfinite(eps_b) else 1.0)

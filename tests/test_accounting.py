@@ -352,3 +352,22 @@ def test_accountants_bad_delta(delta):
         assert repr(delta) in str(info.value)
     with pytest.raises(ValueError, match="PrivacyCharge"):
         rdp_epsilon([(1.0, 0.0)], delta=1e-5)
+
+
+def test_parallel_composition_over_declared_disjoint_parts():
+    from dpkme.accounting import BudgetLedger, pure_dp_charge
+
+    ledger = BudgetLedger(epsilon_budget=2.5)
+    ledger.add(pure_dp_charge("release on everyone", epsilon=1.0))
+    ledger.add(pure_dp_charge("test on held-out", epsilon=1.0, details={"parts": ("held-out",)}))
+    ledger.add(pure_dp_charge("test on main part", epsilon=1.0, details={"parts": ("main",)}))
+    tot = ledger.totals()
+    # each individual is in one part: 1 (everyone) + 1 (their part) = 2, not 3
+    assert tot["basic"][0] == pytest.approx(2.0)
+    assert set(tot["parts"]) == {"held-out", "main"}
+    assert not ledger.exceeds_budget()
+    extra = pure_dp_charge("another on held-out", epsilon=1.0, details={"parts": ("held-out",)})
+    assert ledger.exceeds_budget(extra=extra)  # held-out would reach 3 > 2.5
+    plain = BudgetLedger()
+    plain.add(pure_dp_charge("a", epsilon=1.0))
+    assert "parts" not in plain.totals()
