@@ -13,13 +13,24 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Callable, Iterable, Sequence
 
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 __all__ = ["n_workers", "single_threaded_blas", "parallel_map", "block_ranges"]
 
 # Target number of float64 elements of one block (~2 MB): large enough that the
 # per-call overhead is negligible, small enough to stay in L2/L3 cache.
 BLOCK_ELEMENTS = 1 << 18
+
+
+_CONTROLLER: ThreadpoolController | None = None
+
+
+def _controller() -> ThreadpoolController:
+    # Scanning the loaded libraries costs ~1 ms: do it once per process.
+    global _CONTROLLER
+    if _CONTROLLER is None:
+        _CONTROLLER = ThreadpoolController()
+    return _CONTROLLER
 
 
 def n_workers() -> int:
@@ -33,7 +44,7 @@ def n_workers() -> int:
 @contextmanager
 def single_threaded_blas():
     """Limit BLAS to one thread for the duration of the block."""
-    with threadpool_limits(limits=1, user_api="blas"):
+    with _controller().limit(limits=1, user_api="blas"):
         yield
 
 
