@@ -121,7 +121,7 @@ import json
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 import numpy as np
 from scipy.linalg import LinAlgError, cholesky
@@ -139,7 +139,7 @@ from ._validation import (
 from .kernels import GaussianKernel, Kernel, LaplacianKernel
 from .mechanisms import GaussianCalibration, calibrate_gaussian, gaussian_delta
 from .release import Release
-from .sensitivity import NEIGHBOURING, SENSITIVITY_MODES, check_private_kernel, kme_sensitivity
+from .sensitivity import check_release_args, kme_sensitivity
 
 __all__ = [
     "CALIBRATIONS",
@@ -712,14 +712,9 @@ class GPRelease:
 
 
 def _check_release_args(kernel, epsilon, delta, calibration, normalisation, neighbouring, sensitivity):
-    check_private_kernel(kernel)
-    eps = check_epsilon(epsilon)
-    d = check_delta(delta)
-    check_in(calibration, CALIBRATIONS, name="calibration")
     check_in(normalisation, NORMALISATIONS, name="normalisation")
-    check_in(neighbouring, NEIGHBOURING, name="neighbouring")
-    check_in(sensitivity, SENSITIVITY_MODES, name="sensitivity")
-    return eps, d
+    return check_release_args(kernel, epsilon, delta, calibration=calibration, neighbouring=neighbouring,
+                              sensitivity=sensitivity, calibrations=CALIBRATIONS)
 
 
 def gp_release(

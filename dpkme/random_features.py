@@ -42,16 +42,13 @@ import numpy as np
 
 from ._validation import (
     check_array,
-    check_delta,
-    check_epsilon,
-    check_in,
     check_positive_int,
     noise_rng,
 )
 from .features import RandomFourierFeatures
 from .kernels import Kernel
 from .release import Release
-from .sensitivity import NEIGHBOURING, check_private_kernel, feature_mean_sensitivity
+from .sensitivity import check_release_args, feature_mean_sensitivity
 from . import reduced_set
 from .reduced_set import DEFAULT_SOLVER, SOLVERS, list_solvers, resample  # noqa: F401  (re-exported)
 
@@ -59,15 +56,6 @@ __all__ = ["CALIBRATIONS", "privatise_feature_mean", "algorithm2", "list_solvers
            "DEFAULT_SOLVER"]
 
 CALIBRATIONS = ("analytic", "classic")
-
-
-def _check_private_args(kernel, epsilon, delta, calibration, neighbouring):
-    check_private_kernel(kernel)
-    epsilon = check_epsilon(epsilon)
-    delta = check_delta(delta)
-    check_in(calibration, CALIBRATIONS, name="calibration")
-    check_in(neighbouring, NEIGHBOURING, name="neighbouring")
-    return epsilon, delta
 
 
 def privatise_feature_mean(
@@ -140,7 +128,8 @@ def privatise_feature_mean(
             f"{type(features).__name__}; other maps may break the sensitivity bound."
         )
     features._check_fitted()
-    epsilon, delta = _check_private_args(features.kernel, epsilon, delta, calibration, neighbouring)
+    epsilon, delta = check_release_args(features.kernel, epsilon, delta, calibration=calibration,
+                                        neighbouring=neighbouring)
     if not isinstance(rng, np.random.Generator):
         raise ValueError(f"rng must be a numpy.random.Generator, got {rng!r}.")
     X = check_array(X, name="X", n_features=features.n_features_in_)
@@ -250,7 +239,7 @@ def algorithm2(
         :math:`\mathcal H_\phi`.
     """
     t0 = time.perf_counter()
-    epsilon, delta = _check_private_args(kernel, epsilon, delta, calibration, neighbouring)
+    epsilon, delta = check_release_args(kernel, epsilon, delta, calibration=calibration, neighbouring=neighbouring)
     n_points = check_positive_int(n_points, name="n_points")
     n_features = check_positive_int(n_features, name="n_features", minimum=2)
     if n_features % 2:

@@ -18,7 +18,6 @@ which is what a reproduction is for; the evaluation is never part of a release.
 
 from __future__ import annotations
 
-import math
 import time
 import warnings
 from typing import Callable

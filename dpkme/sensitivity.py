@@ -36,10 +36,11 @@ from __future__ import annotations
 
 import math
 
-from ._validation import check_in, check_positive_float, check_positive_int
+from ._validation import check_delta, check_epsilon, check_in, check_positive_float, check_positive_int
 from .kernels import Kernel
 
-__all__ = ["NEIGHBOURING", "SENSITIVITY_MODES", "kme_sensitivity", "feature_mean_sensitivity", "check_private_kernel"]
+__all__ = ["NEIGHBOURING", "SENSITIVITY_MODES", "kme_sensitivity", "feature_mean_sensitivity", "check_private_kernel",
+           "check_release_args"]
 
 NEIGHBOURING = ("replace-one", "add-remove")
 SENSITIVITY_MODES = ("tight", "paper")
@@ -55,6 +56,24 @@ def check_private_kernel(kernel) -> Kernel:
             "use amplitude <= 1."
         )
     return kernel
+
+
+def check_release_args(kernel, epsilon, delta, *, calibration: str, neighbouring: str,
+                       sensitivity: str | None = None, calibrations=("analytic", "classic")) -> tuple[float, float]:
+    """Preconditions shared by every Gaussian-noise release: returns validated ``(epsilon, delta)``.
+
+    Refuses kernels with :math:`k(x,x) > 1`, :math:`\\varepsilon \\le 0`,
+    :math:`\\delta \\notin (0, 1)`, and unknown calibration, neighbouring relation
+    or sensitivity mode, each with a ValueError naming the value.
+    """
+    check_private_kernel(kernel)
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    check_in(calibration, calibrations, name="calibration")
+    check_in(neighbouring, NEIGHBOURING, name="neighbouring")
+    if sensitivity is not None:
+        check_in(sensitivity, SENSITIVITY_MODES, name="sensitivity")
+    return epsilon, delta
 
 
 def kme_sensitivity(

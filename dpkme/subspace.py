@@ -58,17 +58,14 @@ from scipy.linalg import solve_triangular
 
 from ._validation import (
     check_array,
-    check_delta,
-    check_epsilon,
     check_in,
     check_positive_float,
     check_positive_int,
-    check_random_state,
     noise_rng,
 )
 from .kernels import Kernel
 from .release import Release
-from .sensitivity import NEIGHBOURING, SENSITIVITY_MODES, check_private_kernel, kme_sensitivity
+from .sensitivity import check_release_args, kme_sensitivity
 
 __all__ = [
     "SubspaceBasis",
@@ -387,16 +384,6 @@ def _project_l1(v: np.ndarray, radius: float) -> np.ndarray:
     return np.sign(v) * _project_simplex(np.abs(v) / radius) * radius
 
 
-def _check_privacy_args(kernel, epsilon, delta, calibration, neighbouring, sensitivity):
-    check_private_kernel(kernel)
-    epsilon = check_epsilon(epsilon)
-    delta = check_delta(delta)
-    check_in(calibration, {"analytic", "classic"}, name="calibration")
-    check_in(neighbouring, NEIGHBOURING, name="neighbouring")
-    check_in(sensitivity, SENSITIVITY_MODES, name="sensitivity")
-    return epsilon, delta
-
-
 def draw_points_from_q(m: int, dim: int, *, scale: float, rng: np.random.Generator, center=None) -> np.ndarray:
     r"""Data-independent synthetic points :math:`z_m \sim \mathcal N(c, s^2 I_D)`.
 
@@ -476,7 +463,8 @@ def algorithm1(
     from .mechanisms import calibrate_gaussian, gaussian_noise  # local: avoids import cycles
 
     t0 = time.perf_counter()
-    epsilon, delta = _check_privacy_args(kernel, epsilon, delta, calibration, neighbouring, sensitivity)
+    epsilon, delta = check_release_args(kernel, epsilon, delta, calibration=calibration, neighbouring=neighbouring,
+                                        sensitivity=sensitivity)
     check_in(basis, {"full", "auto"}, name="basis")
     check_in(weights, {"free", "simplex", "l1"}, name="weights")
     X = check_array(X, name="X")
