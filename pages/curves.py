@@ -194,10 +194,12 @@ if run:
             if with_alg2:
                 from dpkme.reproduce_alg2 import fig2_alg2
 
-                from pages._shared.alg2 import FAST_OPTIONS
+                from dpkme.reduced_set import DEFAULT_SOLVER
+
+                from pages._shared.alg2 import fast_options
 
                 res2 = fig2_alg2(X, n_features=1000, max_m=min(int(m_max), 1000), seed=int(seed),
-                                 mean_kxx=out["mean_kxx"], solver_options=dict(FAST_OPTIONS),
+                                 mean_kxx=out["mean_kxx"], solver_options=fast_options(DEFAULT_SOLVER),
                                  progress=lambda f, m: progress(share + (1 - share) * f, m))
                 rows = [{"scenario": f"{preset} D={dim} N={n_paper}", "method": "Algorithm 2", "M": m, "F": np.nan,
                          "epsilon": eps, "rep": 0, "distance": d}

@@ -10,15 +10,21 @@ import streamlit as st
 from dpkme.accounting import PrivacyCharge, gaussian_charge
 from dpkme.mechanisms import calibrate_gaussian
 from dpkme.random_features import DEFAULT_SOLVER, algorithm2, list_solvers
-from dpkme.reduced_set import get_solver
+from dpkme.reduced_set import get_solver, preset_options
 from dpkme.sensitivity import feature_mean_sensitivity
 
 from . import state as S
 from .mechanisms import MechanismSpec, RunContext, _n_points_control, register
 
 FEATURE_CHOICES = [200, 500, 1000, 2000, 5000, 10000]
-#: Interactive defaults of the solvers (the library's defaults target the paper's sizes).
-FAST_OPTIONS = {"pool_size": 2000, "max_iter": 20, "shortlist": 256}
+#: The library's solver preset for sub-second releases at the app's sizes (its "accurate" preset, the
+#: default, targets the paper's sizes): dpkme.reduced_set.PRESETS["interactive"].
+PRESET = "interactive"
+
+
+def fast_options(solver: str) -> dict:
+    """The interactive preset's options that ``solver`` accepts."""
+    return preset_options(solver, PRESET)
 
 
 def _solvers() -> dict[str, dict]:
@@ -57,7 +63,6 @@ def _controls(ds: S.Dataset) -> dict:
 def _run(ctx: RunContext, p: dict):
     ds = ctx.ds
     spec = get_solver(p["solver"])
-    options = {k: v for k, v in FAST_OPTIONS.items() if spec.accepts(k)}
     initial = None
     if p["start"] == "public":
         initial = ds.public
@@ -68,7 +73,7 @@ def _run(ctx: RunContext, p: dict):
         ds.X, kernel=ctx.kernel, epsilon=ctx.epsilon, delta=ctx.delta, n_points=p["n_points"],
         n_features=p["n_features"], solver=p["solver"], calibration=ctx.calibration, initial_points=initial,
         q_scale=p["q_scale"], q_loc=ds.q_center if ds.q_center is not None else 0.0,
-        random_state=ctx.random_state, progress=ctx.progress, solver_options=options,
+        random_state=ctx.random_state, progress=ctx.progress, preset=PRESET,
     )
 
 
@@ -102,44 +107,16 @@ def alg2_sweep(ds: S.Dataset, kernel, *, epsilons, m_grid, reps: int, delta: flo
                n_features: int, solver: str, q_scale: float, seed: int, mean_kxx: float, progress=None) -> list[dict]:
     """RKHS distances of Algorithm 2 releases for every ε, repetition and M of ``m_grid``.
 
-    One solver run per (ε, repetition) reports every size of the grid (``report_at``). Evaluation reads the
-    private rows (owner only). Rows: ``{"method", "M", "epsilon", "rep", "distance"}``.
+    :func:`dpkme.curves.alg2_curves` with the interactive solver preset and q's declared centre and spread:
+    one solver run per (ε, repetition) reports every size of the grid. Evaluation reads the private rows
+    (owner only). Rows: ``{"method", "M", "epsilon", "rep", "distance"}``.
     """
-    import numpy as np
+    from dpkme.curves import alg2_curves
 
-    from dpkme.features import RandomFourierFeatures
-    from dpkme.metrics import rkhs_distance
-    from dpkme.random_features import privatise_feature_mean
-    from dpkme import reduced_set
-
-    m_grid = sorted({int(m) for m in m_grid})
-    spec = get_solver(solver)
-    options = {k: v for k, v in FAST_OPTIONS.items() if spec.accepts(k)}
-    seq = np.random.SeedSequence(int(seed))
-    s_feat, *streams = seq.spawn(1 + 2 * len(epsilons) * reps)
-    features = RandomFourierFeatures(kernel, n_components=int(n_features),
-                                     random_state=np.random.default_rng(s_feat)).fit(ds.dim)
-    rows, total, done = [], len(epsilons) * reps, 0
-    report = progress or (lambda f, m: None)
-    for i, eps in enumerate(epsilons):
-        for r in range(reps):
-            s_noise, s_solver = streams[2 * (i * reps + r)], streams[2 * (i * reps + r) + 1]
-            mu, cal = privatise_feature_mean(ds.X, features, epsilon=eps, delta=delta, calibration=calibration,
-                                             rng=np.random.default_rng(s_noise))
-            opts = dict(options)
-            if spec.accepts("noise_sigma"):
-                opts["noise_sigma"] = cal.sigma
-
-            def sub(f, msg, done=done):
-                report((done + f) / total, f"Algorithm 2, ε = {eps:g}, repetition {r + 1}: {msg}")
-
-            res = reduced_set.reduce(mu, features, n_points=m_grid[-1], solver=spec.name, q_scale=q_scale,
-                                     q_loc=ds.q_center if ds.q_center is not None else 0.0,
-                                     random_state=np.random.default_rng(s_solver), progress=sub,
-                                     report_at=m_grid, **opts)
-            for m in m_grid:
-                Z, w = res.checkpoints[m]
-                rows.append({"method": "Algorithm 2", "M": m, "epsilon": float(eps), "rep": r,
-                             "distance": rkhs_distance(ds.X, Z, w, kernel=kernel, mean_kxx=mean_kxx)})
-            done += 1
-    return rows
+    res = alg2_curves(ds.X, kernel=kernel, epsilons=list(epsilons), delta=delta, m_grid=list(m_grid), reps=int(reps),
+                      n_features=int(n_features), solver=solver, preset=PRESET, calibration=calibration,
+                      q_scale=float(q_scale), q_loc=ds.q_center if ds.q_center is not None else 0.0,
+                      mean_kxx=mean_kxx, random_state=int(seed), progress=progress)
+    return [{"method": "Algorithm 2", "M": m, "epsilon": float(eps), "rep": r, "distance": res.alg2_reps[i][r][j]}
+            for i, eps in enumerate(res.epsilons) for r in range(len(res.alg2_reps[i]))
+            for j, m in enumerate(res.m_grid)]
