@@ -12,6 +12,11 @@ from pages._shared.mechanisms import REGISTRY, algorithm2_available
 from pages._shared.runner import make_context, perform, private_problems, repeat_draws, replay
 from pages._shared.widgets import PAGE_KERNEL, PAGE_LEDGER, PAGE_USE, guard, require_dataset
 
+try:
+    from dpkme.gp_release import NOTES as _GP_NOTES
+except ImportError:  # pragma: no cover - the module ships with dpkme
+    _GP_NOTES = {}
+
 ss = st.session_state
 ds = require_dataset()
 if "rel._next_seed" in ss:  # set after the last release; applied before the seed widget exists
@@ -69,6 +74,9 @@ with left:
     else:
         with guard("read the mechanism's settings"):
             params = spec.controls(ds)
+        if params is not None and spec.teach is not None:
+            with guard("draw the explanation"):
+                spec.teach(ds, params)
 
     st.markdown("**Noise source**")
     st.radio("Noise source", ["seeded", "os-entropy"], key=S.NOISE_SOURCE, persist_state="session",
@@ -140,16 +148,34 @@ if rec.kind == "function":
             if ds.dim > 2:
                 st.caption("A slice through the middle of the other grid axes.")
     st.subheader("How close is it?")
-    st.caption("A Gaussian-process sample path is not in the RKHS: its RKHS distance to μ̂ is infinite, so the "
-               "comparison is in L² on the grid (computed from the private rows, for you only).")
+    st.warning("**Owner's view.** The private μ̂ on the left of the figure and every L² error below (except the "
+               "expected one) are computed from the private rows. They are for you, never part of the release or "
+               "of the downloads: do not publish them.", icon=":material/visibility_off:")
+    with st.expander("Why an L² error and not an RKHS distance — f̃ is not in the RKHS", expanded=True):
+        st.markdown(
+            "The released function is $\\tilde f = \\hat\\mu_X + s\\,G$ with $G$ a Gaussian-process sample path. Such a "
+            "path lies in the RKHS with probability 0 (Karhunen–Loève: $G=\\sum_i\\sqrt{\\lambda_i}\\,\\xi_i e_i$ has "
+            "$\\|G\\|_{\\mathcal H}^2=\\sum_i \\xi_i^2=\\infty$), so $\\|\\tilde f-\\hat\\mu_X\\|_{\\mathcal H}=\\infty$: it cannot be "
+            "compared in the paper's metric, and it is not a set of weighted points a third party could resample or "
+            "use with equation (4). That is why Balog et al. privatise a **finite-dimensional projection** instead "
+            "(Algorithm 1: the span of M points; Algorithm 2: J random features): the noise lives in finitely many "
+            "coordinates, its RKHS norm is finite and measurable, and the result is weighted synthetic data. "
+            "On a grid both can still be compared pointwise, in L².")
+        for key in ("not_in_rkhs", "finite_points", "hall_constant", "jitter"):
+            if key in _GP_NOTES:
+                st.caption(_GP_NOTES[key])
     g1, g2, g3, g4 = st.columns(4)
-    g1.metric("L² error on the grid", S.fmt(m.get("l2")),
-              help=f"‖f̃ − μ̂‖ on the grid; ‖μ̂‖ there is {S.fmt(m.get('truth_l2'))}.")
+    g1.metric("L² error on the grid (owner's view)", S.fmt(m.get("l2")),
+              help=f"‖f̃ − μ̂‖ on the grid; ‖μ̂‖ there is {S.fmt(m.get('truth_l2'))}. Private evaluation.")
     g2.metric("Expected L² error (public)", S.fmt(m.get("expected_l2")),
               help="Computed from the noise level alone: publishable without touching the data.")
     g3.metric("RKHS distance", "∞", help="A GP sample path has infinite RKHS norm (Karhunen–Loève).")
     if "points_l2" in m:
-        g4.metric("Latest weighted-points release, same grid", S.fmt(m["points_l2"]), help=m.get("points_title"))
+        g4.metric("Latest weighted-points release, same grid (owner's view)", S.fmt(m["points_l2"]),
+                  help=f"{m.get('points_title')}: its Σ wₘ k(zₘ, ·) evaluated on the same grid, L² error to μ̂.")
+    else:
+        g4.caption("Make an Algorithm 1 or 2 release to compare it on this grid; the Curves page compares them "
+                   "over ε.")
     g5, g6, g7, g8 = st.columns(4)
     g5.metric("ε spent", f"{r.epsilon:.4g}")
     g6.metric("Noise multiplier s", S.fmt(r.scale), help=f"pointwise noise std {S.fmt(r.noise_std)}")
@@ -164,6 +190,8 @@ if rec.kind == "function":
                        mime="application/json", key="rel.gp_json", on_click="ignore", icon=":material/download:")
     st.caption("A function release cannot be used with equation (4) (there are no weighted points); the "
                "Third-party use page lists weighted-point releases only.")
+    if REGISTRY.get(rec.mechanism_key) is not None and REGISTRY[rec.mechanism_key].show is not None:
+        REGISTRY[rec.mechanism_key].show(rec, ds)
     all_releases_table(recs)
     st.stop()
 
@@ -211,6 +239,10 @@ k7.metric("Runtime", f"{r.seconds:.2f} s")
 k8.metric("Seed", str(r.seed) if r.noise_source == "seeded" and r.seed is not None else "not recorded",
           help=("Seeded (teaching): anyone with the seed can replay the noise." if r.noise_source == "seeded"
                 else "OS entropy: no seed is recorded or exported, so nobody can regenerate the noise."))
+
+if REGISTRY.get(rec.mechanism_key) is not None and REGISTRY[rec.mechanism_key].show is not None:
+    with guard("show the mechanism's details"):
+        REGISTRY[rec.mechanism_key].show(rec, ds)
 
 if ds.dim >= 2:
     st.subheader("Private vs released embedding")

@@ -51,11 +51,17 @@ class MechanismSpec:
     spends_budget: bool
     requires: Callable[[S.Dataset], str | None]          # None if usable, else why not
     controls: Callable[[S.Dataset], dict]                # draws widgets, returns parameters
-    run: Callable[[RunContext, dict], Release]
-    charge: Callable[[RunContext, dict], PrivacyCharge | None]  # computed before the run
+    run: Callable[[RunContext, dict], Any]                 # a Release, or (Release, owner-only metrics)
+    charge: Callable[[RunContext, dict], PrivacyCharge | None]  # computed before the run (budget check)
     evaluate_projection: bool = False                    # show the noise-free projection next to it
     output: str = "points"                               # "points" (weighted points) or "function" (values on a grid)
     tags: tuple[str, ...] = field(default_factory=tuple)
+    #: The library's charge of the finished release (same ε, δ as ``charge``), recorded instead of it.
+    final_charge: Callable[[Any], PrivacyCharge] | None = None
+    #: Owner's view drawn under the release's metrics (rec, ds); optional.
+    show: Callable[[Any, Any], None] | None = None
+    #: Teaching material drawn under the controls (ds, params); optional.
+    teach: Callable[[Any, dict], None] | None = None
 
 
 REGISTRY: dict[str, MechanismSpec] = {}

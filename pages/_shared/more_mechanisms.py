@@ -26,8 +26,8 @@ def _has(module: str) -> bool:
 # --------------------------------------------------------------------------- exponential mechanism
 if _has("dpkme.exponential"):
     import dpkme.exponential as _exp
-    from dpkme.exponential import (DEFAULT_MAX_DATABASES, MAX_GRID_CANDIDATES, count_multisets,
-                                   exponential_mechanism, grid_candidates, largest_m)
+    from dpkme.exponential import (DEFAULT_MAX_DATABASES, MAX_GRID_CANDIDATES, count_multisets, count_table,
+                                   database_scores, exponential_charge, grid_candidates, largest_m)
 
     _EXP_NOTES = "\n\n".join(f"*{v}*" for v in getattr(_exp, "NOTES", {}).values())
 
@@ -87,15 +87,88 @@ if _has("dpkme.exponential"):
                    f"({n_cand:,} candidates, multisets of size {m}).")
         return {"how": how, "per_axis": per_axis, "n_rows": n_rows, "m": m}
 
+    def exp_candidate_count(ds: S.Dataset, p: dict) -> int:
+        return p["n_rows"] if p["how"] == "public" else p["per_axis"] ** ds.dim
+
     def _exp_run(ctx: RunContext, p: dict):
         G = _exp_candidates(ctx.ds, p["how"], p["per_axis"], p["n_rows"])
-        return exponential_mechanism(ctx.ds.X, G, kernel=ctx.kernel, epsilon=ctx.epsilon, m=p["m"],
-                                     sensitivity=ctx.sensitivity_mode, random_state=ctx.random_state,
-                                     progress=ctx.progress)
+        scores = database_scores(ctx.ds.X, G, kernel=ctx.kernel, m=p["m"], sensitivity=ctx.sensitivity_mode,
+                                 progress=ctx.progress)
+        rel, diag = scores.release(ctx.epsilon, random_state=ctx.random_state, return_diagnostics=True)
+        # Owner's view (private): where the mechanism puts its mass over the databases' distances.
+        d = scores.distances
+        edges = np.linspace(float(d.min()), float(d.max()) + 1e-12, 41)
+        mass, _ = np.histogram(d, bins=edges, weights=scores.probabilities(ctx.epsilon))
+        count, _ = np.histogram(d, bins=edges)
+        owner = {"exp_distance": diag.distance, "exp_expected": diag.expected_distance, "exp_best": diag.best_distance,
+                 "exp_probability": diag.probability, "exp_uniform": float(d.mean()),
+                 "exp_hist": {"edges": edges, "mass": mass, "share": count / count.sum()}}
+        return rel, owner
 
     def _exp_charge(ctx: RunContext, p: dict) -> PrivacyCharge:
+        # Before the run (budget check); the ledger records exponential_charge(release) afterwards.
         return pure_dp_charge(f"exponential mechanism (M = {p['m']})", epsilon=ctx.epsilon, mechanism="exponential",
                               details={"neighbouring": "replace-one", "noise_source": ctx.noise_source})
+
+    def count_figure(n_now: int | None = None, m_now: int | None = None):
+        """C(|G|+M-1, M) on a log axis for several |G| (the combinatorial growth), the enumeration limit."""
+        import plotly.graph_objects as go
+
+        from .figures import PALETTE
+
+        ms = list(range(1, 11))
+        sizes = sorted({10, 36, 100, 400, 2500} | ({int(n_now)} if n_now else set()))
+        table = count_table(sizes, ms)
+        fig = go.Figure()
+        for i, (n, row) in enumerate(zip(sizes, table)):
+            fig.add_trace(go.Scatter(x=ms, y=row, mode="lines+markers", name=f"|G| = {n:,}",
+                                     line=dict(color=PALETTE[i % len(PALETTE)], width=3 if n == n_now else 1.5)))
+        fig.add_hline(y=DEFAULT_MAX_DATABASES, line_dash="dot", line_color="red",
+                      annotation_text="exact enumeration limit", annotation_position="top left")
+        if n_now and m_now:
+            fig.add_trace(go.Scatter(x=[m_now], y=[float(count_multisets(n_now, m_now))], mode="markers",
+                                     name="your setting", marker=dict(size=14, symbol="star", color="black")))
+        fig.update_layout(title="Candidate databases C(|G|+M−1, M)", xaxis_title="synthetic database size M",
+                          yaxis_title="databases (log scale)", height=330, margin=dict(l=10, r=10, t=40, b=10),
+                          legend=dict(font=dict(size=10)))
+        fig.update_yaxes(type="log", exponentformat="power")
+        return fig
+
+    def _exp_teach(ds: S.Dataset, p: dict) -> None:
+        n = exp_candidate_count(ds, p)
+        st.plotly_chart(count_figure(n, p["m"]), key="rel.exp_counts")
+        st.caption(_exp.NOTES["combinatorial_growth"])
+        with st.expander("Why no faster, approximate sampler?"):
+            st.markdown(_exp.NOTES["approximate_sampling"] + "\n\nSo this app offers **exact sampling only**: "
+                        "every database is scored and one is drawn with exactly these probabilities (Gumbel-max). "
+                        "Beyond the limit the mechanism refuses instead of approximating.")
+
+    def _exp_show(rec, ds) -> None:
+        import plotly.graph_objects as go
+
+        m = rec.metrics
+        if "exp_hist" not in m:
+            return
+        st.markdown("**The exponential mechanism's choice — owner's view (computed from the private rows; "
+                    "never publish these numbers)**")
+        a, b, c, d = st.columns(4)
+        a.metric("Distance of the drawn database", S.fmt(m["exp_distance"]))
+        b.metric("Expected distance at this ε", S.fmt(m["exp_expected"]))
+        c.metric("Best of all databases", S.fmt(m["exp_best"]), help="What ε = ∞ (no privacy) would release.")
+        d.metric("Average database (ε → 0)", S.fmt(m["exp_uniform"]), help="A uniformly random database.")
+        h = m["exp_hist"]
+        mid = 0.5 * (h["edges"][1:] + h["edges"][:-1])
+        fig = go.Figure()
+        fig.add_trace(go.Bar(x=mid, y=h["share"], name="share of all databases (ε → 0)",
+                             marker_color="rgba(120,120,120,0.5)"))
+        fig.add_trace(go.Bar(x=mid, y=h["mass"], name=f"probability under the mechanism (ε = {rec.release.epsilon:g})",
+                             marker_color="rgba(214,39,40,0.7)"))
+        fig.add_vline(x=m["exp_distance"], line_color="black", annotation_text="drawn")
+        fig.update_layout(barmode="overlay", height=300, xaxis_title="RKHS distance ‖μ_D − μ_R‖",
+                          yaxis_title="probability", margin=dict(l=10, r=10, t=30, b=10),
+                          title="Where the mechanism puts its probability (owner's view)",
+                          legend=dict(orientation="h", y=-0.3))
+        st.plotly_chart(fig, key="rel.exp_mass")
 
     register(MechanismSpec(
         key="exponential",
@@ -110,7 +183,9 @@ databases is scored and one is drawn exactly — approximate samplers could brea
 why the paper calls the mechanism computationally infeasible beyond trivial sizes.""" + (
             "\n\n" + _EXP_NOTES if _EXP_NOTES else ""),
         spends_budget=True, requires=lambda ds: None, controls=_exp_controls, run=_exp_run, charge=_exp_charge,
-        tags=("exponential",),
+        final_charge=lambda r: exponential_charge(r, f"exponential mechanism (M = {r.params.get('m')}, "
+                                                     f"|G| = {r.params.get('n_candidates')})"),
+        show=_exp_show, teach=_exp_teach, tags=("exponential",),
     ))
 
 
@@ -147,10 +222,35 @@ if _has("dpkme.clustering"):
         init = {"init": "public", "public_data": ds.public} if ds.n_public >= p["k"] else {
             "init": "gaussian", "q_loc": ds.q_center if ds.q_center is not None else 0.0,
             "q_scale": float(st.session_state.get(S.Q_SCALE, ds.q_scale))}
+        from dpkme.reduced_set import DEFAULT_SOLVER, preset_options
+
         out = clusterwise_release(ds.X, k=p["k"], n_points=p["n_points"], plan=_plan(ctx, p), kernel=ctx.kernel,
                                   n_features=p["J"], random_state=ctx.random_state, progress=ctx.progress,
-                                  solver_options={"pool_size": 2000, "max_iter": 20}, **init)
-        return out.release
+                                  solver_options=preset_options(DEFAULT_SOLVER, "interactive"), preimages="final",
+                                  **init)
+        # Released quantities (not private evaluations): the noisy sizes and the mixture weights per cluster.
+        comps = [{"cluster": c.index + 1, "noisy size (released)": float(c.noisy_count),
+                  "mixture weight": float(c.mixture_weight), "points": int(len(c.weights))} for c in out.components]
+        return out.release, {"cl_components": comps, "cl_k": p["k"], "cl_dropped": p["k"] - len(comps),
+                             "cl_plan": out.plan.budget_table(norm_bound=1.0)}
+
+    def _cl_show(rec, ds) -> None:
+        import pandas as pd
+
+        m = rec.metrics
+        if "cl_components" not in m:
+            return
+        st.markdown("**Clusters of this release** (released: noisy sizes and mixture weights; the rows' "
+                    "assignments are never released)")
+        st.dataframe(pd.DataFrame(m["cl_components"]), hide_index=True)
+        if m.get("cl_dropped"):
+            st.caption(f"{m['cl_dropped']} of {m['cl_k']} clusters had a noisy size below the noise floor "
+                       "max(1, 3σₙ) and were dropped (weight 0).")
+        with st.expander("Budget split of this run (per step, share of μ²)"):
+            st.dataframe(pd.DataFrame([{"step": r["step"], "share of the budget": r["share"],
+                                        "noise multiplier 1/μ": r["noise_multiplier"], "σ sizes": r["sigma_count"],
+                                        "σ sums": r["sigma_sum"], "ε alone": r["epsilon_alone"]}
+                                       for r in m["cl_plan"]]), hide_index=True)
 
     def _cl_charge(ctx: RunContext, p: dict) -> PrivacyCharge:
         c = _plan(ctx, p).total_charge(f"cluster-wise release (k = {p['k']}, {p['n_iter']} Lloyd steps)")
@@ -164,12 +264,25 @@ if _has("dpkme.clustering"):
         summary="Cluster the rows privately (noisy Lloyd steps in random-feature space, Acs et al.), then "
                 "release each cluster's embedding with Algorithm 2 and mix them by noisy cluster sizes.",
         explain=r"""Acs, Melis, Castelluccia & De Cristofaro: **DP kernel k-means** — every Lloyd step adds
-Gaussian noise to the cluster sizes and to the sums of unit-norm random features; then one private release per
-cluster (sizes and feature means, the clusters are disjoint: parallel composition), each turned into weighted
-points by a reduced-set solver. The whole run is calibrated to your $(\varepsilon,\delta)$: the ledger shows
-it as one Gaussian charge with the composed noise multiplier. Initial centres come from the publishable
-subset (k-means++) or from q — never from the private rows.""",
+Gaussian noise to the cluster sizes and to the sums of unit-norm random features (the centres are noisy sums
+divided by noisy sizes). Then the **release step**: every row is assigned to its nearest released centre (a public
+rule), and each cluster's **noisy sum** $\hat S_i = S_i + \mathcal N(0,\sigma_s^2 I_J)$ and **noisy size**
+$\hat n_i = n_i + \mathcal N(0,\sigma_n^2)$ are released; normalising afterwards, $\tilde\mu_i = \hat S_i/\hat n_i$,
+is post-processing (a per-cluster Algorithm 2 with noise $2/n_i$ would leak the private size $n_i$ through the noise
+scale). A reduced-set solver turns each $\tilde\mu_i$ into weighted points, mixed with weights
+$\hat n_i/\sum_j \hat n_j$.
+
+**Parallel composition, precisely.** The clusters are disjoint, so the $k$ per-cluster releases form *one* Gaussian
+mechanism on the stacked vector $(\hat n_i, \hat S_i)_i$. Under add/remove one row touches one cluster: parallel
+composition is exact (the $k$ releases cost as much as one). Under **replace-one** (this app's relation) the
+replaced row can leave cluster $a$ and join cluster $b$, so **two** clusters change; the plan's joint noise
+multiplier $\mu$ accounts for that (it is not true that "each cluster's release is $(\varepsilon,\delta)$-DP, hence
+the whole is"). The Lloyd steps and the release step compose adaptively; the ledger shows the whole run as one
+Gaussian charge with the composed multiplier $1/\sqrt{\sum_t \mu_t^2}$, calibrated to your $(\varepsilon,\delta)$.
+Initial centres come from the publishable subset or from q — never from the private rows. The Clustering page
+shows the centres, the budget split and accuracy curves.""",
         spends_budget=True, requires=lambda ds: None, controls=_cl_controls, run=_cl_run, charge=_cl_charge,
+        show=_cl_show,
         tags=("clustering",),
     ))
 
@@ -248,5 +361,8 @@ and sets aside: **the sample path is not in the RKHS**, so its RKHS distance to 
 cannot be represented by weighted points. It can still be compared pointwise or in $L^2$ on the grid.""" + (
             "\n\n" + _GP_NOTES if _GP_NOTES else ""),
         spends_budget=True, requires=lambda ds: None, controls=_gp_controls, run=_gp_run, charge=_gp_charge,
+        final_charge=lambda r: r.privacy_charge(
+            f"GP release ({r.normalisation}, {'×'.join(str(len(a)) for a in r.axes) if r.axes else r.points.shape[0]}"
+            " grid)"),
         output="function", tags=("gp",),
     ))

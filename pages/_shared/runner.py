@@ -38,10 +38,16 @@ def private_problems() -> list[str]:
     return out
 
 
-def check_budget(ds: S.Dataset, charge: PrivacyCharge | None, *, allow_over: bool) -> str | None:
-    """Warning text if ``charge`` would exceed the budget (raises BudgetExceeded unless allowed)."""
+def check_budget(ds: S.Dataset, charge: PrivacyCharge | None, *, allow_over: bool,
+                 parts=(S.PART_PRIVATE,)) -> str | None:
+    """Warning text if ``charge`` would exceed the budget (raises BudgetExceeded unless allowed).
+
+    A charge that declares no parts is checked as reading ``parts`` (default: the private rows).
+    """
     if charge is None:
         return None
+    if not charge.details.get("parts"):
+        charge = S.relabel_charge(charge, parts=parts)
     led = S.ledger_for(ds)
     if not led.exceeds_budget(charge):
         return None
@@ -54,6 +60,34 @@ def check_budget(ds: S.Dataset, charge: PrivacyCharge | None, *, allow_over: boo
     if not allow_over:
         raise BudgetExceeded(msg)
     return "Budget exceeded: " + msg
+
+
+def run_spec(spec: MechanismSpec, ctx: RunContext, params: dict):
+    """``(release, owner_metrics)``: a mechanism's ``run`` may return a Release or (Release, dict of private
+    evaluation numbers for the owner's view, e.g. the exponential mechanism's diagnostics)."""
+    out = spec.run(ctx, params)
+    if isinstance(out, tuple):
+        return out[0], dict(out[1] or {})
+    return out, {}
+
+
+def recorded_charge(spec: MechanismSpec, pre: PrivacyCharge | None, release, ctx: RunContext, *,
+                    label: str | None = None, count: int | None = None) -> PrivacyCharge | None:
+    """The charge put in the ledger: the library's own charge of the release when the mechanism has one
+    (it records the actual neighbouring relation), else the charge computed before the run. Both carry the
+    noise source and the part of the data read (the private rows)."""
+    if pre is None:
+        return None
+    charge = pre
+    if spec.final_charge is not None:
+        charge = spec.final_charge(release)
+        for a, b in ((charge.epsilon, pre.epsilon), (charge.delta, pre.delta)):
+            if abs(a - b) > 1e-9 * max(abs(b), 1e-300):
+                raise ValueError(f"the release's privacy charge (ε = {charge.epsilon:g}, δ = {charge.delta:g}) "
+                                 f"differs from the one checked against the budget (ε = {pre.epsilon:g}, "
+                                 f"δ = {pre.delta:g}); nothing was recorded.")
+    return S.relabel_charge(charge, label, count=count,
+                            parts=(S.PART_PRIVATE,), noise_source=ctx.noise_source)
 
 
 def evaluate(ds: S.Dataset, kernel, release, spec: MechanismSpec) -> dict:
@@ -99,9 +133,9 @@ def perform(spec: MechanismSpec, params: dict, ctx: RunContext, *, allow_over: b
     over = check_budget(ds, charge, allow_over=allow_over)
     if over:
         notes.append(over)
-    release = spec.run(ctx, params)
+    release, owner = run_spec(spec, ctx, params)
     ctx.progress(0.9, "evaluating against the private data (for you only)")
-    metrics = evaluate(ds, ctx.kernel, release, spec)
+    metrics = {**evaluate(ds, ctx.kernel, release, spec), **owner}
     rec = S.ReleaseRecord(
         id=S.new_id(), release=release, dataset_key=ds.key, data_key=ds.data_key, dataset_name=ds.name,
         mechanism_key=spec.key, mechanism_label=spec.label, private=private, charge=charge, metrics=metrics,
@@ -111,10 +145,8 @@ def perform(spec: MechanismSpec, params: dict, ctx: RunContext, *, allow_over: b
                 "kernel": ctx.kernel.to_dict(), "seed": release.seed, "noise_source": ctx.noise_source},
     )
     if charge is not None:
-        label = f"#{rec.id} {charge.label}"
-        rec.charge = PrivacyCharge(label=label, mechanism=charge.mechanism, epsilon=charge.epsilon,
-                                   delta=charge.delta, noise_multiplier=charge.noise_multiplier,
-                                   count=charge.count, details=dict(charge.details))
+        final = recorded_charge(spec, charge, release, ctx)
+        rec.charge = S.relabel_charge(final, f"#{rec.id} {final.label}")
     S.add_release(rec)
     ctx.progress(1.0, "done")
     return rec
@@ -129,7 +161,7 @@ def replay(rec: S.ReleaseRecord, ds: S.Dataset):
     ctx = RunContext(ds=ds, kernel=kernel_from_dict(r["kernel"]), epsilon=r["epsilon"], delta=r["delta"],
                      calibration=r["calibration"], sensitivity_mode=r["sensitivity_mode"],
                      random_state=r["seed"], noise_source="seeded")
-    return spec.run(ctx, r["params"])
+    return run_spec(spec, ctx, r["params"])[0]
 
 
 def repeat_draws(spec: MechanismSpec, params: dict, ctx: RunContext, k: int, *, allow_over: bool = False) -> dict:
@@ -158,12 +190,13 @@ def repeat_draws(spec: MechanismSpec, params: dict, ctx: RunContext, k: int, *, 
     for i in range(k):
         ctx.random_state = None if base is None else base + 1 + i
         ctx.progress = lambda f, m, i=i: progress((i + f) / k, f"draw {i + 1} of {k}: {m}")
-        r = spec.run(ctx, params)
+        r, _ = run_spec(spec, ctx, params)
         out.append(r)
         seeds.append(r.seed)
         dists.append(C.distance(ds, ctx.kernel, r.points, r.weights))
     ctx.random_state, ctx.progress = base, progress
     if charge is not None:
+        charge = recorded_charge(spec, one, out[0], ctx, label=charge.label, count=k)
         S.ledger_for(ds).add(charge)
     elif problems:
         counts = st.session_state.setdefault(S.NONPRIVATE, {})

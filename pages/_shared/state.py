@@ -322,8 +322,27 @@ def fmt(x: float, digits: int = 3) -> str:
     return f"{x:.{digits}g}"
 
 
+#: Disjoint parts of a dataset's individuals (a public, data-independent split made on the Data page).
+#: A ledger charge declares the parts it reads in ``details["parts"]``; the ledger composes each part
+#: separately and reports the worst one (parallel composition, :class:`dpkme.accounting.BudgetLedger`).
+PART_PRIVATE = "private rows"
+PART_HELDOUT = "held-out rows"
+
+
+def relabel_charge(charge: PrivacyCharge, label: str | None = None, *, parts=None, count: int | None = None,
+                   **details) -> PrivacyCharge:
+    """A copy of ``charge`` with another label/count, the parts it reads, and extra details."""
+    d = {**charge.details, **details}
+    if parts is not None:
+        d["parts"] = tuple(parts)
+    return PrivacyCharge(label=charge.label if label is None else label, mechanism=charge.mechanism,
+                         epsilon=charge.epsilon, delta=charge.delta, noise_multiplier=charge.noise_multiplier,
+                         count=charge.count if count is None else int(count), details=d)
+
+
 def _charge_key(charges) -> tuple:
-    return tuple((c.label, c.mechanism, c.epsilon, c.delta, c.noise_multiplier, c.count) for c in charges)
+    return tuple((c.label, c.mechanism, c.epsilon, c.delta, c.noise_multiplier, c.count,
+                  tuple(c.details.get("parts") or ())) for c in charges)
 
 
 def composed(charges, delta_target: float) -> dict:
