@@ -185,7 +185,8 @@ def repeat_figure(xs, private_line, draws: list[np.ndarray], *, xlabel: str, dis
     return fig
 
 
-def curves_figure(x, series: list[dict], *, xlabel: str, title: str, log_x=True) -> go.Figure:
+def curves_figure(x, series: list[dict], *, xlabel: str, title: str, log_x=True,
+                  ylabel: str = "RKHS distance to the private KME (lower is better)", log_y=True) -> go.Figure:
     """Lines with optional error bands. ``series``: dicts with name, y, optional x, lo, hi, dash, color."""
     fig = go.Figure()
     for s in series:
@@ -198,10 +199,10 @@ def curves_figure(x, series: list[dict], *, xlabel: str, title: str, log_x=True)
                 name=s["name"] + " band"))
         fig.add_trace(go.Scatter(x=xs, y=s["y"], mode="lines+markers" if len(xs) < 30 else "lines", name=s["name"],
                                  line=dict(color=color, dash=s.get("dash", "solid"), width=2)))
-    fig.update_layout(title=title, xaxis_title=xlabel, yaxis_title="RKHS distance to the private KME (lower is better)",
+    fig.update_layout(title=title, xaxis_title=xlabel, yaxis_title=ylabel,
                       height=470, **{**_LAYOUT, "margin": dict(l=10, r=10, t=40, b=10)})
     fig.update_xaxes(type="log" if log_x else "linear")
-    fig.update_yaxes(type="log")
+    fig.update_yaxes(type="log" if log_y else "linear")
     return fig
 
 
