@@ -45,6 +45,13 @@ else:
         b.metric("Basic composition", f"ε = {basic[0]:.3g}", f"δ = {basic[1]:.1e}", delta_color="off")
         c.metric(f"Rényi DP at δ = {delta_b:.0e}", f"ε = {tot['rdp'][0]:.4g}")
         d.metric(f"PLD at δ = {delta_b:.0e}", f"ε = {tot['pld'][0]:.4g}")
+        if tot.get("parts"):
+            st.info("**Parallel composition over disjoint parts.** Some charges read only one part of these "
+                    "individuals (the private rows, or the held-out rows used by a two-sample test). Each person is "
+                    "in one part and is affected only by the charges that read it, so each part is composed on its "
+                    "own and the guarantee is that of the worst part: "
+                    + "; ".join(f"**{p}**: ε = {v[0]:.3g}" for p, v in tot["parts"].items())
+                    + f" (worst: {tot['worst_part']}). Basic composition above is for that part too.")
         over = S.over_budget(led)
         if over:
             st.error(f"Budget exceeded: no accountant certifies the releases within ε = {eps_b:g}, δ = {delta_b:.0e}. "
@@ -78,6 +85,8 @@ else:
             "#": rec["index"] + 1, "release": rec["label"], "mechanism": rec["mechanism"], "ε": rec["epsilon"],
             "δ": rec["delta"], "count": rec["count"], "σ/Δ": rec["noise_multiplier"],
             "calibration": rec["details"].get("calibration"), "noise": rec["details"].get("noise_source"),
+            "part": ", ".join(rec["details"].get("parts") or ("everyone",)),
+            "relation": rec["details"].get("neighbouring"),
             "cumulative ε (basic)": rec["cumulative_epsilon_basic"],
         } for rec in rows])
         st.dataframe(table, hide_index=True)
@@ -90,8 +99,14 @@ with st.expander("How are the totals computed?"):
         "* **Privacy loss distributions**: k Gaussian releases with multipliers zᵢ are together exactly one "
         "Gaussian mechanism with multiplier (Σ 1/zᵢ²)^(-1/2) (Dong, Roth & Su 2022); its exact (ε, δ) curve is "
         "used. This is the tightest of the three.\n\n"
-        "All releases are for the replace-one neighbouring relation. Evaluations shown in the app (RKHS "
-        "distances, curves) are for you, the data owner, and are not releases."
+        "* **Pure ε-DP charges** (the exponential mechanism: δ = 0) enter basic composition as (ε, 0) and the "
+        "RDP/PLD accountants as pure-DP events.\n"
+        "* **Parallel composition**: a charge that declares the part of the data it reads (private rows, held-out "
+        "rows — a public random split made on the Data page) only counts for the people in that part; the ledger "
+        "composes each part separately and reports the worst.\n\n"
+        "All releases are for the replace-one neighbouring relation (the *relation* column; the ledger refuses to "
+        "mix relations). Evaluations shown in the app (RKHS distances, L² errors, curves) are for you, the data "
+        "owner, and are not releases."
     )
 
 st.subheader("Start over")
@@ -116,9 +131,9 @@ st.button("Reset this ledger", disabled=not confirm, key="bud.reset", on_click=_
 
 ledgers = ss.get(S.LEDGERS, {})
 if len(ledgers) > 1:
-    with st.expander("Other datasets of this session"):
-        names = {r.data_key: r.dataset_name for r in S.releases()}
+    with st.expander("Other datasets of this session (including two-sample lab cases and uploaded pairs)"):
         st.dataframe(pd.DataFrame([{
-            "data": names.get(k, k), "charges": len(l), "basic ε": basic_composition(l.charges)[0],
+            "data": S.ledger_name(k), "charges": len(l), "basic ε": basic_composition(l.charges)[0],
             "basic δ": basic_composition(l.charges)[1],
+            f"ε at δ = {delta_b:.0e} (tightest, per part)": S.composed(l.charges, delta_b)["best"][0] if len(l) else 0.0,
         } for k, l in ledgers.items()]), hide_index=True)

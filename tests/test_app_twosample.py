@@ -1,8 +1,10 @@
-"""Two-sample test page (AppTest): a release against held-out rows, two private groups, budget charged."""
+"""Two-sample test page (AppTest): test my release, one test on bundled / private-vs-held-out / uploaded samples,
+type-I error and power curves with a partial (stopped) result; charges and their parts in the ledger."""
 
+import numpy as np
 import pytest
 
-from test_app_shared import as_float, metric, new_app, ok
+from test_app_shared import as_float, metric, new_app, ok, plotly_figures
 
 from pages._shared import state as S
 
@@ -17,33 +19,127 @@ def test_page():
     return at
 
 
-def _ledger_len(at):
+def _ledger(at, key=None):
     ds = at.session_state[S.DATASET]
-    return len(at.session_state[S.LEDGERS][ds.data_key])
+    return at.session_state[S.LEDGERS][key or ds.data_key]
 
 
-def test_release_is_not_distinguishable_from_held_out_rows(test_page):
+def test_release_is_not_distinguishable_from_held_out_rows_and_only_the_held_out_part_pays(test_page):
     at = test_page
-    before = _ledger_len(at)
+    assert at.radio(key="tst.mode").value == "release"
+    assert at.radio(key="tst.features").value == "scf"                 # SCF by default
+    before = len(_ledger(at))
     at.button(key="tst.go").click().run()
     ok(at)
     assert metric(at, "Decision") == "keep H₀"
     assert 0.05 < as_float(metric(at, "p-value (private test)")) <= 1
-    assert _ledger_len(at) > before                        # the held-out rows' noisy moments cost budget
+    led = _ledger(at)
+    new = led.charges[before:]
+    assert len(new) == 2 and all(c.details["parts"] == (S.PART_HELDOUT,) for c in new)
+    tot = led.totals()
+    assert set(tot["parts"]) == {S.PART_PRIVATE, S.PART_HELDOUT}
+    # the release (private rows) and the test (held-out rows) compose in parallel: less than both together
+    assert tot["best"][0] < S.composed(list(led.charges), 1e-5)["basic"][0]
+    fig = plotly_figures(at)[0]
+    assert {t["type"] for t in fig["data"]} == {"histogram", "scatter"}   # null + the textbook χ² density
 
 
-def test_a_shifted_group_is_detected_and_the_null_is_noise_aware(test_page):
+def test_bundled_mean_shift_case_is_detected_and_charged_to_its_own_ledger(test_page):
     at = test_page
-    at.radio(key="tst.question").set_value("groups").run()
+    at.radio(key="tst.mode").set_value("one").run()
+    ok(at)
+    assert at.radio(key="tst.source").value == "case" and at.selectbox(key="tst.case").value == "GMD"
+    at.button(key="tst.go").click().run()
+    ok(at)
+    assert metric(at, "Decision") == "reject H₀"
+    assert as_float(metric(at, "Non-private test p-value")) < 0.05
+    led = _ledger(at, "two-sample lab:GMD:5000:100:0")
+    assert len(led) == 2 and led.totals()["pld"][0] == pytest.approx(1.0, rel=0.2)   # exactly (ε, δ) at its δ
+    assert len(_ledger(at)) == 1                                          # the dataset's ledger is untouched
+    # the same Gaussian: H0 is kept
+    at.selectbox(key="tst.case").set_value("SG").run()
+    at.button(key="tst.go").click().run()
+    ok(at)
+    assert metric(at, "Decision") == "keep H₀"
+
+
+def test_private_vs_held_out_groups_each_holder_pays_its_part(test_page):
+    at = test_page
+    at.radio(key="tst.mode").set_value("one").run()
+    at.radio(key="tst.source").set_value("groups").run()
     at.number_input(key="tst.shift").set_value(1.0).run()
     at.button(key="tst.go").click().run()
     ok(at)
     assert metric(at, "Decision") == "reject H₀"
     # the textbook chi-square p-value ignores the privacy noise: it is far smaller than the private one
     assert as_float(metric(at, "naive χ² p-value (wrong)")) < as_float(metric(at, "p-value (private test)"))
+    parts = [c.details.get("parts") for c in _ledger(at).charges[1:]]
+    assert parts.count((S.PART_PRIVATE,)) == 2 and parts.count((S.PART_HELDOUT,)) == 2
 
 
-def test_without_held_out_rows_the_page_explains_what_to_do():
+def test_two_uploaded_samples_are_tested_without_writing_to_disk(test_page):
+    at = test_page
+    at.radio(key="tst.mode").set_value("one").run()
+    at.radio(key="tst.source").set_value("upload").run()
+    rng = np.random.default_rng(0)
+
+    def table(shift):
+        A = rng.standard_normal((600, 3)) + [shift, 0, 0]
+        return ("a,b,c\n" + "\n".join(",".join(f"{v:.5f}" for v in row) for row in A) + "\n").encode()
+
+    at.get("file_uploader")[0].set_value(("x.csv", table(0.0), "text/csv")).run()
+    at.get("file_uploader")[1].set_value(("y.csv", table(2.0), "text/csv")).run()
+    ok(at)
+    at.button(key="tst.go").click().run()
+    ok(at)
+    assert metric(at, "Decision") == "reject H₀"
+    stored = at.session_state["tst.result"]
+    assert stored["ledger_key"].startswith("upload-pair:") and len(_ledger(at, stored["ledger_key"])) == 4  # NTE
+
+
+def test_type_one_error_curve_shows_the_naive_null_inflating():
+    at = new_app().run()
+    at.switch_page("pages/twosample.py").run()
+    at.radio(key="tst.mode").set_value("curves").run()
+    ok(at)
+    at.multiselect(key="tst.c_eps").set_value([1.0]).run()
+    at.select_slider(key="tst.c_n").set_value(1000).run()
+    at.number_input(key="tst.c_reps").set_value(20).run()
+    at.button(key="tst.c_go").click().run()
+    ok(at)
+    curve = at.session_state["tst.curve"]["curve"]
+    rates = curve.rates()
+    assert curve.completed and curve.repetitions == [20]
+    assert rates["paper-naive"][0] > 0.5 > rates["tcmc"][0]       # the chi-square null on a private statistic
+    names = {t.get("name") for t in plotly_figures(at)[0]["data"]}
+    assert {"nonprivate", "tcmc", "paper-naive"} <= names
+    assert len(at.get("download_button")) == 1
+
+
+def test_a_stopped_curve_keeps_its_partial_result():
+    from streamlit.runtime.scriptrunner_utils.exceptions import StopException
+
+    from pages._shared.widgets import StoppableProgress
+
+    class Bar:
+        calls = 0
+
+        def progress(self, f, text=None):
+            Bar.calls += 1
+            if Bar.calls == 3:
+                raise StopException()
+
+    from dpkme.two_sample.lab import rejection_curve
+
+    prog = StoppableProgress(Bar())
+    curve = rejection_curve("SG", values=[1.0, 2.0], n=300, dim=5, repetitions=5, feature_kind="scf",
+                            progress=lambda d, t, i: prog.update(d / t, "x"))
+    assert not curve.completed and sum(curve.repetitions) == 3
+    with pytest.raises(StopException):
+        prog.resume()
+
+
+def test_without_held_out_rows_the_release_test_explains_what_to_do():
     at = new_app().run()
     at.switch_page("pages/data.py").run()
     at.slider(key="data.heldout_pct").set_value(0.0).run()

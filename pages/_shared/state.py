@@ -290,6 +290,31 @@ def ledger_for(ds: Dataset) -> BudgetLedger:
     return led
 
 
+LEDGER_NAMES = "ledger_names"
+
+
+def ledger_for_key(data_key: str, name: str) -> BudgetLedger:
+    """The ledger of another group of individuals (a two-sample lab case, an uploaded pair of samples),
+    created on first use with the current budget; ``name`` is shown on the Budget ledger page."""
+    st.session_state.setdefault(LEDGER_NAMES, {})[data_key] = name
+    ledgers = st.session_state.setdefault(LEDGERS, {})
+    if data_key not in ledgers:
+        eps_b, delta_b = budget()
+        ledgers[data_key] = BudgetLedger(epsilon_budget=eps_b, delta_budget=delta_b)
+    return ledgers[data_key]
+
+
+def ledger_name(data_key: str) -> str:
+    names = st.session_state.get(LEDGER_NAMES, {})
+    if data_key in names:
+        return names[data_key]
+    for r in releases():
+        if r.data_key == data_key:
+            return r.dataset_name
+    ds = dataset()
+    return ds.name if ds is not None and ds.data_key == data_key else data_key
+
+
 def add_release(rec: ReleaseRecord) -> None:
     releases().append(rec)
     ds = dataset()

@@ -58,6 +58,45 @@ def guard(action: str):
         )
 
 
+try:  # Streamlit's rerun/stop signals (BaseException subclasses raised at the next st.* call)
+    from streamlit.runtime.scriptrunner_utils.exceptions import ScriptControlException as _Control
+except ImportError:  # pragma: no cover - other Streamlit versions: interruptions simply propagate
+    class _Control(BaseException):
+        pass
+
+
+class StoppableProgress:
+    """A progress callback for library loops that stop when the callback returns ``False``.
+
+    It draws ``bar`` (an ``st.progress``). When the user changes an input or presses a Stop button during
+    the run, Streamlit signals the rerun from inside ``bar.progress``; the signal is kept, the callback
+    returns ``False`` (the library returns its partial result, e.g. ``CurveResult(completed=False)``), the
+    page stores it, and :meth:`resume` re-raises the signal so that the rerun happens.
+    """
+
+    def __init__(self, bar, text=lambda f: f"{f:.0%}"):
+        self.bar, self.text, self.interrupted = bar, text, None
+
+    def update(self, fraction: float, message: str) -> bool:
+        if self.interrupted is not None:
+            return False
+        try:
+            self.bar.progress(min(max(float(fraction), 0.0), 1.0), text=message)
+        except _Control as exc:
+            self.interrupted = exc
+            return False
+        return True
+
+    def resume(self) -> None:
+        if self.interrupted is not None:
+            exc, self.interrupted = self.interrupted, None
+            raise exc
+
+
+PAGE_TWOSAMPLE = "pages/twosample.py"
+PAGE_CLUSTERING = "pages/clustering.py"
+
+
 def fmt_eps(v: float) -> str:
     return f"{v:g}"
 
