@@ -33,6 +33,7 @@ pages = {
         st.Page("pages/curves.py", title="Privacy–utility curves", icon=":material/show_chart:", url_path="curves"),
         st.Page("pages/use.py", title="Third-party use", icon=":material/calculate:", url_path="use"),
         st.Page("pages/twosample.py", title="Two-sample test", icon=":material/compare_arrows:", url_path="two-sample"),
+        st.Page("pages/clustering.py", title="Clustering", icon=":material/bubble_chart:", url_path="clustering"),
         st.Page("pages/ledger.py", title="Budget ledger", icon=":material/account_balance_wallet:", url_path="ledger"),
         st.Page("pages/audit.py", title="Privacy audit", icon=":material/policy:", url_path="audit"),
     ],

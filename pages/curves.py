@@ -86,8 +86,8 @@ def comparison_section(kind: str) -> None:
             m = int(st.number_input("Points M of Algorithms 1 and 2", min_value=1, max_value=1000, step=10,
                                     key="crv.cmp_gm", persist_state="session"))
         ss.setdefault("crv.cmp_alg2", True)
-        with_alg2 = st.checkbox("Include Algorithm 2 (a solver run per ε and repetition)", key="crv.cmp_alg2",
-                                persist_state="session")
+        with_alg2 = st.checkbox("Include Algorithm 2", key="crv.cmp_alg2", persist_state="session",
+                                help="One reduced-set solver run per ε and repetition (interactive preset).")
         e_lo, e_hi = st.select_slider("ε range (log scale)", options=eps_grid, format_func=lambda v: f"{v:g}",
                                       value=(0.01, 10.0), key="crv.cmp_eps", persist_state="session")
         ss.setdefault("crv.cmp_neps", 5)
@@ -146,18 +146,18 @@ def comparison_section(kind: str) -> None:
         if kind == "exp":
             refs = (("best database (ε = ∞)", out["best"], "#000000"),
                     ("Algorithm 1 without noise (projection onto G)", out["projection"], "#7f7f7f"))
-            title = (f"{out['data']}: exponential mechanism (M = {out['m']}, |G| = {out['n_candidates']}) vs "
-                     "Algorithms 1 and 2")
+            title = f"Exponential mechanism (M = {out['m']}, |G| = {out['n_candidates']}) vs Algorithms 1 and 2"
             ylabel = "RKHS distance to the private KME (lower is better)"
         else:
             refs = (("zero function (‖μ̂‖ on the grid)", out["truth_l2"], "#000000"),)
-            title = f"{out['data']}: GP release vs Algorithms 1 and 2 (M = {out['m']}) on a {out['grid']} grid"
+            title = f"GP release vs Algorithms 1 and 2 (M = {out['m']}), L² on a {out['grid']} grid"
             ylabel = "L² distance to the private KME on the grid (lower is better)"
         for name, v, color in refs:
             if v is not None and v > 0:
                 series.append({"name": name, "x": xs, "y": [v] * len(xs), "dash": "dot", "color": color})
         st.plotly_chart(curves_figure(xs, series, xlabel="ε (log scale)", title=title, ylabel=ylabel),
                         key="crv.cmp_fig")
+        st.caption(f"Data: {out['data']}.")
         if kind == "exp":
             st.caption(
                 "Equal ε: the exponential mechanism's curve is its **exact expected** distance (all "

@@ -135,10 +135,11 @@ def show_result(stored: dict) -> None:
                   "often (see the curves).")
     d, e, f = st.columns(3)
     d.metric("Private statistic", f"{res.statistic:.4g}")
-    e.metric("Privacy of the test", f"ε = {res.epsilon:.3g}, δ = {res.delta:.0e}" if res.private else "none")
+    e.metric("Privacy of the test", f"ε = {res.epsilon:.3g}" if res.private else "none",
+             help=f"δ = {res.delta:.0e}: the test's noisy moments together are (ε, δ)-DP." if res.private else None)
     ref = stored.get("reference")
     if ref is not None:
-        f.metric("Non-private test p-value (owner only)", f"{ref.p_value:.3g}",
+        f.metric("Non-private p-value (owner only)", f"{ref.p_value:.3g}",
                  help="The same features without noise: reads the private rows, never publish it.")
     st.plotly_chart(null_figure(res), key="tst.null")
     st.caption(res.null.description)
@@ -154,7 +155,8 @@ def show_result(stored: dict) -> None:
         tot = S.composed(led.charges, S.budget()[1])
         parts = tot.get("parts")
         st.caption(
-            f"That ledger now totals ε = {tot['best'][0]:.3g} at δ = {S.budget()[1]:.0e} ({tot['best_method']})"
+            f"That ledger now totals ε = {tot['best'][0]:.3g} at the budget's δ = {S.budget()[1]:.0e} "
+            f"({tot['best_method']}; this test alone: ε = {res.epsilon:.3g} at δ = {res.delta:.0e})"
             + (" — worst part: " + str(tot["worst_part"]) + "; per part: "
                + ", ".join(f"{p}: ε = {v[0]:.3g}" for p, v in parts.items()) if parts else "") + ".")
     st.caption(stored.get("ledger_note", ""))
@@ -251,7 +253,7 @@ if mode == "release":
             result = release_test((r.points, w), ds.heldout, features=feats, epsilon=eps, delta=delta, alpha=alpha,
                                   n_synthetic=n_syn, random_state=seed, null_random_state=seed,
                                   resample_random_state=seed)
-            added = record_charges(S.ledger_for(ds), result, f"two-sample test: #{rec.id} vs held-out",
+            added = record_charges(S.ledger_for(ds), result, f"#{rec.id} vs held-out",
                                    {"*": S.PART_HELDOUT})
             ss["tst.result"] = {"key": cfg, "mode": mode, "result": result, "reference": None, "charges": added,
                                 "ledger_key": ds.data_key, "ledger_name": ds.name,
@@ -437,8 +439,8 @@ with left:
     ss.setdefault(f"tst.c_d.{case}", CASES[case].default_dim)
     dim = int(st.select_slider("Dimension d", options=[10, 50, 100], key=f"tst.c_d.{case}", persist_state="session"))
     ss.setdefault("tst.c_methods", ["nonprivate", "tcmc", "paper-naive"])
-    methods = st.multiselect("Tests", list(LAB_METHODS), key="tst.c_methods", persist_state="session",
-                             format_func=lambda m: f"{m}: {LAB_METHODS[m]}")
+    methods = st.multiselect("Tests", list(LAB_METHODS), key="tst.c_methods", persist_state="session")
+    st.caption(" · ".join(f"**{m}**: {LAB_METHODS[m]}" for m in methods))
     kind, J = feature_controls("tst.c")
     ss.setdefault("tst.c_reps", 100)
     reps = int(st.number_input("Repetitions per value", min_value=10, max_value=1000, step=50, key="tst.c_reps",
@@ -458,7 +460,8 @@ cfg = json.dumps({"case": case, "vary": vary, "values": values, "n": n_fixed, "e
 if run:
     with right:
         bar = st.progress(0.0, text="starting")
-        st.button("Stop", key="tst.c_stop", icon=":material/stop_circle:")
+        stop_slot = st.empty()
+        stop_slot.button("Stop", key="tst.c_stop", icon=":material/stop_circle:")
     prog = StoppableProgress(bar)
     with guard("compute the curves") as res:
         if not values:
@@ -477,6 +480,7 @@ if run:
         ss["tst.curve"] = {"key": cfg, "curve": curve}
     prog.resume()
     bar.empty()
+    stop_slot.empty()
 stored = ss.get("tst.curve")
 with right:
     if not stored:

@@ -124,13 +124,13 @@ if _has("dpkme.exponential"):
             fig.add_trace(go.Scatter(x=ms, y=row, mode="lines+markers", name=f"|G| = {n:,}",
                                      line=dict(color=PALETTE[i % len(PALETTE)], width=3 if n == n_now else 1.5)))
         fig.add_hline(y=DEFAULT_MAX_DATABASES, line_dash="dot", line_color="red",
-                      annotation_text="exact enumeration limit", annotation_position="top left")
+                      annotation_text=f"exact limit: {DEFAULT_MAX_DATABASES / 1e6:g} million", annotation_position="top left")
         if n_now and m_now:
             fig.add_trace(go.Scatter(x=[m_now], y=[float(count_multisets(n_now, m_now))], mode="markers",
                                      name="your setting", marker=dict(size=14, symbol="star", color="black")))
         fig.update_layout(title="Candidate databases C(|G|+M−1, M)", xaxis_title="synthetic database size M",
-                          yaxis_title="databases (log scale)", height=330, margin=dict(l=10, r=10, t=40, b=10),
-                          legend=dict(font=dict(size=10)))
+                          yaxis_title="databases (log scale)", height=420, margin=dict(l=10, r=10, t=40, b=10),
+                          legend=dict(font=dict(size=10), orientation="h", yanchor="top", y=-0.22, x=0))
         fig.update_yaxes(type="log", exponentformat="power")
         return fig
 
