@@ -10,7 +10,7 @@ import streamlit as st
 
 from pages._shared import compute as C
 from pages._shared import state as S
-from pages._shared.figures import PALETTE, PRIVATE_COLOR, _thin
+from pages._shared.figures import PALETTE, PRIVATE_COLOR
 from pages._shared.runner import check_budget
 from pages._shared.widgets import PAGE_LEDGER, PAGE_RELEASE, delta_control, epsilon_control, guard, require_dataset
 
@@ -168,134 +168,139 @@ if go_btn and plan is not None:
         st.rerun()
 
 stored = ss.get("clu.result")
-if not stored or stored["ds"] != ds.key:
+
+
+def show_run(stored: dict) -> None:
+    result = stored["result"]
+    with right:
+        if stored["key"] != cfg:
+            st.warning("The clustering below was computed with other settings; press **Run private k-means** to update.")
+        if stored.get("note"):
+            st.warning(stored["note"])
+        st.subheader("Centres in data space")
+        dims = (0, 1) if ds.dim >= 2 else (0, 0)
+        if ds.dim > 2:
+            a, b = st.columns(2)
+            dims = (a.selectbox("Horizontal axis", range(ds.dim), format_func=lambda j: str(ds.columns[j]), index=0,
+                                key="clu.dim_x"),
+                    b.selectbox("Vertical axis", range(ds.dim), format_func=lambda j: str(ds.columns[j]), index=1,
+                                key="clu.dim_y"))
+        ss.setdefault("clu.colour", True)
+        colour = st.toggle("Colour my private rows by their cluster (LOCAL VIEW — never released)", key="clu.colour",
+                           persist_state="session")
+        path = result.centre_path()                          # (T+1, k, D), pre-images of the released centres
+        lab = result.local_view.labels if (colour and result.local_view is not None) else None
+        fig = go.Figure()
+        cols = [str(c) for c in ds.columns]
+        if ds.dim == 1:
+            if lab is None:
+                fig.add_trace(go.Histogram(x=ds.X[:, 0], nbinsx=80, marker_color="rgba(120,120,120,0.6)",
+                                           name="private rows (never released)"))
+            else:
+                for i in range(result.k):
+                    fig.add_trace(go.Histogram(x=ds.X[lab == i, 0], nbinsx=80, marker_color=PALETTE[i % 8], opacity=0.45,
+                                               name=f"cluster {i + 1} (LOCAL VIEW)"))
+            for i in range(result.k):
+                fig.add_vline(x=float(path[-1, i, 0]), line_color=PALETTE[i % 8], line_width=3,
+                              annotation_text=f"c{i + 1}")
+            fig.update_layout(barmode="overlay", xaxis_title=cols[0])
+        else:
+            idx = np.arange(ds.n)
+            if ds.n > 4000:
+                idx = np.sort(np.random.default_rng(0).choice(ds.n, 4000, replace=False))    # display only
+            P = ds.X[idx][:, dims]
+            if lab is None:
+                fig.add_trace(go.Scattergl(x=P[:, 0], y=P[:, 1], mode="markers", name="private rows (never released)",
+                                           marker=dict(size=3, color=PRIVATE_COLOR)))
+            else:
+                L = lab[idx]
+                for i in range(result.k):
+                    m = L == i
+                    fig.add_trace(go.Scattergl(x=P[m, 0], y=P[m, 1], mode="markers", name=f"cluster {i + 1} (LOCAL VIEW)",
+                                               marker=dict(size=3, color=PALETTE[i % 8], opacity=0.3), legendgroup=str(i)))
+            for i in range(result.k):
+                pi = path[:, i, :][:, dims]
+                fig.add_trace(go.Scatter(x=pi[:, 0], y=pi[:, 1], mode="lines+markers", legendgroup=str(i),
+                                         name=f"centre {i + 1}: iterations 0–{result.n_iter}", showlegend=False,
+                                         line=dict(color=PALETTE[i % 8], width=2),
+                                         marker=dict(size=6, color=PALETTE[i % 8], line=dict(width=1, color="white")),
+                                         hovertemplate="iteration %{text}<extra></extra>",
+                                         text=[str(t) for t in range(len(pi))]))
+            fin = path[-1][:, dims]
+            fig.add_trace(go.Scatter(x=fin[:, 0], y=fin[:, 1], mode="markers+text", name="final centres (released)",
+                                     text=[f"c{i + 1}" for i in range(result.k)], textposition="top right",
+                                     marker=dict(size=18, symbol="star", color=[PALETTE[i % 8] for i in range(result.k)],
+                                                 line=dict(width=1.5, color="black"))))
+            ini = path[0][:, dims]
+            fig.add_trace(go.Scatter(x=ini[:, 0], y=ini[:, 1], mode="markers", name="initial centres (public)",
+                                     marker=dict(size=9, symbol="x", color="black")))
+            lo, hi = C.plot_window(ds, dims=dims)
+            fig.update_xaxes(range=[lo[0], hi[0]], title_text=cols[dims[0]])
+            fig.update_yaxes(range=[lo[1], hi[1]], title_text=cols[dims[1]], scaleanchor="x", scaleratio=1)
+        fig.update_layout(height=520, margin=dict(l=10, r=10, t=40, b=10), legend=dict(orientation="h", y=-0.15),
+                          title="Released centres (paths from the public start) over the private rows")
+        st.plotly_chart(fig, key="clu.fig")
+        if lab is not None:
+            st.warning(f"**{LOCAL_VIEW_NOTE}**", icon=":material/visibility_off:")
+        st.caption("Centres live in feature space; they are drawn at their pre-images (data-space points whose features "
+                   "are closest to them) — post-processing of released values, free.")
+
+    counts = result.noisy_counts
+    st.subheader("What is released")
+    a, b, c, d = st.columns(4)
+    a.metric("ε spent", f"{result.epsilon:.3g}", help=f"δ = {result.delta:.0e}; charged as one Gaussian charge.")
+    b.metric("Clusters", str(result.k))
+    c.metric("Iterations", str(result.n_iter))
+    d.metric("Runtime", f"{result.seconds:.2f} s")
+    hist = result.history
+    released = pd.DataFrame({
+        "cluster": [f"c{i + 1}" for i in range(result.k)],
+        **{cols_: vals for cols_, vals in zip([f"centre {c_}" for c_ in (ds.columns if ds.dim <= 6 else ds.columns[:6])],
+                                              np.asarray(result.preimages if result.preimages is not None
+                                                         else path[-1]).T[:6])},
+        "noisy size (last iteration)": counts,
+        "updated in the last iteration": hist[-1].updated if len(hist) > 1 else [False] * result.k,
+    })
+    st.dataframe(released, hide_index=True)
+    st.caption(f"Charged: {stored['charge'].label} — ε = {stored['charge'].epsilon:.3g}, δ = {stored['charge'].delta:.0e}, "
+               f"noise multiplier {stored['charge'].noise_multiplier:.3g} (one Gaussian charge for all {result.n_iter} "
+               "iterations). A centre whose noisy size falls below max(1, 3σₙ) keeps its previous position.")
+    buf = io.StringIO()
+    released.to_csv(buf, index=False)
+    e1, e2 = st.columns(2)
+    e1.download_button("Download the released centres (CSV)", data=buf.getvalue().encode(),
+                       file_name="dpkme_dp_kmeans_centres.csv", mime="text/csv", key="clu.dl", on_click="ignore",
+                       icon=":material/download:")
+    e2.download_button("Download the run (JSON, no local view)", data=json.dumps(result.to_dict(), default=str, indent=1),
+                       file_name="dpkme_dp_kmeans.json", mime="application/json", key="clu.dl_json", on_click="ignore",
+                       icon=":material/download:")
+    st.page_link(PAGE_LEDGER, label="Budget ledger", icon=":material/account_balance_wallet:")
+    st.page_link(PAGE_RELEASE, label="Cluster-wise release of the data (Release page → 'Cluster-wise release')",
+                 icon=":material/rocket_launch:")
+
+    # ---------------------------------------------------------------------- owner's evaluation
+    st.subheader("How good is it? — owner's evaluation (not DP, not released)")
+    with guard("evaluate the clustering"):
+        ref = kernel_kmeans(ds.X, k=result.k, n_iter=result.n_iter, features=result.features, init=result.init_points,
+                            preimages="none", local_view=False)
+        ev = evaluate_clustering(result, ds.X, labels=ds.labels, reference=ref)
+        m1, m2, m3, m4 = st.columns(4)
+        m1.metric("Objective vs non-private k-means", f"{ev['objective_ratio']:.3f}×",
+                  help="Within-cluster sum of squares in feature space, relative to non-private kernel k-means from the "
+                       "same public start (1 = as good).")
+        m2.metric("Agreement with non-private (ARI)", f"{ev['ari_vs_reference']:.3f}")
+        if "ari" in ev:
+            m3.metric("Agreement with the true labels (ARI)", f"{ev['ari']:.3f}")
+            m4.metric("Purity", f"{ev['purity']:.3f}")
+        st.caption("Computed from the private rows (and their labels, when the data has them) for you only.")
+
+
+if stored and stored["ds"] == ds.key:
+    show_run(stored)
+else:
     with right:
         st.info("Press **Run private k-means** (well under a second with the defaults). The run is charged to the "
                 "ledger first.")
-    st.stop()
-
-result = stored["result"]
-with right:
-    if stored["key"] != cfg:
-        st.warning("The clustering below was computed with other settings; press **Run private k-means** to update.")
-    if stored.get("note"):
-        st.warning(stored["note"])
-    st.subheader("Centres in data space")
-    dims = (0, 1) if ds.dim >= 2 else (0, 0)
-    if ds.dim > 2:
-        a, b = st.columns(2)
-        dims = (a.selectbox("Horizontal axis", range(ds.dim), format_func=lambda j: str(ds.columns[j]), index=0,
-                            key="clu.dim_x"),
-                b.selectbox("Vertical axis", range(ds.dim), format_func=lambda j: str(ds.columns[j]), index=1,
-                            key="clu.dim_y"))
-    ss.setdefault("clu.colour", True)
-    colour = st.toggle("Colour my private rows by their cluster (LOCAL VIEW — never released)", key="clu.colour",
-                       persist_state="session")
-    path = result.centre_path()                          # (T+1, k, D), pre-images of the released centres
-    lab = result.local_view.labels if (colour and result.local_view is not None) else None
-    fig = go.Figure()
-    cols = [str(c) for c in ds.columns]
-    if ds.dim == 1:
-        if lab is None:
-            fig.add_trace(go.Histogram(x=ds.X[:, 0], nbinsx=80, marker_color="rgba(120,120,120,0.6)",
-                                       name="private rows (never released)"))
-        else:
-            for i in range(result.k):
-                fig.add_trace(go.Histogram(x=ds.X[lab == i, 0], nbinsx=80, marker_color=PALETTE[i % 8], opacity=0.45,
-                                           name=f"cluster {i + 1} (LOCAL VIEW)"))
-        for i in range(result.k):
-            fig.add_vline(x=float(path[-1, i, 0]), line_color=PALETTE[i % 8], line_width=3,
-                          annotation_text=f"c{i + 1}")
-        fig.update_layout(barmode="overlay", xaxis_title=cols[0])
-    else:
-        idx = np.arange(ds.n)
-        if ds.n > 4000:
-            idx = np.sort(np.random.default_rng(0).choice(ds.n, 4000, replace=False))    # display only
-        P = ds.X[idx][:, dims]
-        if lab is None:
-            fig.add_trace(go.Scattergl(x=P[:, 0], y=P[:, 1], mode="markers", name="private rows (never released)",
-                                       marker=dict(size=3, color=PRIVATE_COLOR)))
-        else:
-            L = lab[idx]
-            for i in range(result.k):
-                m = L == i
-                fig.add_trace(go.Scattergl(x=P[m, 0], y=P[m, 1], mode="markers", name=f"cluster {i + 1} (LOCAL VIEW)",
-                                           marker=dict(size=3, color=PALETTE[i % 8], opacity=0.3), legendgroup=str(i)))
-        for i in range(result.k):
-            pi = path[:, i, :][:, dims]
-            fig.add_trace(go.Scatter(x=pi[:, 0], y=pi[:, 1], mode="lines+markers", legendgroup=str(i),
-                                     name=f"centre {i + 1}: iterations 0–{result.n_iter}", showlegend=False,
-                                     line=dict(color=PALETTE[i % 8], width=2),
-                                     marker=dict(size=6, color=PALETTE[i % 8], line=dict(width=1, color="white")),
-                                     hovertemplate="iteration %{text}<extra></extra>",
-                                     text=[str(t) for t in range(len(pi))]))
-        fin = path[-1][:, dims]
-        fig.add_trace(go.Scatter(x=fin[:, 0], y=fin[:, 1], mode="markers+text", name="final centres (released)",
-                                 text=[f"c{i + 1}" for i in range(result.k)], textposition="top right",
-                                 marker=dict(size=18, symbol="star", color=[PALETTE[i % 8] for i in range(result.k)],
-                                             line=dict(width=1.5, color="black"))))
-        ini = path[0][:, dims]
-        fig.add_trace(go.Scatter(x=ini[:, 0], y=ini[:, 1], mode="markers", name="initial centres (public)",
-                                 marker=dict(size=9, symbol="x", color="black")))
-        lo, hi = C.plot_window(ds, dims=dims)
-        fig.update_xaxes(range=[lo[0], hi[0]], title_text=cols[dims[0]])
-        fig.update_yaxes(range=[lo[1], hi[1]], title_text=cols[dims[1]], scaleanchor="x", scaleratio=1)
-    fig.update_layout(height=520, margin=dict(l=10, r=10, t=40, b=10), legend=dict(orientation="h", y=-0.15),
-                      title="Released centres (paths from the public start) over the private rows")
-    st.plotly_chart(fig, key="clu.fig")
-    if lab is not None:
-        st.warning(f"**{LOCAL_VIEW_NOTE}**", icon=":material/visibility_off:")
-    st.caption("Centres live in feature space; they are drawn at their pre-images (data-space points whose features "
-               "are closest to them) — post-processing of released values, free.")
-
-counts = result.noisy_counts
-st.subheader("What is released")
-a, b, c, d = st.columns(4)
-a.metric("ε spent", f"{result.epsilon:.3g}", help=f"δ = {result.delta:.0e}; charged as one Gaussian charge.")
-b.metric("Clusters", str(result.k))
-c.metric("Iterations", str(result.n_iter))
-d.metric("Runtime", f"{result.seconds:.2f} s")
-hist = result.history
-released = pd.DataFrame({
-    "cluster": [f"c{i + 1}" for i in range(result.k)],
-    **{cols_: vals for cols_, vals in zip([f"centre {c_}" for c_ in (ds.columns if ds.dim <= 6 else ds.columns[:6])],
-                                          np.asarray(result.preimages if result.preimages is not None
-                                                     else path[-1]).T[:6])},
-    "noisy size (last iteration)": counts,
-    "updated in the last iteration": hist[-1].updated if len(hist) > 1 else [False] * result.k,
-})
-st.dataframe(released, hide_index=True)
-st.caption(f"Charged: {stored['charge'].label} — ε = {stored['charge'].epsilon:.3g}, δ = {stored['charge'].delta:.0e}, "
-           f"noise multiplier {stored['charge'].noise_multiplier:.3g} (one Gaussian charge for all {result.n_iter} "
-           "iterations). A centre whose noisy size falls below max(1, 3σₙ) keeps its previous position.")
-buf = io.StringIO()
-released.to_csv(buf, index=False)
-e1, e2 = st.columns(2)
-e1.download_button("Download the released centres (CSV)", data=buf.getvalue().encode(),
-                   file_name="dpkme_dp_kmeans_centres.csv", mime="text/csv", key="clu.dl", on_click="ignore",
-                   icon=":material/download:")
-e2.download_button("Download the run (JSON, no local view)", data=json.dumps(result.to_dict(), default=str, indent=1),
-                   file_name="dpkme_dp_kmeans.json", mime="application/json", key="clu.dl_json", on_click="ignore",
-                   icon=":material/download:")
-st.page_link(PAGE_LEDGER, label="Budget ledger", icon=":material/account_balance_wallet:")
-st.page_link(PAGE_RELEASE, label="Cluster-wise release of the data (Release page → 'Cluster-wise release')",
-             icon=":material/rocket_launch:")
-
-# ---------------------------------------------------------------------- owner's evaluation
-st.subheader("How good is it? — owner's evaluation (not DP, not released)")
-with guard("evaluate the clustering"):
-    ref = kernel_kmeans(ds.X, k=result.k, n_iter=result.n_iter, features=result.features, init=result.init_points,
-                        preimages="none", local_view=False)
-    ev = evaluate_clustering(result, ds.X, labels=ds.labels, reference=ref)
-    m1, m2, m3, m4 = st.columns(4)
-    m1.metric("Objective vs non-private k-means", f"{ev['objective_ratio']:.3f}×",
-              help="Within-cluster sum of squares in feature space, relative to non-private kernel k-means from the "
-                   "same public start (1 = as good).")
-    m2.metric("Agreement with non-private (ARI)", f"{ev['ari_vs_reference']:.3f}")
-    if "ari" in ev:
-        m3.metric("Agreement with the true labels (ARI)", f"{ev['ari']:.3f}")
-        m4.metric("Purity", f"{ev['purity']:.3f}")
-    st.caption("Computed from the private rows (and their labels, when the data has them) for you only.")
 
 st.subheader("Accuracy against ε")
 cl, cr = st.columns([1, 2], gap="large")

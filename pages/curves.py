@@ -112,7 +112,7 @@ def comparison_section(kind: str) -> None:
     if run:
         with right:
             bar = st.progress(0.0, text="starting")
-        with guard("compute the comparison") as res:
+        with guard("compute the comparison"):
             if src == "current":
                 cd = K.CompareData(ds.name, ds.X, ds.public, C.current_kernel())
             else:

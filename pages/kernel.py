@@ -1,12 +1,11 @@
 """Kernel & privacy: kernel family and lengthscale, ε (log slider) and δ, calibration, live explanation."""
 
 import math
-import warnings
 
 import numpy as np
 import streamlit as st
 
-from dpkme.mechanisms import UnprovenCalibrationWarning, analytic_sigma, classic_sigma
+from dpkme.mechanisms import analytic_sigma, classic_sigma
 from dpkme.reproduce import paper_kernel
 from pages._shared import compute as C
 from pages._shared import state as S
