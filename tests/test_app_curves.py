@@ -70,3 +70,30 @@ def test_paper_figure1_preset_runs_at_reduced_size():
     a1 = alg[alg["epsilon"] == 1.0].set_index("M")["distance"]
     small = [m for m in a1.index if 10 <= m <= 100]
     assert np.all(a1[small] < base[small])
+
+
+@pytest.mark.parametrize("preset,data", [("exp", "mix1"), ("exp", "current"), ("gp", "mix2")])
+def test_comparisons_at_equal_epsilon(preset, data):
+    at = new_app().run()
+    at.switch_page("pages/curves.py").run()
+    at.radio(key="crv.preset").set_value(preset).run()
+    ok(at)
+    at.radio(key="crv.cmp_data").set_value(data).run()
+    at.number_input(key="crv.cmp_neps").set_value(3).run()
+    at.number_input(key="crv.reps").set_value(2).run()
+    at.button(key="crv.cmp_go").click().run()
+    ok(at)
+    out = at.session_state["crv.cmp_result"]["out"]
+    t = out["table"]
+    first = "exponential mechanism" if preset == "exp" else "GP release (expected)"
+    assert set(t["method"]) == {first, "Algorithm 1", "Algorithm 2"}
+    assert sorted(t["epsilon"].unique()) == pytest.approx([0.01, 0.316228, 10.0])
+    names = {tr["name"] for tr in plotly_figures(at)[0]["data"]}
+    assert {first, "Algorithm 1", "Algorithm 2"} <= names
+    lead = t[t["method"] == first].sort_values("epsilon")["value"].to_numpy()
+    assert lead[0] > lead[-1]                                   # more privacy, larger error
+    if preset == "exp":
+        assert out["best"] <= lead.min() + 1e-12                # never better than the best database of size M
+    else:
+        assert out["truth_l2"] > 0
+    assert len(at.get("download_button")) == 1

@@ -196,3 +196,59 @@ def test_gp_function_release_is_compared_on_its_grid_and_exports_no_private_valu
     assert meta["mechanism"] == "gp-release" and "true_values" not in json.dumps(meta)
     led = _ledger(at)
     assert len(led) == 2
+
+
+@pytest.mark.skipif("exponential" not in REGISTRY, reason="dpkme.exponential not in this checkout")
+def test_exponential_mechanism_teaches_the_count_explains_exact_sampling_and_records_its_own_charge(release_page):
+    from dpkme.exponential import DEFAULT_MAX_DATABASES, count_multisets
+
+    at = release_page
+    at.selectbox(key=S.MECHANISM).set_value("exponential").run()
+    ok(at)
+    # before any run: the count for the current setting, and its combinatorial growth on a log axis
+    assert any(f"{count_multisets(36, 4):,} candidate databases" in c.value for c in at.caption)
+    counts = plotly_figures(at)[0]
+    assert counts["layout"]["yaxis"]["type"] == "log"
+    ys = [decode(t["y"]) for t in counts["data"] if t["name"].startswith("|G| = ")]
+    assert all(np.all(np.diff(y) > 0) for y in ys) and max(y.max() for y in ys) > 1e3 * DEFAULT_MAX_DATABASES
+    assert any("approximate sampler" in e.label for e in at.expander)
+    at.number_input(key="rel.exp_m").set_value(2).run()
+    assert any(f"{count_multisets(36, 2):,} candidate databases" in c.value for c in at.caption)
+    _release(at)
+    ok(at)
+    rec = at.session_state[S.RELEASES][-1]
+    assert rec.release.delta == 0 and rec.release.params["m"] == 2
+    # owner's view: the drawn database's distance, never exported
+    assert as_float(metric(at, "Distance of the drawn database")) == pytest.approx(rec.metrics["distance"], rel=2e-3)
+    assert as_float(metric(at, "Best of all databases")) <= as_float(metric(at, "Average database")) + 1e-12
+    assert "exp_distance" not in rec.release.params
+    c = _ledger(at).charges[0]
+    assert c.mechanism == "exponential" and c.delta == 0 and c.details["n_candidates"] == 36
+    assert c.details["neighbouring"] == "replace-one" and c.details["parts"] == (S.PART_PRIVATE,)
+
+
+@pytest.mark.skipif("gp" not in REGISTRY, reason="dpkme.gp_release not in this checkout")
+def test_gp_release_explains_it_is_not_in_the_rkhs_and_labels_the_owners_view(release_page):
+    at = release_page
+    at.selectbox(key=S.MECHANISM).set_value("gp").run()
+    _release(at)
+    ok(at)
+    assert any("is not in the RKHS" in m.value for m in at.markdown)
+    assert any("Owner's view" in w.value for w in at.warning)
+    metric(at, "L² error on the grid (owner's view)")
+    c = _ledger(at).charges[0]
+    assert c.details["mechanism"] == "gp-release" and c.details["n_points"] == 1600
+
+
+@pytest.mark.skipif("clusterwise" not in REGISTRY, reason="dpkme.clustering not in this checkout")
+def test_clusterwise_release_explains_noisy_sums_and_shows_its_clusters(release_page):
+    at = release_page
+    at.selectbox(key=S.MECHANISM).set_value("clusterwise").run()
+    text = REGISTRY["clusterwise"].explain
+    assert "noisy sum" in text and "replace-one" in text and "**two** clusters change" in text
+    at.number_input(key=S.N_POINTS).set_value(50).run()
+    _release(at)
+    ok(at)
+    comps = next(d.value for d in at.dataframe if "noisy size (released)" in d.value.columns)
+    assert 1 <= len(comps) <= 5 and comps["mixture weight"].sum() == pytest.approx(1.0)
+    assert _ledger(at).charges[0].details["parts"] == (S.PART_PRIVATE,)
