@@ -68,3 +68,19 @@ def test_a_new_dataset_starts_a_new_ledger():
     ok(at)
     assert any("Nothing spent" in i.value for i in at.info)
     assert len(at.session_state[S.LEDGERS]) == 2
+
+
+def test_held_out_test_composes_in_parallel_and_lab_ledgers_are_listed():
+    at = _with_releases(1)
+    at.switch_page("pages/twosample.py").run()
+    at.button(key="tst.go").click().run()                       # held-out rows pay
+    at.radio(key="tst.mode").set_value("one").run()
+    at.button(key="tst.go").click().run()                       # a bundled case: a ledger of its own
+    at.switch_page("pages/ledger.py").run()
+    ok(at)
+    assert any("Parallel composition" in i.value for i in at.info)
+    table = at.dataframe[0].value
+    assert set(table["part"]) == {S.PART_PRIVATE, S.PART_HELDOUT}
+    assert metric(at, "Charges") == "3"
+    others = at.dataframe[1].value
+    assert any(str(n).startswith("two-sample lab: GMD") for n in others["data"])
