@@ -1,0 +1,183 @@
+r"""Worst-case neighbouring datasets for the audits.
+
+A DP guarantee is a statement about *every* pair of neighbours, so an audit
+should use the pair on which the mechanism is most distinguishable. For kernel
+mean embeddings the change caused by replacing :math:`x` by :math:`x'` is
+:math:`\frac1N(k(x,\cdot) - k(x',\cdot))`, of RKHS norm
+:math:`\frac1N\sqrt{2a - 2k(x,x')}`: largest when :math:`x'` is far from
+:math:`x`. What the mechanism actually reveals may be a *projection* of that
+difference (Algorithm 1: onto the span of the public points; a GP release: onto
+the span of the evaluation points; random features: onto the feature space), so
+the worst pair is found in that projection:
+
+* :func:`outlier_neighbour`: replace one row by a far outlier (the generic
+  worst case for the exact embedding);
+* :func:`rff_antipodal_pair`: :math:`\phi(x') = -\phi(x)` for paired random
+  Fourier features, i.e. :math:`\omega_j^\top(x'-x) \equiv \pi \pmod{2\pi}` for
+  every frequency, so :math:`\|\phi(x)-\phi(x')\|_2 = 2\sqrt a` (the bound of
+  Proposition 9 is attained); solved exactly when :math:`J/2 \le D`;
+* :func:`rff_l1_pair`: the pair attaining :math:`\|\phi(x)-\phi(x')\|_1 = 2\sqrt{aJ}`
+  (all angles at :math:`\pi/4 + k\pi/2`), the Cauchy-Schwarz bound that
+  :func:`dpkme.mechanisms.l1_from_l2_sensitivity` uses;
+* :func:`cosine_antipodal_pair`: for :class:`dpkme.features.CosineBiasFeatures`,
+  :math:`\cos(\omega_j^\top x + b_j) = 1` and :math:`\cos(\omega_j^\top x' + b_j) = -1`,
+  so :math:`\|\phi(x) - \phi(x')\|_2 = 2\sqrt{2a}`, beyond the assumed :math:`2\sqrt a`;
+* :func:`best_pair`: exhaustive search over a public candidate set for any
+  pair score (used for Algorithm 1, the GP release and the exponential mechanism).
+
+Everything here works on public objects (feature maps, public points); the
+datasets it builds are synthetic test inputs, not anyone's data.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+import numpy as np
+from scipy.optimize import minimize
+
+from .._validation import check_array, check_in, check_positive_float, check_positive_int
+from ..features import CosineBiasFeatures, RandomFourierFeatures
+from ..sensitivity import NEIGHBOURING
+
+__all__ = [
+    "outlier_neighbour",
+    "neighbour_pair",
+    "rff_antipodal_pair",
+    "rff_l1_pair",
+    "cosine_antipodal_pair",
+    "best_pair",
+]
+
+
+def outlier_neighbour(X, *, index: int = 0, distance: float = 50.0, lengthscale: float = 1.0) -> np.ndarray:
+    r"""``X`` with row ``index`` replaced by a far outlier (replace-one neighbour).
+
+    The outlier is :math:`x_{\text{index}} + \text{distance}\cdot\ell\cdot e_1`; at 50
+    length scales every translation-invariant kernel of :mod:`dpkme.kernels`
+    is below :math:`10^{-20}` between the two rows, so
+    :math:`\|k(x,\cdot)-k(x',\cdot)\|_{\mathcal H}` is :math:`\sqrt{2a}` up to rounding.
+    """
+    X = check_array(X, name="X")
+    i = check_positive_int(index, name="index", minimum=0, maximum=X.shape[0] - 1)
+    far = check_positive_float(distance, name="distance") * check_positive_float(lengthscale, name="lengthscale")
+    out = X.copy()
+    out[i, 0] = X[i, 0] + far
+    if not np.isfinite(out).all():
+        raise ValueError(f"the outlier {out[i]!r} is not finite; use a smaller distance.")
+    return out
+
+
+def neighbour_pair(X, x_new=None, *, index: int = 0,
+                   neighbouring: str = "replace-one") -> tuple[np.ndarray, np.ndarray]:
+    """``(D, D')``: replace row ``index`` of ``X`` by ``x_new`` (replace-one) or remove it (add-remove)."""
+    X = check_array(X, name="X")
+    check_in(neighbouring, NEIGHBOURING, name="neighbouring")
+    i = check_positive_int(index, name="index", minimum=0, maximum=X.shape[0] - 1)
+    if neighbouring == "add-remove":
+        if X.shape[0] < 2:
+            raise ValueError("an add-remove neighbour by removal needs at least 2 rows.")
+        return X, np.delete(X, i, axis=0)
+    if x_new is None:
+        raise ValueError("a replace-one neighbour needs the replacing row x_new.")
+    row = check_array(x_new, name="x_new", ndim=1)
+    if row.shape[0] != X.shape[1]:
+        raise ValueError(f"x_new has {row.shape[0]} entries but X has {X.shape[1]} columns.")
+    Xn = X.copy()
+    Xn[i] = row
+    return X, Xn
+
+
+def _solve_angles(W: np.ndarray, target: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    r"""A point x with :math:`Wx \equiv \text{target} \pmod{2\pi}` if possible (least squares), else the best found.
+
+    Exact when W has full row rank (at most D rows). Otherwise minimises
+    :math:`\sum_j 1 - \cos(w_j^\top x - t_j)` from several starts.
+    """
+    x, *_ = np.linalg.lstsq(W, target, rcond=None)
+
+    def loss(v):
+        r = W @ v - target
+        return float(np.sum(1.0 - np.cos(r))), W.T @ np.sin(r)
+
+    best = x
+    best_val = loss(x)[0]
+    if best_val > 1e-10:
+        for _ in range(30):
+            start = rng.standard_normal(W.shape[1]) * (2.0 * math.pi / max(np.linalg.norm(W, axis=1).mean(), 1e-12))
+            res = minimize(loss, start, jac=True, method="L-BFGS-B")
+            if res.fun < best_val:
+                best, best_val = res.x, float(res.fun)
+    return best
+
+
+def rff_antipodal_pair(features: RandomFourierFeatures, *, random_state=0) -> tuple[np.ndarray, np.ndarray]:
+    r"""``(x, x')`` with :math:`\phi(x') \approx -\phi(x)`: :math:`\omega_j^\top x = 0`,
+    :math:`\omega_j^\top x' \equiv \pi`.
+
+    Exact (:math:`\|\phi(x)-\phi(x')\|_2 = 2\sqrt a`) when the number of
+    frequencies :math:`J/2` is at most the input dimension; otherwise the best
+    point found by a multi-start search.
+    """
+    if not isinstance(features, RandomFourierFeatures):
+        raise ValueError(f"features must be RandomFourierFeatures, got {features!r}.")
+    features._check_fitted()
+    W = features.frequencies_
+    rng = np.random.default_rng(random_state)
+    x = np.zeros(W.shape[1])
+    return x, _solve_angles(W, np.full(W.shape[0], math.pi), rng)
+
+
+def rff_l1_pair(features: RandomFourierFeatures, *, random_state=0) -> tuple[np.ndarray, np.ndarray]:
+    r"""``(x, x')`` maximising :math:`\|\phi(x) - \phi(x')\|_1` for paired features.
+
+    With angles :math:`\omega_j^\top x \equiv \pi/4` and :math:`\omega_j^\top x' \equiv 5\pi/4`,
+    each pair of coordinates differs by :math:`\sqrt{2a/J}\,(\sqrt2+\sqrt2)`, so
+    :math:`\|\phi(x)-\phi(x')\|_1 = 2\sqrt{aJ} = \sqrt J\,\|\phi(x)-\phi(x')\|_2`:
+    the Cauchy-Schwarz bound :math:`\Delta_1 \le \sqrt d\,\Delta_2` is attained.
+    """
+    if not isinstance(features, RandomFourierFeatures):
+        raise ValueError(f"features must be RandomFourierFeatures, got {features!r}.")
+    features._check_fitted()
+    W = features.frequencies_
+    rng = np.random.default_rng(random_state)
+    x = _solve_angles(W, np.full(W.shape[0], math.pi / 4.0), rng)
+    return x, _solve_angles(W, np.full(W.shape[0], 5.0 * math.pi / 4.0), rng)
+
+
+def cosine_antipodal_pair(features: CosineBiasFeatures, *, random_state=0) -> tuple[np.ndarray, np.ndarray]:
+    r"""``(x, x')`` with :math:`\cos(\omega_j^\top x + b_j) = 1` and :math:`\cos(\omega_j^\top x' + b_j) = -1`.
+
+    Then :math:`\|\phi(x)\|_2 = \|\phi(x')\|_2 = \sqrt{2a}` and
+    :math:`\|\phi(x)-\phi(x')\|_2 = 2\sqrt{2a}`: :math:`\sqrt2` times the
+    :math:`2\sqrt a` that a calibration to :math:`2/N` assumes. Exact when
+    :math:`J \le D`.
+    """
+    if not isinstance(features, CosineBiasFeatures) or not hasattr(features, "frequencies_"):
+        raise ValueError(f"features must be fitted CosineBiasFeatures, got {features!r}.")
+    W, b = features.frequencies_, features.offsets_
+    rng = np.random.default_rng(random_state)
+    x = _solve_angles(W, -b, rng)
+    return x, _solve_angles(W, math.pi - b, rng)
+
+
+def best_pair(candidates, score: Callable[[np.ndarray, np.ndarray], float], *,
+              include_same: bool = False) -> tuple[int, int, float]:
+    """Indices ``(i, j)`` of the candidate pair with the largest ``score(c_i, c_j)`` (exhaustive).
+
+    ``score`` should be symmetric or the caller should want ordered pairs;
+    all ordered pairs are tried. Returns the best indices and score.
+    """
+    C = check_array(candidates, name="candidates")
+    best = (-1, -1, -math.inf)
+    for i in range(C.shape[0]):
+        for j in range(C.shape[0]):
+            if i == j and not include_same:
+                continue
+            s = float(score(C[i], C[j]))
+            if s > best[2]:
+                best = (i, j, s)
+    if best[0] < 0:
+        raise ValueError("best_pair needs at least two candidates.")
+    return best
