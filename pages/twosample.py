@@ -94,6 +94,7 @@ def record_charges(led, result, label: str, parts_of=None) -> list:
             added.append(S.relabel_charge(c, f"{label}: {c.label}", parts=(part,) if part else None))
     for c in added:
         c.details.setdefault("neighbouring", "replace-one")
+        c.details.setdefault("noise_source", result.noise_source)
     trial = BudgetLedger(epsilon_budget=led.epsilon_budget, delta_budget=led.delta_budget)
     for c in list(led.charges) + added:
         trial.add(c)

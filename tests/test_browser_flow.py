@@ -1,7 +1,10 @@
 """Real-browser tests (Playwright driving Debian's chromium against ``streamlit run app.py``).
 
 * the main flow: generate data → release with Algorithm 1 → plot and metric visible → download the
-  CSV (parsed) and the JSON (fields checked) → curves, third-party use and ledger pages;
+  CSV (parsed) and the JSON (fields checked) → curves, third-party use, two-sample test, clustering, ledger
+  and audit pages;
+* the exponential mechanism and the GP release on the Release page, their comparisons on the Curves page, a
+  live two-sample test on a bundled case and a short type-I error curve;
 * uploading a CSV, and uploading a broken CSV that must produce a clear error;
 * no exception box on any page visited.
 
@@ -135,6 +138,18 @@ def test_main_flow_generate_release_download(wide_page, nav, wait_idle, assert_n
     assert_no_exception(page)
     screenshot(page, "test")
 
+    # --- clustering: run DP k-means, centres drawn, local view labelled
+    nav(page, "Clustering")
+    expect(main(page).get_by_text("Budget split (public: computed before any data is read)")).to_be_visible()
+    click_button(page, "Run private k-means", wait_idle)
+    expect(main(page).get_by_text("What is released")).to_be_visible()
+    expect(main(page).get_by_text(re.compile("LOCAL VIEW - NOT RELEASED")).first).to_be_visible()
+    expect(main(page).get_by_test_id("stPlotlyChart").nth(1).locator("svg.main-svg").first).to_be_visible()
+    click_button(page, "Compute the accuracy curve", wait_idle)
+    expect(main(page).get_by_test_id("stPlotlyChart").nth(2)).to_be_visible()
+    assert_no_exception(page)
+    screenshot(page, "clustering")
+
     nav(page, "Budget ledger")
     expect(main(page).get_by_text("Within budget")).to_be_visible()
     assert_no_exception(page)
@@ -144,6 +159,65 @@ def test_main_flow_generate_release_download(wide_page, nav, wait_idle, assert_n
     expect(main(page).get_by_text("ε really achieved on that pair")).to_be_visible()
     assert_no_exception(page)
     screenshot(page, "audit")
+
+
+def _choose_mechanism(page: Page, label: str, wait_idle) -> None:
+    main(page).get_by_test_id("stSelectbox").first.click()
+    page.get_by_role("option", name=label).click()
+    wait_idle(page)
+
+
+def test_exponential_gp_comparisons_and_two_sample_lab(wide_page, nav, wait_idle, assert_no_exception):
+    page = wide_page
+    nav(page, "Release")
+    _choose_mechanism(page, "Exponential mechanism · exact, tiny M", wait_idle)
+    expect(main(page).get_by_text(re.compile(r"82,251 candidate databases are scored exactly"))).to_be_visible()
+    expect(main(page).get_by_text("Candidate databases C(|G|+M−1, M)")).to_be_visible()
+    click_button(page, "Release", wait_idle)
+    expect(main(page).get_by_text("Distance of the drawn database")).to_be_visible()
+    assert_no_exception(page)
+    screenshot(page, "release_exponential")
+    _choose_mechanism(page, "GP release · a noisy function on a grid", wait_idle)
+    click_button(page, "Release", wait_idle)
+    expect(main(page).get_by_text("f̃ is not in the RKHS", exact=True)).to_be_visible()
+    assert metric_value(page, "RKHS distance") == "∞"
+    assert_no_exception(page)
+    screenshot(page, "release_gp")
+
+    nav(page, "Privacy–utility curves")
+    main(page).get_by_text("Exponential mechanism vs Algorithms 1 & 2").click()
+    wait_idle(page)
+    main(page).get_by_text(re.compile(r"paper mixture, D = 1")).click()
+    wait_idle(page)
+    click_button(page, "Compute the comparison", wait_idle)
+    expect(main(page).get_by_test_id("stPlotlyChart").first.locator("svg.main-svg").first).to_be_visible()
+    assert_no_exception(page)
+    screenshot(page, "curves_exponential")
+    main(page).get_by_text("GP function release vs Algorithms 1 & 2 (L² on a grid)").click()
+    wait_idle(page)
+    click_button(page, "Compute the comparison", wait_idle)
+    expect(main(page).get_by_test_id("stPlotlyChart").first.locator("svg.main-svg").first).to_be_visible()
+    assert_no_exception(page)
+    screenshot(page, "curves_gp")
+
+    nav(page, "Two-sample test")
+    main(page).get_by_text("One test on two samples").click()
+    wait_idle(page)
+    click_button(page, "Run the test", wait_idle)
+    expect(main(page).get_by_text("reject H₀")).to_be_visible()
+    assert_no_exception(page)
+    screenshot(page, "test_lab")
+    main(page).get_by_text("Type-I error and power curves").click()
+    wait_idle(page)
+    reps = main(page).get_by_role("spinbutton", name="Repetitions per value")
+    reps.fill("20")
+    reps.press("Enter")
+    wait_idle(page)
+    click_button(page, "Compute the curves", wait_idle)
+    expect(main(page).get_by_text(re.compile("SG — Same Gaussian: type-I error"))).to_be_visible()
+    expect(main(page).get_by_role("button", name="Stop")).to_have_count(0)     # gone once the run is over
+    assert_no_exception(page)
+    screenshot(page, "test_curves")
 
 
 def _upload(page: Page, name: str, content: bytes, wait_idle) -> None:
