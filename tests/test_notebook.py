@@ -36,5 +36,9 @@ def test_tutorial_notebook_executes_with_the_venv_kernel():
     assert not errors, errors
     # the flow reached every stage and produced the expected kinds of results
     for needle in ("private N = 4275", "analytic sigma", "Algorithm 1:", "Algorithm 2 (", "probability weights",
-                   "MMD(release, held-out)", "PLD:", '"mechanism": "algorithm1"'):
+                   "MMD(release, held-out)", "PLD:", '"mechanism": "algorithm1"',
+                   # exponential mechanism, GP release, two-sample test, DP k-means, the full ledger
+                   "databases C(|G|+M-1, M)", "delta = 0.0", "GP release: L2 error on the grid",
+                   "exported metadata has no true values: True", "release vs held-out:", "GMD case (trusted curator): reject H0",
+                   "DP k-means centres", "whole run eps = 1.000", "'held-out rows':"):
         assert needle in text, needle
