@@ -154,6 +154,93 @@ def ledger_page(n_charges=3):
     led.exceeds_budget()
 
 
+def release_exponential():
+    from dpkme.exponential import database_scores, grid_candidates
+
+    X, pub, _ = default_data()
+    k = paper_kernel(2)
+    G = grid_candidates(pub.min(axis=0), pub.max(axis=0), 6)
+    scores = database_scores(X, G, kernel=k, m=4)
+    scores.release(1.0, random_state=0, return_diagnostics=True)
+    d = scores.distances
+    edges = np.linspace(d.min(), d.max() + 1e-12, 41)
+    np.histogram(d, bins=edges, weights=scores.probabilities(1.0))
+
+
+def release_gp():
+    from dpkme.gp_release import grid_axes, gp_release
+
+    X, pub, _ = default_data()
+    lo, hi = pub.min(axis=0), pub.max(axis=0)
+    pad = 0.1 * (hi - lo)
+    r = gp_release(X, kernel=paper_kernel(2), epsilon=1.0, delta=1e-6, grid=grid_axes(lo - pad, hi + pad, 40),
+                   random_state=0)
+    r.l2_error()
+
+
+def release_clusterwise():
+    from dpkme.clustering import clusterwise_release, plan_kmeans
+    from dpkme.reduced_set import DEFAULT_SOLVER, preset_options
+
+    X, pub, _ = default_data()
+    plan = plan_kmeans(epsilon=1.0, delta=1e-6, n_iter=5, n_features=1000, release_share=0.5)
+    clusterwise_release(X, k=5, n_points=200, plan=plan, kernel=paper_kernel(2), n_features=1000, init="public",
+                        public_data=pub, random_state=0, preimages="final",
+                        solver_options=preset_options(DEFAULT_SOLVER, "interactive"))
+
+
+def _compare_data():
+    from pages._shared.comparisons import CompareData
+
+    X, pub, _ = default_data()
+    return CompareData("paper mixture", X, pub, paper_kernel(2))
+
+
+def curves_exponential():
+    from pages._shared.comparisons import exponential_comparison
+
+    exponential_comparison(_compare_data(), epsilons=np.geomspace(0.01, 10, 5), delta=1e-6, m=4, per_axis=6, reps=3)
+
+
+def curves_gp():
+    from pages._shared.comparisons import gp_comparison
+
+    gp_comparison(_compare_data(), epsilons=np.geomspace(0.01, 10, 5), delta=1e-6, m=100, per_axis=40, reps=3)
+
+
+def twosample_case():
+    from dpkme.two_sample import make_features, nonprivate_test, tcmc_test
+    from dpkme.two_sample.lab import make_case
+
+    c = make_case("GMD", 5000, dim=100, n_public=500, random_state=0)
+    f = make_features("scf", n_features=5, public_sample=c.public, random_state=0)
+    tcmc_test(c.X, c.Y, features=f, epsilon=1.0, delta=1e-6, random_state=0, null_random_state=0)
+    nonprivate_test(c.X, c.Y, features=f, null_random_state=0)
+
+
+def clustering_run():
+    from dpkme.clustering import dp_kernel_kmeans, evaluate_clustering, kernel_kmeans, plan_kmeans
+
+    X, pub, _ = default_data()
+    k = paper_kernel(2)
+    plan = plan_kmeans(epsilon=1.0, delta=1e-6, n_iter=5, n_features=1000)
+    plan.budget_table()
+    res = dp_kernel_kmeans(X, k=5, plan=plan, kernel=k, n_features=1000, init="public", public_data=pub,
+                           random_state=0)
+    res.centre_path()
+    ref = kernel_kmeans(X, k=5, n_iter=5, features=res.features, init=res.init_points, preimages="none",
+                        local_view=False)
+    evaluate_clustering(res, X, reference=ref)
+
+
+def clustering_curve():
+    from dpkme.clustering import accuracy_curve
+
+    X, pub, _ = default_data()
+    accuracy_curve(X, k=5, epsilons=np.geomspace(0.1, 10, 4), delta=1e-6, repetitions=3, n_iter=5,
+                   kernel=paper_kernel(2), init="public", public_data=pub, random_state=0)
+
+
 LIBRARY = [
     ("Home", "template figure + paper example (N = 10 000) with evaluation", home),
     ("Data", "generate N = 5 000, split, summary", data_page),
@@ -163,6 +250,29 @@ LIBRARY = [
     ("Curves", "Algorithm 1 sweep: 60 M values × 4 ε × 3 repetitions", curves_page),
     ("Third-party use", "estimates, weight projection, three MMDs", use_page),
     ("Budget ledger", "basic/RDP/PLD totals and cumulative curve, 3 charges", ledger_page),
+    ("Release", "exponential mechanism: 36 candidates, M = 4 (82 251 databases) + owner's view", release_exponential),
+    ("Release", "GP function release, 40×40 grid, L² error", release_gp),
+    ("Release", "cluster-wise release: k = 5, T = 5, J = 1 000, M = 200", release_clusterwise),
+    ("Curves", "exponential vs Algorithms 1 & 2: 5 ε × 3 repetitions (M = 4, |G| = 36)", curves_exponential),
+    ("Curves", "GP vs Algorithms 1 & 2 in L², 40×40 grid: 5 ε × 3 repetitions (M = 100)", curves_gp),
+    ("Two-sample test", "bundled GMD case, n = 5 000, d = 100, SCF: TCMC + non-private", twosample_case),
+    ("Clustering", "plan + DP k-means (k = 5, T = 5, J = 1 000, centre paths) + owner's evaluation", clustering_run),
+    ("Clustering", "accuracy vs ε: 4 ε × 3 repetitions (+ non-private references)", clustering_curve),
+]
+
+
+def twosample_curve():
+    from dpkme.two_sample.lab import rejection_curve
+
+    rejection_curve("SG", values=[0.5, 1.0, 2.5, 5.0], methods=["nonprivate", "tcmc", "paper-naive"], n=2000,
+                    delta=1e-6, repetitions=100, dim=50, feature_kind="scf", n_features=5, random_state=0,
+                    progress=lambda d, t, i: True)
+
+
+#: Long runs behind an explicit button (not a default interaction): timed once; the pages show a progress bar
+#: and cancel (keeping partial results where the library allows) when an input changes.
+LONG = [
+    ("Two-sample test", "type-I error curve, default: SG, 4 ε × 100 repetitions, n = 2 000, 3 tests", twosample_curve),
 ]
 
 
@@ -218,6 +328,35 @@ def page_runs(repeats: int) -> list[tuple[str, str, float, float]]:
         at.switch_page("pages/use.py").run()
         return time.perf_counter() - t
 
+    def clustering_click(at):
+        at.switch_page("pages/clustering.py").run()
+        t = time.perf_counter()
+        at.button(key="clu.go").click().run()
+        return time.perf_counter() - t
+
+    def clustering_curve_click(at):
+        at.switch_page("pages/clustering.py").run()
+        t = time.perf_counter()
+        at.button(key="clu.c_go").click().run()
+        return time.perf_counter() - t
+
+    def comparison_click(at, preset):
+        at.switch_page("pages/curves.py").run()
+        at.radio(key="crv.preset").set_value(preset).run()
+        t = time.perf_counter()
+        at.button(key="crv.cmp_go").click().run()
+        return time.perf_counter() - t
+
+    def twosample_case_click(at):
+        at.switch_page("pages/twosample.py").run()
+        at.radio(key="tst.mode").set_value("one").run()
+        t = time.perf_counter()
+        at.button(key="tst.go").click().run()
+        return time.perf_counter() - t
+
+    def clusterwise_click(at):
+        return _mech_click(at, "clusterwise")
+
     steps = [
         ("Home", "open the app (a rerun of a fresh session)", lambda at: at.run()),
         ("Home", "click 'Run the paper example'", lambda at: at.button(key="home.example").click().run()),
@@ -231,6 +370,15 @@ def page_runs(repeats: int) -> list[tuple[str, str, float, float]]:
         ("Privacy audit", "open", lambda at: at.switch_page("pages/audit.py").run()),
         ("Release", "open and click 'Release' (GP function release, 40×40 grid)", gp_click),
         ("Release", "open and click 'Release' (exponential mechanism, 36 candidates, M = 4)", exp_click),
+        ("Release", "click 'Release' (cluster-wise release, k = 5, M = 200)", clusterwise_click),
+        ("Curves", "click 'Compute the comparison' (exponential vs Algorithms 1 & 2)",
+         lambda at: comparison_click(at, "exp")),
+        ("Curves", "click 'Compute the comparison' (GP vs Algorithms 1 & 2, L²)", lambda at: comparison_click(at, "gp")),
+        ("Two-sample test", "'One test on two samples': click 'Run the test' (GMD, n = 5 000, d = 100)",
+         twosample_case_click),
+        ("Clustering", "open", lambda at: at.switch_page("pages/clustering.py").run()),
+        ("Clustering", "click 'Run private k-means' (k = 5, T = 5, J = 1 000)", clustering_click),
+        ("Clustering", "click 'Compute the accuracy curve' (4 ε × 3 repetitions)", clustering_curve_click),
     ]
     out = []
     fresh()  # warm imports and the Streamlit cache once
@@ -261,6 +409,12 @@ def main() -> None:
         med, worst = timed(fn, args.repeats)
         lib.append((page, what, med, worst))
         print(f"{page:18s} {med:7.3f} s (max {worst:.3f})  {what}", flush=True)
+    long = []
+    for page, what, fn in LONG:
+        t = time.perf_counter()
+        fn()
+        long.append((page, what, time.perf_counter() - t))
+        print(f"[long] {page:18s} {long[-1][2]:7.1f} s  {what}", flush=True)
     pages = [] if args.no_pages else page_runs(args.repeats)
     for page, what, med, worst in pages:
         print(f"[page] {page:18s} {med:7.3f} s (max {worst:.3f})  {what}", flush=True)
@@ -279,6 +433,15 @@ def main() -> None:
         "|---|---|---:|---:|:---:|",
     ]
     lines += [f"| {p} | {w} | {m:.3f} | {x:.3f} | {'✓' if m < TARGET else '✗'} |" for p, w, m, x in lib]
+    if long:
+        lines += [
+            "",
+            "## Long runs behind a button (timed once; progress bar, cancelled by any input change or Stop)",
+            "",
+            "| page | work | seconds |",
+            "|---|---|---:|",
+        ]
+        lines += [f"| {p} | {w} | {x:.1f} |" for p, w, x in long]
     if pages:
         lines += [
             "",

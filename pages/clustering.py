@@ -281,9 +281,11 @@ def show_run(stored: dict) -> None:
     # ---------------------------------------------------------------------- owner's evaluation
     st.subheader("How good is it? — owner's evaluation (not DP, not released)")
     with guard("evaluate the clustering"):
-        ref = kernel_kmeans(ds.X, k=result.k, n_iter=result.n_iter, features=result.features, init=result.init_points,
-                            preimages="none", local_view=False)
-        ev = evaluate_clustering(result, ds.X, labels=ds.labels, reference=ref)
+        if "eval" not in stored:                         # once per run (the page reruns on every input)
+            ref = kernel_kmeans(ds.X, k=result.k, n_iter=result.n_iter, features=result.features,
+                                init=result.init_points, preimages="none", local_view=False)
+            stored["eval"] = evaluate_clustering(result, ds.X, labels=ds.labels, reference=ref)
+        ev = stored["eval"]
         m1, m2, m3, m4 = st.columns(4)
         m1.metric("Objective vs non-private k-means", f"{ev['objective_ratio']:.3f}×",
                   help="Within-cluster sum of squares in feature space, relative to non-private kernel k-means from the "
@@ -308,7 +310,7 @@ with cl:
     grid = C.epsilon_grid()
     lo_e, hi_e = st.select_slider("ε range (log scale)", options=grid, format_func=lambda v: f"{v:g}",
                                   value=(0.1, 10.0), key="clu.c_eps", persist_state="session")
-    ss.setdefault("clu.c_n", 5)
+    ss.setdefault("clu.c_n", 4)
     n_e = int(st.number_input("Number of ε values", min_value=1, max_value=10, step=1, key="clu.c_n",
                               persist_state="session"))
     ss.setdefault("clu.c_reps", 3)
