@@ -128,11 +128,15 @@ st.markdown("Work through the pages in the sidebar, top to bottom:")
 st.page_link(PAGE_DATA, label="Data — generate, pick a bundled data set or upload your own", icon=":material/table_view:")
 st.page_link("pages/kernel.py", label="Kernel & privacy — the kernel, ε and δ, and what they mean for the noise",
              icon=":material/tune:")
-st.page_link(PAGE_RELEASE, label="Release — run a mechanism, see the weighted points, download them", icon=":material/rocket_launch:")
-st.page_link(PAGE_CURVES, label="Privacy–utility curves — accuracy against ε and the number of points", icon=":material/show_chart:")
+st.page_link(PAGE_RELEASE, label="Release — Algorithms 1 and 2, the exact exponential mechanism, a GP function release, "
+             "a cluster-wise release; see and download the result", icon=":material/rocket_launch:")
+st.page_link(PAGE_CURVES, label="Privacy–utility curves — accuracy against ε and M; the mechanisms compared at equal ε",
+             icon=":material/show_chart:")
 st.page_link(PAGE_USE, label="Use the release — what a third party computes from it", icon=":material/calculate:")
-st.page_link("pages/twosample.py", label="Two-sample test — a private test of a release against held-out data",
-             icon=":material/compare_arrows:")
+st.page_link("pages/twosample.py", label="Two-sample test — test a release against held-out data, run a private "
+             "test live, type-I error and power curves", icon=":material/compare_arrows:")
+st.page_link("pages/clustering.py", label="Clustering — DP kernel k-means: budget split, centres, accuracy against ε",
+             icon=":material/bubble_chart:")
 st.page_link("pages/audit.py", label="Privacy audit — sensitivity bugs found in published code, and what ε they really give",
              icon=":material/policy:")
 st.page_link(PAGE_LEDGER, label="Budget ledger — how much privacy all releases have used together", icon=":material/account_balance_wallet:")
