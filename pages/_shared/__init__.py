@@ -8,7 +8,10 @@
 * :mod:`.mechanisms` -- the registry of release mechanisms shown on the Release page
   (:mod:`.alg2` and :mod:`.more_mechanisms` register Algorithm 2, the exponential mechanism, the
   cluster-wise release and the GP function release when the library provides them);
-* :mod:`.runner`    -- run a mechanism: budget check first, evaluation, record, ledger charge;
+* :mod:`.runner`    -- run a mechanism: budget check first, evaluation, record, ledger charge (the library's
+  own charge of the release when the mechanism has one, with the part of the data it read);
+* :mod:`.comparisons` -- the Curves page's comparisons at equal ε (exponential mechanism, GP release vs
+  Algorithms 1 and 2), plain library calls;
 * :mod:`.export`    -- downloads built in memory (CSV of points and weights, JSON of parameters).
 
 ``app.py`` lists the pages with ``st.navigation``; this package is imported by

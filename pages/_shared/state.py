@@ -17,11 +17,18 @@ key                          content
 ``cfg.*``                    kernel and privacy settings (Kernel & privacy page)
 ``rel.*``                    mechanism settings (Release page)
 ``data.*``, ``crv.*``,        widget values of the Data, Curves, Third-party use, Ledger,
-``use.*``, ``bud.*``,         Two-sample test and Privacy audit pages (``tst.result`` holds the
-``tst.*``, ``aud.*``          last test result)
+``use.*``, ``bud.*``,         Two-sample test, Clustering and Privacy audit pages (``tst.result``:
+``tst.*``, ``clu.*``,         the last test, ``tst.curve``: the last rejection curve, ``crv.cmp_result``:
+``aud.*``                     the last comparison, ``clu.result`` / ``clu.curve``: the last DP k-means
+                             run and accuracy curve)
+``ledger_names``             ``dict[data_key, str]`` -- names of ledgers of other groups of people
+                             (two-sample lab cases, uploaded pairs)
 ``_composition_cache``,      memoised ledger compositions (:func:`composed`, :func:`over_budget`)
 ``_exceeds_cache``
 ==========================  ===============================================================
+
+Ledger charges declare the disjoint part of the individuals they read in ``details["parts"]``
+(:data:`PART_PRIVATE`, :data:`PART_HELDOUT`); the ledger composes each part separately.
 
 Widgets keep their values across page switches with ``persist_state="session"``;
 defaults are put into the session state once (:func:`init_defaults`), so
