@@ -413,6 +413,9 @@ st.markdown(
     "the **naive χ²_J null** applied to a private statistic — it ignores the privacy noise and inflates the type-I "
     "error (the paper's statistic with the textbook null). These runs are simulations on generated data: nothing "
     "is released or charged.")
+# A plain dict put in the session state by an earlier, completed run and filled by mutation: the (partial)
+# result of a stopped run survives (Streamlit refuses session-state writes once a stop is requested).
+box = ss.setdefault("tst.curves", {})
 left, right = st.columns([1, 2], gap="large")
 with left:
     ss.setdefault("tst.c_case", "SG")
@@ -464,7 +467,7 @@ if run:
         stop_slot = st.empty()
         stop_slot.button("Stop", key="tst.c_stop", icon=":material/stop_circle:")
     prog = StoppableProgress(bar)
-    with guard("compute the curves") as res:
+    with guard("compute the curves"):
         if not values:
             raise ValueError(f"choose at least one {'ε' if vary == 'epsilon' else 'n'} value.")
         if not methods:
@@ -478,11 +481,11 @@ if run:
         curve = rejection_curve(case, vary=vary, values=values, methods=methods, n=n_fixed, epsilon=eps_fixed,
                                 delta=delta, repetitions=reps, alpha=alpha, dim=dim, feature_kind=kind,
                                 n_features=J, random_state=seed, progress=cb)
-        ss["tst.curve"] = {"key": cfg, "curve": curve}
+        box["latest"] = {"key": cfg, "curve": curve}
     prog.resume()
     bar.empty()
     stop_slot.empty()
-stored = ss.get("tst.curve")
+stored = box.get("latest")
 with right:
     if not stored:
         st.info("Press **Compute the curves**. With the defaults this takes about half a minute; a progress bar "

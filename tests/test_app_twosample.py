@@ -107,7 +107,7 @@ def test_type_one_error_curve_shows_the_naive_null_inflating():
     at.number_input(key="tst.c_reps").set_value(20).run()
     at.button(key="tst.c_go").click().run()
     ok(at)
-    curve = at.session_state["tst.curve"]["curve"]
+    curve = at.session_state["tst.curves"]["latest"]["curve"]
     rates = curve.rates()
     assert curve.completed and curve.repetitions == [20]
     assert rates["paper-naive"][0] > 0.5 > rates["tcmc"][0]       # the chi-square null on a private statistic

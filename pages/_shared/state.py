@@ -18,7 +18,7 @@ key                          content
 ``rel.*``                    mechanism settings (Release page)
 ``data.*``, ``crv.*``,        widget values of the Data, Curves, Third-party use, Ledger,
 ``use.*``, ``bud.*``,         Two-sample test, Clustering and Privacy audit pages (``tst.result``:
-``tst.*``, ``clu.*``,         the last test, ``tst.curve``: the last rejection curve, ``crv.cmp_result``:
+``tst.*``, ``clu.*``,         the last test, ``tst.curves["latest"]``: the last rejection curve, ``crv.cmp_result``:
 ``aud.*``                     the last comparison, ``clu.result`` / ``clu.curve``: the last DP k-means
                              run and accuracy curve)
 ``ledger_names``             ``dict[data_key, str]`` -- names of ledgers of other groups of people

@@ -71,7 +71,9 @@ class StoppableProgress:
     It draws ``bar`` (an ``st.progress``). When the user changes an input or presses a Stop button during
     the run, Streamlit signals the rerun from inside ``bar.progress``; the signal is kept, the callback
     returns ``False`` (the library returns its partial result, e.g. ``CurveResult(completed=False)``), the
-    page stores it, and :meth:`resume` re-raises the signal so that the rerun happens.
+    page stores it, and :meth:`resume` re-raises the signal so that the rerun happens. Store the partial
+    result by *mutating* an object already in the session state: after a stop request Streamlit raises on
+    every ``st.session_state[...] = ...``.
     """
 
     def __init__(self, bar, text=lambda f: f"{f:.0%}"):
