@@ -42,6 +42,9 @@ __all__ = [
     "make_kernel",
     "kernel_from_dict",
     "KERNELS",
+    "MAX_ABS_COORDINATE",
+    "LENGTHSCALE_RANGE",
+    "check_magnitude",
 ]
 
 # exp() of arguments beyond this would overflow/underflow in the factorised
@@ -52,7 +55,23 @@ _ROW_BLOCK, _COL_BLOCK = 128, 1024
 # Largest (|a|^2 + |b|^2) / lengthscale^2 for which GEMM-based squared distances
 # are used (relative kernel error <~ 1e-13 below it).
 _GEMM_RADIUS2 = 1e3
+#: Largest |coordinate| accepted by kernel evaluations: squared distances of such points stay far below the
+#: float64 range (|x|^2 <= 1e300), so nothing overflows; larger values are refused with a ValueError.
+MAX_ABS_COORDINATE = 1e150
+#: Accepted range of length scales: with coordinates <= MAX_ABS_COORDINATE every scaled squared distance is
+#: finite or cleanly +inf (kernel value 0), never 0 * inf.
+LENGTHSCALE_RANGE = (1e-100, 1e100)
 _THREAD_LOCAL = threading.local()
+
+
+def check_magnitude(A: np.ndarray, name: str = "X") -> np.ndarray:
+    """Refuse (ValueError, naming the value and its position) coordinates beyond :data:`MAX_ABS_COORDINATE`."""
+    if A.size and float(np.abs(A).max()) > MAX_ABS_COORDINATE:
+        pos = tuple(int(i) for i in np.unravel_index(int(np.argmax(np.abs(A))), A.shape))
+        raise ValueError(
+            f"{name} has the value {float(A[pos]):.3g} at index {pos}; kernel computations support "
+            f"|values| <= {MAX_ABS_COORDINATE:.0e} (rescale the data, e.g. with a declared scaling).")
+    return A
 
 
 def _scratch(rows: int, cols: int) -> np.ndarray:
@@ -94,6 +113,10 @@ class Kernel(ABC):
 
     def __init__(self, *, lengthscale: float, amplitude: float = 1.0):
         self.lengthscale = check_positive_float(lengthscale, name="lengthscale")
+        lo, hi = LENGTHSCALE_RANGE
+        if not lo <= self.lengthscale <= hi:
+            raise ValueError(f"lengthscale must lie in [{lo:.0e}, {hi:.0e}], got {self.lengthscale!r}; "
+                             "rescale the data instead.")
         self.amplitude = check_positive_float(amplitude, name="amplitude")
 
     # ----------------------------------------------------------------- basics
@@ -132,10 +155,20 @@ class Kernel(ABC):
         return self.amplitude
 
     def value_at_distance(self, r) -> np.ndarray:
-        """Kernel value at (L2, or L1 for the Laplacian) distance ``r`` >= 0."""
-        r = np.asarray(r, dtype=np.float64)
-        d = r**2 if self.metric == "sqeuclidean" else r.copy()  # L1 distance for "cityblock"
-        return self.amplitude * self._profile(np.atleast_1d(d)).reshape(r.shape)
+        """Kernel value at (L2, or L1 for the Laplacian) distance ``r`` >= 0 (``inf`` gives 0)."""
+        try:
+            raw = np.asarray(r)
+        except Exception:  # ragged input
+            raise ValueError(f"r must be a number or an array of distances, got {r!r:.80}.") from None
+        if raw.dtype.kind not in "iuf":
+            raise ValueError(f"r must be real distances, got dtype {raw.dtype} ({r!r:.80}).")
+        r = raw.astype(np.float64)
+        if np.isnan(r).any() or (r < 0).any():
+            bad = r.flat[int(np.argmax(np.isnan(r.ravel()) | (r.ravel() < 0)))]
+            raise ValueError(f"distances must be >= 0 (not NaN), got {float(bad)!r}.")
+        with np.errstate(over="ignore"):
+            d = r**2 if self.metric == "sqeuclidean" else r.copy()  # L1 distance for "cityblock"
+            return self.amplitude * self._profile(np.atleast_1d(d)).reshape(r.shape)
 
     def lower_bound_on_box(self, lower, upper) -> float:
         """Smallest kernel value between two points of the box ``[lower, upper]``.
@@ -158,6 +191,7 @@ class Kernel(ABC):
         Subclasses may add arrays; every entry is indexed by row so that
         :meth:`_slice` can cut blocks out of it.
         """
+        check_magnitude(A, "the points")
         Ac = A - center
         prep = {"X": Ac}
         if self.metric == "sqeuclidean":
@@ -187,7 +221,8 @@ class Kernel(ABC):
             d += pa["sq"][:, None]
             d += pb["sq"][None, :]
             np.maximum(d, 0.0, out=d)  # squared distances clamped at >= 0
-        k = self._profile(d)
+        with np.errstate(over="ignore"):  # a scaled distance beyond the float range is +inf: kernel value 0
+            k = self._profile(d)
         if self.amplitude != 1.0:
             k *= self.amplitude
         return k
@@ -358,9 +393,9 @@ class GaussianKernel(Kernel):
         # has gamma |x|^2 <= _SAFE_EXP / 2 (error < 1e-13, no overflow);
         # other blocks use the direct formula.
         prep = super()._prepare(A, center)
-        with np.errstate(under="ignore"):
+        with np.errstate(under="ignore", over="ignore"):  # only blocks with gamma |x|^2 <= 300 use these
             prep["e"] = np.exp(-self.gamma * prep["sq"])
-        prep["X2g"] = (2.0 * self.gamma) * prep["X"]
+            prep["X2g"] = (2.0 * self.gamma) * prep["X"]
         return prep
 
     def _block_sums(self, pa, pb, *, rows, cols):
@@ -444,10 +479,12 @@ class MaternKernel(Kernel):
         if self.nu == 0.5:
             r *= -1.0
             return np.exp(r, out=r)
+        # beyond s = 800 the value is below 1e-340 (0 in float64); evaluating the polynomial there would give
+        # inf * 0 = NaN for infinite distances
         if self.nu == 1.5:
-            s = math.sqrt(3.0) * r
+            s = np.minimum(math.sqrt(3.0) * r, 800.0)
             return (1.0 + s) * np.exp(-s)
-        s = math.sqrt(5.0) * r
+        s = np.minimum(math.sqrt(5.0) * r, 800.0)
         return (1.0 + s + s * s / 3.0) * np.exp(-s)
 
     def sample_frequencies(self, n, dim, rng):
