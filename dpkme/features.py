@@ -32,7 +32,7 @@ import numpy as np
 
 from ._blocked import block_ranges, parallel_map
 from ._validation import check_array, check_positive_int, check_random_state, check_in
-from .kernels import Kernel
+from .kernels import Kernel, check_magnitude
 
 __all__ = ["RandomFourierFeatures", "CosineBiasFeatures"]
 
@@ -105,6 +105,8 @@ class RandomFourierFeatures:
     # ------------------------------------------------------------ transform
     def _block(self, Xb: np.ndarray, W: np.ndarray) -> np.ndarray:
         """Features of a block of rows, renormalised to norm sqrt(a) in float64."""
+        if W.dtype == np.float32 and Xb.size and float(np.abs(Xb).max()) * self._w_l1 > 1e37:
+            W = self.frequencies_  # the float32 angles would overflow: evaluate this block in float64
         arg = Xb.astype(W.dtype, copy=False) @ W.T
         c = np.cos(arg)
         s = np.sin(arg, out=arg)
@@ -112,6 +114,11 @@ class RandomFourierFeatures:
         norms = np.sqrt(np.einsum("ij,ij->i", feats, feats))
         feats *= (math.sqrt(self.kernel.amplitude) / norms)[:, None]
         return feats
+
+    @property
+    def _w_l1(self) -> float:
+        """Largest L1 norm of a frequency: bounds |w.x| by max|x| times this."""
+        return float(np.abs(self.frequencies_).sum(axis=1).max(initial=0.0))
 
     def _prepared_frequencies(self):
         W = self.frequencies_
@@ -124,7 +131,7 @@ class RandomFourierFeatures:
         ``sqrt(amplitude)`` up to float64 rounding.
         """
         self._check_fitted()
-        X = check_array(X, name="X", n_features=self.n_features_in_)
+        X = check_magnitude(check_array(X, name="X", n_features=self.n_features_in_))
         W = self._prepared_frequencies()
         rows = block_ranges(X.shape[0], max(1, _TARGET_BLOCK_ELEMENTS // max(1, W.shape[0])))
         parts = parallel_map(lambda r: self._block(X[r[0]:r[1]], W), rows)
@@ -137,7 +144,7 @@ class RandomFourierFeatures:
         privatised before release (see :mod:`dpkme.random_features`).
         """
         self._check_fitted()
-        X = check_array(X, name="X", n_features=self.n_features_in_)
+        X = check_magnitude(check_array(X, name="X", n_features=self.n_features_in_))
         W = self._prepared_frequencies()
         rows = block_ranges(X.shape[0], max(64, _TARGET_BLOCK_ELEMENTS // max(1, W.shape[0])))
 
@@ -167,6 +174,8 @@ class CosineBiasFeatures:
     """
 
     def __init__(self, kernel: Kernel, *, n_components: int = 1000, random_state=None):
+        if not isinstance(kernel, Kernel):
+            raise ValueError(f"kernel must be a dpkme Kernel, got {kernel!r}.")
         self.kernel = kernel
         self.n_components = check_positive_int(n_components, name="n_components")
         self.random_state = random_state
@@ -180,7 +189,9 @@ class CosineBiasFeatures:
         return self
 
     def transform(self, X) -> np.ndarray:
-        X = check_array(X, name="X", n_features=self.n_features_in_)
+        if not hasattr(self, "frequencies_"):
+            raise ValueError("CosineBiasFeatures is not fitted; call fit(dim) first.")
+        X = check_magnitude(check_array(X, name="X", n_features=self.n_features_in_))
         return math.sqrt(2.0 * self.kernel.amplitude / self.n_components) * np.cos(
             X @ self.frequencies_.T + self.offsets_
         )
