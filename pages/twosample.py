@@ -4,6 +4,8 @@ import hashlib
 import io
 import json
 import math
+import threading
+from contextlib import contextmanager
 
 import numpy as np
 import pandas as pd
@@ -416,6 +418,16 @@ st.markdown(
 # A plain dict put in the session state by an earlier, completed run and filled by mutation: the (partial)
 # result of a stopped run survives (Streamlit refuses session-state writes once a stop is requested).
 box = ss.setdefault("tst.curves", {})
+
+
+@contextmanager
+def _set_when_done(event: threading.Event):
+    try:
+        yield
+    finally:
+        event.set()
+
+
 left, right = st.columns([1, 2], gap="large")
 with left:
     ss.setdefault("tst.c_case", "SG")
@@ -467,7 +479,8 @@ if run:
         stop_slot = st.empty()
         stop_slot.button("Stop", key="tst.c_stop", icon=":material/stop_circle:")
     prog = StoppableProgress(bar)
-    with guard("compute the curves"):
+    finished = box["running"] = threading.Event()
+    with guard("compute the curves"), _set_when_done(finished):
         if not values:
             raise ValueError(f"choose at least one {'ε' if vary == 'epsilon' else 'n'} value.")
         if not methods:
@@ -485,6 +498,11 @@ if run:
     prog.resume()
     bar.empty()
     stop_slot.empty()
+# With fast reruns, an input change or Stop starts the next run at once while the interrupted one is still
+# finishing its current repetition (it stops at its next progress report): wait for it to store its result.
+running = box.get("running")
+if running is not None and not running.is_set():
+    running.wait(timeout=15)
 stored = box.get("latest")
 with right:
     if not stored:

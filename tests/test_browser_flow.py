@@ -220,6 +220,22 @@ def test_exponential_gp_comparisons_and_two_sample_lab(wide_page, nav, wait_idle
     screenshot(page, "test_curves")
 
 
+def test_stopping_a_long_two_sample_curve_keeps_the_partial_result(wide_page, nav, wait_idle, assert_no_exception):
+    page = wide_page
+    nav(page, "Two-sample test")
+    main(page).get_by_text("Type-I error and power curves").click()
+    wait_idle(page)
+    main(page).get_by_role("button", name="Compute the curves", exact=True).click()   # 400 repetitions: ~20 s
+    expect(main(page).get_by_test_id("stProgress")).to_be_visible()
+    page.wait_for_timeout(2500)
+    main(page).get_by_role("button", name="Stop").click()
+    page.wait_for_timeout(500)
+    wait_idle(page)
+    expect(main(page).get_by_text(re.compile(r"Stopped early: \d+ of 400 repetitions done"))).to_be_visible()
+    expect(main(page).get_by_test_id("stPlotlyChart").first).to_be_visible()
+    assert_no_exception(page)
+
+
 def _upload(page: Page, name: str, content: bytes, wait_idle) -> None:
     main(page).get_by_text("Upload CSV / Parquet").click()
     wait_idle(page)
