@@ -159,27 +159,64 @@ class Release:
 
     @classmethod
     def from_json(cls, text: str) -> "Release":
-        d = json.loads(text)
+        """Inverse of :meth:`to_json` (with points). Every malformed input raises ValueError."""
+        if not isinstance(text, (str, bytes, bytearray)):
+            raise ValueError(f"from_json needs JSON text, got {type(text).__name__}.")
+        try:
+            d = json.loads(text)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise ValueError(f"not valid JSON: {exc}.") from None
+        if not isinstance(d, dict):
+            raise ValueError(f"a release JSON is an object, got {type(d).__name__}.")
         if "points" not in d:
             raise ValueError("this JSON has no points/weights (it was exported with include_points=False).")
+        required = ("weights", "mechanism", "epsilon", "delta", "sigma", "sensitivity", "neighbouring",
+                    "calibration", "kernel", "seed", "n_private")
+        missing = [k for k in required if k not in d]
+        if missing:
+            raise ValueError(f"this JSON is not a dpkme release: missing field(s) {missing}.")
+        if not isinstance(d["kernel"], dict):
+            raise ValueError(f"kernel must be a JSON object, got {_short_json(d['kernel'])}.")
+        nums = {}
+        for key in ("epsilon", "delta", "sigma", "sensitivity"):
+            v = d[key]
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or math.isnan(v) or v < 0:
+                raise ValueError(f"{key} must be a number >= 0, got {_short_json(v)}.")
+            nums[key] = float(v)
+        if nums["delta"] >= 1 or math.isinf(nums["sigma"]) or math.isinf(nums["sensitivity"]):
+            raise ValueError(f"delta must be < 1 and sigma, sensitivity finite; got {nums}.")
+        n_private = d["n_private"]
+        if isinstance(n_private, bool) or not isinstance(n_private, int) or n_private < 0:
+            raise ValueError(f"n_private must be an int >= 0, got {_short_json(n_private)}.")
+        seed = d["seed"]
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+            raise ValueError(f"seed must be an int or null, got {_short_json(seed)}.")
+        params = d.get("params", {})
+        if not isinstance(params, dict):
+            raise ValueError(f"params must be a JSON object, got {_short_json(params)}.")
+        seconds = d.get("seconds", 0.0)
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
+            raise ValueError(f"seconds must be a number, got {_short_json(seconds)}.")
         return cls(
-            points=np.asarray(d["points"], dtype=float),
-            weights=np.asarray(d["weights"], dtype=float),
-            mechanism=d["mechanism"],
-            epsilon=d["epsilon"],
-            delta=d["delta"],
-            sigma=d["sigma"],
-            sensitivity=d["sensitivity"],
-            neighbouring=d["neighbouring"],
-            calibration=d["calibration"],
+            points=check_array(d["points"], name="points"),
+            weights=check_array(d["weights"], name="weights", ndim=1),
+            mechanism=str(d["mechanism"]),
             kernel=kernel_from_dict(d["kernel"]),
-            seed=d["seed"],
-            n_private=d["n_private"],
-            seconds=d.get("seconds", 0.0),
-            noise_source=d.get("noise_source", "seeded"),
-            params=d.get("params", {}),
-            version=d.get("version", __version__),
+            seed=seed,
+            n_private=n_private,
+            neighbouring=str(d["neighbouring"]),
+            calibration=str(d["calibration"]),
+            seconds=float(seconds),
+            noise_source=str(d.get("noise_source", "seeded")),
+            params=params,
+            version=str(d.get("version", __version__)),
+            **nums,
         )
+
+
+def _short_json(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _csv_name(name: str) -> str:
