@@ -22,6 +22,7 @@ L1 distance), multivariate t with :math:`2\nu` degrees of freedom (Matérn
 
 from __future__ import annotations
 
+import inspect
 import math
 import threading
 from abc import ABC, abstractmethod
@@ -551,14 +552,23 @@ def make_kernel(name: str, **params) -> Kernel:
         key = "matern"
     if key not in KERNELS:
         raise ValueError(f"unknown kernel {name!r}; choose one of {sorted(KERNELS)}.")
-    return KERNELS[key](**params)
+    cls = KERNELS[key]
+    allowed = [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
+    unknown = sorted(str(p) for p in params if p not in allowed)
+    if unknown:
+        raise ValueError(f"the {key} kernel has no parameter(s) {unknown}; its parameters are {allowed}.")
+    return cls(**params)
 
 
 def kernel_from_dict(spec: dict) -> Kernel:
     """Inverse of :meth:`Kernel.to_dict`."""
+    if not isinstance(spec, dict):
+        raise ValueError(f"a kernel spec is a dict with a 'name', got {spec!r:.80}.")
     spec = dict(spec)
     try:
         name = spec.pop("name")
     except KeyError:
         raise ValueError(f"kernel spec {spec!r} has no 'name'.") from None
+    if not all(isinstance(k, str) for k in spec):
+        raise ValueError(f"kernel spec keys must be strings, got {list(spec)!r:.80}.")
     return make_kernel(name, **spec)
