@@ -99,8 +99,8 @@ def comparison_section(kind: str) -> None:
         ss.setdefault("crv.seed", 0)
         seed = st.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1, key="crv.seed",
                                persist_state="session")
-        st.caption(f"δ = {S.delta():.0e} for Algorithms 1 and 2 and the GP release, {ss[S.CALIBRATION]} calibration "
-                   "(Kernel & privacy page); the exponential mechanism spends no δ.")
+        st.caption(f"δ = {S.delta():.0e} for Algorithms 1 and 2 ({ss[S.CALIBRATION]} calibration, Kernel & privacy "
+                   "page) and the GP release (analytic calibration); the exponential mechanism spends no δ.")
         run = st.button("Compute the comparison", type="primary", key="crv.cmp_go")
     eps_values = sorted({round(float(v), 6) for v in np.geomspace(e_lo, e_hi, int(n_eps))}) if e_hi > e_lo \
         else [float(e_lo)]

@@ -142,7 +142,7 @@ def show_result(stored: dict) -> None:
              help=f"δ = {res.delta:.0e}: the test's noisy moments together are (ε, δ)-DP." if res.private else None)
     ref = stored.get("reference")
     if ref is not None:
-        f.metric("Non-private p-value (owner only)", f"{ref.p_value:.3g}",
+        f.metric("Non-private p (owner only)", f"{ref.p_value:.3g}",
                  help="The same features without noise: reads the private rows, never publish it.")
     st.plotly_chart(null_figure(res), key="tst.null")
     st.caption(res.null.description)
@@ -348,7 +348,7 @@ if mode == "one":
                 feats = build_features(kind, J, public, seed=seed)
                 lkey = f"two-sample lab:{case}:{n}:{dim}:{seed}"
                 lname = f"two-sample lab: {case} (n = {n:,}, d = {dim}, seed {seed})"
-                label = f"{design.upper()} test on {case}"
+                label = f"lab {case}"
                 parts = {"X": "sample X", "Y": "sample Y"} if design == "nte" else None
                 note = ("Generated people, so a ledger of their own. " + (
                     "Each holder pays once: the X and Y samples are different people (parallel composition)."
@@ -359,7 +359,7 @@ if mode == "one":
                 shift = float(ss.get("tst.shift", 0.0)) * kernel.lengthscale / math.sqrt(ds.dim)
                 X, Y = ds.X, ds.heldout + shift
                 lkey, lname = ds.data_key, ds.name
-                label = f"two-sample test (NTE, shift {ss.get('tst.shift', 0.0):g})"
+                label = f"private vs held-out (shift {ss.get('tst.shift', 0.0):g})"
                 parts = {"X": S.PART_PRIVATE, "Y": S.PART_HELDOUT}
                 note = ("The private rows pay holder X's charges and the held-out rows holder Y's: disjoint parts of "
                         "the same dataset, composed in parallel by the ledger (each part with its own earlier "
@@ -378,7 +378,7 @@ if mode == "one":
                 feats = build_features(kind, J, public, seed=seed)
                 lkey = f"upload-pair:{upx[2]}:{upy[2]}"
                 lname = f"uploaded samples '{upx[0]}' and '{upy[0]}'"
-                label = f"{design.upper()} test on the uploads"
+                label = "uploads"
                 parts = {"X": "sample X", "Y": "sample Y"} if design == "nte" else None
                 note = (f"Columns: {', '.join(map(str, cols))}. Publishable rows (used for the features, not in the "
                         f"test): {info['n_public'][0]:,} + {info['n_public'][1]:,}; tested: {info['n_test'][0]:,} + "

@@ -52,7 +52,7 @@ def test_bundled_mean_shift_case_is_detected_and_charged_to_its_own_ledger(test_
     at.button(key="tst.go").click().run()
     ok(at)
     assert metric(at, "Decision") == "reject H₀"
-    assert as_float(metric(at, "Non-private p-value")) < 0.05
+    assert as_float(metric(at, "Non-private p")) < 0.05
     led = _ledger(at, "two-sample lab:GMD:5000:100:0")
     assert len(led) == 2 and led.totals()["pld"][0] == pytest.approx(1.0, rel=0.2)   # exactly (ε, δ) at its δ
     assert len(_ledger(at)) == 1                                          # the dataset's ledger is untouched
