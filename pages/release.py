@@ -142,11 +142,18 @@ if rec.kind == "function":
     for w in rec.warnings:
         st.warning(w)
     cols = [str(c) for c in ds.columns]
-    with right:
-        if r.axes is not None:
+    if r.axes is not None:
+        with right if ds.dim == 1 else st.container():
+            if ds.dim > 1:
+                st.subheader("Released function vs the private one")
             st.plotly_chart(function_figure(r.axes, r.values, r.true_values, columns=cols), key="rel.gp_fig")
             if ds.dim > 2:
                 st.caption("A slice through the middle of the other grid axes.")
+    if ds.dim > 1 and r.axes is not None:
+        with right:
+            st.markdown(f"**{rec.title}**: the noisy function f̃ on a {'×'.join(str(len(a)) for a in r.axes)} public "
+                        "grid (below: released values, the private μ̂ for comparison, and the noise).")
+            st.caption("A function release has no synthetic points to draw here.")
     st.subheader("How close is it?")
     st.warning("**Owner's view.** The private μ̂ on the left of the figure and every L² error below (except the "
                "expected one) are computed from the private rows. They are for you, never part of the release or "
@@ -175,7 +182,7 @@ if rec.kind == "function":
               help="Computed from the noise level alone: publishable without touching the data.")
     g3.metric("RKHS distance", "∞", help="A GP sample path has infinite RKHS norm (Karhunen–Loève).")
     if "points_l2" in m:
-        g4.metric("Latest weighted-points release, same grid (owner's view)", S.fmt(m["points_l2"]),
+        g4.metric("Latest points release, same grid", S.fmt(m["points_l2"]),
                   help=f"{m.get('points_title')}: its Σ wₘ k(zₘ, ·) evaluated on the same grid, L² error to μ̂.")
     else:
         g4.caption("Make an Algorithm 1 or 2 release to compare it on this grid; the Curves page compares them "

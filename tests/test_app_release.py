@@ -187,7 +187,7 @@ def test_gp_function_release_is_compared_on_its_grid_and_exports_no_private_valu
     rec = at.session_state[S.RELEASES][-1]
     assert rec.kind == "function" and rec.release.values.shape == (40, 40)
     assert "points_l2" in rec.metrics
-    metric(at, "Latest weighted-points release")
+    metric(at, "Latest points release")
     ds = at.session_state[S.DATASET]
     df = pd.read_csv(io.BytesIO(function_csv(rec, ds)))
     assert list(df.columns) == ["x1", "x2", "value"] and len(df) == 1600
