@@ -401,6 +401,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--no-pages", action="store_true", help="skip the headless AppTest page runs")
     ap.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "app.md"))
+    ap.add_argument("--note", default="", help="a line about the conditions of the run, written into the results")
     args = ap.parse_args()
 
     lib = []
@@ -426,6 +427,9 @@ def main() -> None:
         f"Machine: {platform.machine()}, {os.cpu_count()} CPU(s), Python {platform.python_version()}, "
         f"load average at the end {load:.1f}. Median of {args.repeats} runs (max in brackets). "
         f"Target: every page's default interaction < {TARGET:g} s.",
+        "",
+        *([args.note, ""] if args.note else []),
+        f"BLAS threads: OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'default')}.",
         "",
         "## Library calls behind each page (cold: no Streamlit cache)",
         "",
