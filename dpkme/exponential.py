@@ -124,6 +124,8 @@ __all__ = [
     "DEFAULT_MAX_DATABASES",
     "HARD_MAX_DATABASES",
     "MAX_GRID_CANDIDATES",
+    "MAX_COUNT_CANDIDATES",
+    "MAX_COUNT_M",
     "MAX_M",
     "NOTES",
     "DatabaseScores",
@@ -156,6 +158,10 @@ HARD_MAX_DATABASES = 20_000_000
 MAX_M = 64
 #: Largest candidate grid :func:`grid_candidates` builds.
 MAX_GRID_CANDIDATES = 1_000_000
+#: Limits of :func:`count_multisets` (the count is an exact big integer; beyond these it is astronomically
+#: large anyway and computing it would take unbounded time and memory).
+MAX_COUNT_CANDIDATES = 10**12
+MAX_COUNT_M = 10_000
 
 #: Short explanations for the app (plain text).
 NOTES = {
@@ -186,9 +192,17 @@ def count_multisets(n_candidates, m) -> int:
 
     :math:`\binom{|G| + M - 1}{M}` (stars and bars). Exact Python integer.
     """
-    n = check_positive_int(n_candidates, name="n_candidates")
-    m = check_positive_int(m, name="m")
+    n = check_positive_int(n_candidates, name="n_candidates", maximum=MAX_COUNT_CANDIDATES)
+    m = check_positive_int(m, name="m", maximum=MAX_COUNT_M)
     return math.comb(n + m - 1, m)
+
+
+def _as_float(count: int) -> float:
+    """A count as float64 (``inf`` beyond the float range instead of an OverflowError)."""
+    try:
+        return float(count)
+    except OverflowError:
+        return math.inf
 
 
 def count_table(n_candidates_list, m_list) -> np.ndarray:
@@ -199,7 +213,7 @@ def count_table(n_candidates_list, m_list) -> np.ndarray:
     """
     ns = [check_positive_int(n, name="n_candidates") for n in n_candidates_list]
     ms = [check_positive_int(m, name="m") for m in m_list]
-    return np.array([[float(count_multisets(n, m)) for m in ms] for n in ns])
+    return np.array([[_as_float(count_multisets(n, m)) for m in ms] for n in ns])
 
 
 def largest_m(n_candidates, max_databases=DEFAULT_MAX_DATABASES) -> int:
@@ -347,8 +361,8 @@ def _lex_unrank(r: int, n: int, m: int) -> list[int]:
 
 def multiset_from_rank(rank, n_candidates, m) -> np.ndarray:
     """Sorted candidate indices of the database of canonical rank ``rank`` (inverse of the enumeration)."""
-    n = check_positive_int(n_candidates, name="n_candidates")
-    m = check_positive_int(m, name="m")
+    n = check_positive_int(n_candidates, name="n_candidates", maximum=MAX_GRID_CANDIDATES)
+    m = check_positive_int(m, name="m", maximum=MAX_M)
     total = count_multisets(n, m)
     r = check_positive_int(rank, name="rank", minimum=0, maximum=total - 1)
     if m == 1:
