@@ -324,12 +324,19 @@ def kde_normaliser(kernel: Kernel, dim) -> float:
     dim = check_positive_int(dim, name="dim")
     a, ell = kernel.diag_value, kernel.lengthscale
     if isinstance(kernel, GaussianKernel):
-        return 1.0 / (a * (2.0 * math.pi * ell * ell) ** (dim / 2.0))
-    if isinstance(kernel, LaplacianKernel):
-        return 1.0 / (a * (2.0 * ell) ** dim)
-    raise ValueError(
-        f"normalisation='kde' is implemented for the Gaussian and Laplacian kernels, got {kernel!r}; "
-        "use normalisation='kme'.")
+        log_c = -math.log(a) - (dim / 2.0) * math.log(2.0 * math.pi * ell * ell)
+    elif isinstance(kernel, LaplacianKernel):
+        log_c = -math.log(a) - dim * math.log(2.0 * ell)
+    else:
+        raise ValueError(
+            f"normalisation='kde' is implemented for the Gaussian and Laplacian kernels, got {kernel!r}; "
+            "use normalisation='kme'.")
+    # computed in log space: (2 pi l^2)^(D/2) overflows or underflows for large D
+    if not -700.0 < log_c < 700.0:
+        raise ValueError(
+            f"the KDE normaliser is e^{log_c:.4g} for D = {dim} and length scale {ell:g}, outside the float range; "
+            "use normalisation='kme' (same privacy, same relative error) or rescale the data.")
+    return math.exp(log_c)
 
 
 def _normaliser(kernel: Kernel, dim: int, normalisation: str) -> float:
@@ -354,7 +361,7 @@ def gp_sensitivity(*, n, kernel: Kernel, dim=1, normalisation: str = "kme", neig
 def hall_constant(delta) -> float:
     r"""Hall et al.'s :math:`c(\delta) = \sqrt{2\log(2/\delta)}` (noise multiplier :math:`\Delta c(\delta)/\varepsilon`)."""
     d = check_delta(delta)
-    return math.sqrt(2.0 * math.log(2.0 / d))
+    return math.sqrt(2.0 * (math.log(2.0) - math.log(d)))  # log(2/d) without overflow for subnormal d
 
 
 def calibrate_gp(*, epsilon, delta, sensitivity, calibration: str = "analytic") -> GaussianCalibration:
