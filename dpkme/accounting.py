@@ -382,6 +382,9 @@ def rdp_epsilon(charges: Iterable[PrivacyCharge], *, delta) -> float:
 
 
 _PLD_GRID_POINTS = 200_000
+#: Largest per-repetition epsilon of a non-Gaussian charge given to dp_accounting's PLDs (they overflow
+#: beyond ~700); larger ones are composed by basic composition (see pld_epsilon).
+_PLD_MAX_EPSILON = 500.0
 
 
 def pld_epsilon(
@@ -435,6 +438,19 @@ def pld_epsilon(
     """
     delta = check_delta(delta)
     charges = _as_charges(charges)
+    # Non-Gaussian charges with a huge epsilon: dp_accounting's PLDs overflow (OverflowError) or return inf
+    # beyond epsilon ~ 700, and their PLD bound could not improve on epsilon anyway. They are added by basic
+    # composition to the PLD of the others (valid: adaptive composition in any order, as in rdp_epsilon).
+    huge = [c for c in charges if c.mechanism != "gaussian" and c.epsilon > _PLD_MAX_EPSILON]
+    if huge:
+        eps_h, delta_h = basic_composition(huge)
+        rest = [c for c in charges if c.mechanism == "gaussian" or c.epsilon <= _PLD_MAX_EPSILON]
+        if delta_h >= delta:
+            return math.inf
+        if not rest:
+            return eps_h
+        return pld_epsilon(rest, delta=delta - delta_h, value_discretization_interval=value_discretization_interval,
+                           exact_gaussian=exact_gaussian) + eps_h
     inv_z2 = 0.0
     laplace = defaultdict(int)
     generic = defaultdict(int)
