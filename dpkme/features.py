@@ -74,7 +74,11 @@ class RandomFourierFeatures:
                 f"n_components must be even (paired cos/sin features), got {n_components}."
             )
         self.random_state = random_state
-        self.dtype = check_in(str(np.dtype(dtype)), {"float32", "float64"}, name="dtype")
+        try:
+            name = str(np.dtype(dtype)) if dtype is not None else "None"
+        except TypeError:
+            name = repr(dtype)
+        self.dtype = check_in(name, {"float32", "float64"}, name="dtype")
 
     # ------------------------------------------------------------------ fit
     def fit(self, dim: int) -> "RandomFourierFeatures":
