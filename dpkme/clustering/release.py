@@ -68,7 +68,7 @@ from typing import Callable
 import numpy as np
 
 from .. import reduced_set
-from .._validation import check_positive_int
+from .._validation import check_array, check_positive_int
 from ..accounting import PrivacyCharge
 from ..features import RandomFourierFeatures
 from ..mechanisms import gaussian_noise
@@ -138,11 +138,14 @@ class ClusterwiseRelease:
 
 def allocate_points(n_points: int, weights) -> np.ndarray:
     """Split ``n_points`` over components proportionally to ``weights`` (largest remainder, >= 1 each)."""
-    w = np.asarray(weights, dtype=np.float64)
-    m = len(w)
     n_points = check_positive_int(n_points, name="n_points")
+    w = check_array(weights, name="weights", ndim=1, min_rows=0)
+    if np.any(w < 0):
+        raise ValueError(f"weights must be >= 0, got {float(w[np.argmax(w < 0)])}.")
+    m = len(w)
     if m == 0:
         return np.zeros(0, dtype=np.int64)
+    w = w / w.max() if w.max() > 0 else np.ones(m)  # all zero: equal shares; scaled: the sum cannot overflow
     if n_points < m:
         raise ValueError(f"n_points={n_points} is smaller than the number of components {m}; use at least {m}.")
     base = np.ones(m, dtype=np.int64)

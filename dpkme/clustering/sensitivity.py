@@ -116,10 +116,16 @@ def step_mu(*, sigma_count: float, sigma_sum: float, norm_bound: float = 1.0,
     ss = check_positive_float(sigma_sum, name="sigma_sum")
     C = check_positive_float(norm_bound, name="norm_bound")
     check_in(neighbouring, NEIGHBOURING, name="neighbouring")
-    a, b = 1.0 / sn**2, C**2 / ss**2
+    # in terms of r1 = 1/sigma_n and r2 = C/sigma_s (hypot: no overflow of the squares)
+    r1, r2 = 1.0 / sn, C / ss
     if neighbouring == "add-remove":
-        return math.sqrt(a + b)
-    return math.sqrt(max(2.0 * a + 2.0 * b, 4.0 * b))
+        mu = math.hypot(r1, r2)
+    else:
+        mu = max(math.sqrt(2.0) * math.hypot(r1, r2), 2.0 * r2)
+    if not math.isfinite(mu) or not mu > 0:
+        raise ValueError(f"sigma_count={sn!r}, sigma_sum={ss!r}, norm_bound={C!r} give mu={mu!r}: the noise is "
+                         "out of the float range relative to the bound.")
+    return mu
 
 
 def histogram_sensitivity(neighbouring: str = "replace-one") -> float:
@@ -162,13 +168,14 @@ def noise_for_mu(mu: float, *, norm_bound: float = 1.0, neighbouring: str = "rep
     if not s < 1.0:
         raise ValueError(f"count_share must lie in (0, 1), got {count_share}.")
     r = s / (1.0 - s)  # a / b
-    if neighbouring == "add-remove":
-        b = mu**2 / (1.0 + r)
-    else:
-        b = mu**2 / max(2.0 * (1.0 + r), 4.0)
-    a = r * b
-    sigma_count = 1.0 / math.sqrt(a)
-    sigma_sum = C / math.sqrt(b)
+    # sqrt(b) = mu / sqrt(...) and sqrt(a) = sqrt(r) sqrt(b), without squaring mu (no overflow)
+    root_b = mu / math.sqrt(1.0 + r if neighbouring == "add-remove" else max(2.0 * (1.0 + r), 4.0))
+    root_a = math.sqrt(r) * root_b
+    sigma_count = 1.0 / root_a
+    sigma_sum = C / root_b
+    if not (math.isfinite(sigma_count) and math.isfinite(sigma_sum) and sigma_count > 0 and sigma_sum > 0):
+        raise ValueError(f"mu={mu!r} with norm_bound={C!r} and count_share={s!r} gives noise "
+                         f"({sigma_count!r}, {sigma_sum!r}) outside the float range.")
     for _ in range(60):  # rounding: make sure the realised mu is not above the requested one
         if step_mu(sigma_count=sigma_count, sigma_sum=sigma_sum, norm_bound=C, neighbouring=neighbouring) <= mu:
             break
