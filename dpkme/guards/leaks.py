@@ -229,11 +229,16 @@ def find_data_dependent_inputs(X, *, lengthscale=None, domain=None, center=None,
     coincidences only; a value derived in another way is not detected.
     ``warn=True`` also emits a :class:`PrivacyLeakWarning` per finding.
     """
-    from .bandwidth import _median_heuristic_values
-
     X = check_array(X, name="X", min_rows=2)
     rtol = check_positive_float(rtol, name="rtol")
     found: list[LeakRecord] = []
+    with np.errstate(over="ignore", invalid="ignore"):  # huge data: overflowing statistics never match
+        return _find(X, found, lengthscale, domain, center, scale, points, points_are_public_rows, rtol, warn)
+
+
+def _find(X, found, lengthscale, domain, center, scale, points, points_are_public_rows, rtol, warn):
+    from .bandwidth import _median_heuristic_values
+
 
     def add(param, source):
         found.append(LeakRecord(param, source, REMEDIES.get(param, "")))
@@ -273,6 +278,6 @@ def find_data_dependent_inputs(X, *, lengthscale=None, domain=None, center=None,
                           "(declare them as a publishable subset if they really are public)")
     if warn:
         for rec in found:
-            warnings.warn(rec.message(), PrivacyLeakWarning, stacklevel=2)
+            warnings.warn(rec.message(), PrivacyLeakWarning, stacklevel=4)
     return found
 

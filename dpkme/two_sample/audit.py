@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import check_array, check_delta, check_epsilon, check_positive_float, check_positive_int, noise_rng
+from ..kernels import check_magnitude
 from ..mechanisms import calibrate_gaussian, gaussian_epsilon
 from .features import FeatureMap, MEFeatures
 from .sensitivity import published_statistic_sensitivity
@@ -52,7 +53,7 @@ __all__ = [
 
 def paper_statistic(Z, gamma: float) -> float:
     r"""The statistic of the paper's code: :math:`n\,w^\top(\Lambda+\gamma I-ww^\top)^{-1}w`."""
-    Z = check_array(Z, name="Z")
+    Z = check_magnitude(check_array(Z, name="Z"), "Z")  # |z| <= 1e150: the second moment cannot overflow
     gamma = check_positive_float(gamma, name="gamma")
     n, J = Z.shape
     w = Z.mean(axis=0)
