@@ -8,7 +8,7 @@
   False-failure probabilities (the audit missing the violation for a random
   seed) are estimated in ``benchmarks/bench_audit.py --sections power``
   (simulating the exact distribution of each scalar, 500 repetitions) and are
-  quoted per test; all are below 1 %.
+  quoted per test (95 % upper bounds from 500 simulated audits).
 * The worst-case pairs attain the sensitivities (exact ε of the pair = claim).
 
 Runtime of the whole file: about 20 s on the 2-core reference machine.
@@ -146,7 +146,7 @@ def test_laplace_pair_is_tight():
 
 # --------------------------------------------------------------------------- broken mechanisms are caught
 def test_half_noise_gaussian_is_caught():
-    """σ/2: true μ doubles. False-failure probability < 0.2 % (benchmark power section)."""
+    """σ/2: true μ doubles. False-failure probability < 0.6 % (benchmark: 0 misses in 500; bound 2.99 ± 0.2)."""
     res = audit_gaussian(variant="half-noise", runs=6000, alpha=ALPHA, random_state=0)
     assert res.epsilon_lower_bound > res.claimed_epsilon and res.violation
     assert res.curve_violation
@@ -154,15 +154,24 @@ def test_half_noise_gaussian_is_caught():
 
 
 def test_l1_sensitivity_ignoring_the_dimension_is_caught():
-    """Laplace with Δ1 = 2/√N for J = 8 > N = 1: true ε = 2√8 × claim... false-failure < 0.2 %."""
+    """Laplace with Δ1 = 2/√N for J = 8 > N = 1: true ε = √8 × the claim.
+
+    False-failure probability < 0.6 % (benchmark: 0 misses in 500 simulated audits).
+    """
     res = audit_laplace(variant="l1-ignores-dimension", runs=4000, alpha=ALPHA, random_state=0)
     assert res.epsilon_lower_bound > res.claimed_epsilon
     assert res.pair_epsilon == pytest.approx(res.claimed_epsilon * math.sqrt(8.0), rel=1e-9)
 
 
 def test_cosine_features_calibrated_to_2_over_n_are_caught():
-    """‖φ‖ up to √2: true sensitivity 2√2/N vs claimed 2/N. False-failure probability < 1 % (benchmark)."""
-    res = audit_algorithm2(variant="cosine-features", runs=20000, alpha=ALPHA, random_state=0)
+    """‖φ‖ up to √2: true sensitivity 2√2/N vs claimed 2/N.
+
+    The gap is only √2 in μ, so this test uses the fixed 41-threshold grid with
+    Bonferroni over all runs (less variable than the split). False-failure
+    probability < 0.6 % (benchmark: 0 misses in 500 simulated audits; the
+    bound is 2.38 ± 0.09 against the claimed 2).
+    """
+    res = audit_algorithm2(variant="cosine-features", runs=20000, alpha=ALPHA, random_state=0, selection="bonferroni")
     assert res.epsilon_lower_bound > res.claimed_epsilon
     assert res.params["pair_difference"] == pytest.approx(2 * math.sqrt(2) / res.params["n"], rel=1e-9)
 
