@@ -163,6 +163,26 @@ def check_positive_float(value, *, name: str, allow_zero: bool = False) -> float
     return v
 
 
+def round_up_until(value: float, holds, *, name: str = "sigma", max_steps: int = 10_000) -> float:
+    """Increase a positive noise scale until ``holds(value)`` is true (rounding toward more noise).
+
+    Each step multiplies by ``1 + 1e-12`` and moves at least one float up
+    (``nextafter``), so it progresses even for subnormal values, where the
+    multiplication alone would stall. A scale that is 0, not finite, or still
+    failing after ``max_steps`` steps is a ``ValueError`` (the parameters are
+    outside the float range), never an endless loop.
+    """
+    v = float(value)
+    for _ in range(max_steps):
+        if not (math.isfinite(v) and v > 0):
+            break
+        if holds(v):
+            return v
+        v = max(v * (1.0 + 1e-12), math.nextafter(v, math.inf))
+    raise ValueError(f"{name}={value!r} could not be verified (the parameters put it outside the float range); "
+                     "use a larger sensitivity or a smaller epsilon.")
+
+
 def check_in(value, options, *, name: str):
     """Check that ``value`` is one of ``options``."""
     if value not in options:

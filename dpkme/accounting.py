@@ -88,7 +88,7 @@ from dp_accounting.pld import common as pld_common
 from dp_accounting.pld import privacy_loss_distribution as pld_lib
 from scipy.special import expit
 
-from ._validation import check_delta, check_epsilon, check_in, check_positive_float, check_positive_int
+from ._validation import check_delta, check_epsilon, check_in, check_positive_float, check_positive_int, round_up_until
 from .mechanisms import GaussianCalibration, _delta_unchecked, analytic_sigma, gaussian_epsilon
 
 __all__ = [
@@ -530,10 +530,8 @@ def calibrate_gaussian_composition(*, epsilon, delta, count, sensitivity, method
     check_in(method, ("rdp", "analytic"), name="method")
     exact = math.sqrt(count) * analytic_sigma(epsilon=epsilon, delta=delta, sensitivity=1.0)
     if method == "analytic":
-        sigma = exact * sensitivity
-        while _delta_unchecked(sigma / math.sqrt(count), epsilon, sensitivity) > delta:
-            sigma *= 1.0 + 1e-12
-        return float(sigma)
+        return round_up_until(exact * sensitivity,
+                              lambda s: _delta_unchecked(s / math.sqrt(count), epsilon, sensitivity) <= delta)
 
     def ok(z: float) -> bool:
         return _rdp_gaussian_epsilon(z, count, delta) <= epsilon
@@ -556,10 +554,7 @@ def calibrate_gaussian_composition(*, epsilon, delta, count, sensitivity, method
             hi = mid
         else:
             lo = mid
-    sigma = hi * sensitivity
-    while not ok(sigma / sensitivity):
-        sigma *= 1.0 + 1e-12
-    return float(sigma)
+    return round_up_until(hi * sensitivity, lambda s: ok(s / sensitivity))
 
 
 # --------------------------------------------------------------------------- ledger

@@ -72,7 +72,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import log_ndtr, ndtr
 
-from ._validation import check_delta, check_epsilon, check_in, check_positive_float, check_positive_int
+from ._validation import check_delta, check_epsilon, check_in, check_positive_float, check_positive_int, round_up_until
 
 __all__ = [
     "GAUSSIAN_METHODS",
@@ -211,9 +211,8 @@ def gaussian_epsilon(*, sigma, delta, sensitivity) -> float:
             hi = mid
         else:
             lo = mid
-    while _delta_unchecked(sigma, hi, sensitivity) > delta:  # verification (never expected to loop)
-        hi = hi * (1.0 + 1e-12)
-    return float(hi)
+    # verification (never expected to loop); rounding toward a larger epsilon
+    return round_up_until(hi, lambda e: _delta_unchecked(sigma, e, sensitivity) <= delta, name="epsilon")
 
 
 def classic_sigma(*, epsilon, delta, sensitivity) -> float:
@@ -229,7 +228,11 @@ def classic_sigma(*, epsilon, delta, sensitivity) -> float:
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
     sensitivity = check_positive_float(sensitivity, name="sensitivity")
-    return sensitivity * math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
+    sigma = sensitivity * math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
+    if not (math.isfinite(sigma) and sigma > 0):
+        raise ValueError(f"classic sigma for epsilon={epsilon!r}, delta={delta!r}, sensitivity={sensitivity!r} is "
+                         f"{sigma!r}, outside the float range; use a larger epsilon or another sensitivity.")
+    return sigma
 
 
 def analytic_sigma(*, epsilon, delta, sensitivity) -> float:
@@ -291,11 +294,8 @@ def _analytic_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
             hi = mid
         else:
             lo = mid
-    sigma = hi * sensitivity
-    # Verify at the actual sensitivity (the product may round down).
-    while _delta_unchecked(sigma, epsilon, sensitivity) > delta:
-        sigma *= 1.0 + 1e-12
-    return float(sigma)
+    # Verify at the actual sensitivity (the product may round down, or underflow to 0: a ValueError).
+    return round_up_until(hi * sensitivity, lambda s: _delta_unchecked(s, epsilon, sensitivity) <= delta)
 
 
 @dataclass(frozen=True)
@@ -389,7 +389,7 @@ def calibrate_gaussian(*, epsilon, delta, sensitivity, method: str = "analytic")
         sigma = _analytic_sigma(epsilon, delta, sensitivity)
         achieved = _delta_unchecked(sigma, epsilon, sensitivity)
         return GaussianCalibration(sigma, epsilon, delta, sensitivity, "analytic", achieved, True)
-    sigma = sensitivity * math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
+    sigma = classic_sigma(epsilon=epsilon, delta=delta, sensitivity=sensitivity)
     achieved = _delta_unchecked(sigma, epsilon, sensitivity)
     if epsilon < 1.0:
         return GaussianCalibration(sigma, epsilon, delta, sensitivity, "classic", achieved, True)

@@ -70,6 +70,7 @@ from .._validation import (
     check_positive_int,
     new_seed,
     noise_rng,
+    round_up_until,
 )
 from ..accounting import PrivacyCharge, gaussian_charge, pld_epsilon
 from ..mechanisms import GaussianCalibration, _delta_unchecked, analytic_sigma, calibrate_gaussian, gaussian_epsilon
@@ -209,11 +210,12 @@ def calibrate_moments(*, epsilon, delta, sensitivity_mean, sensitivity_second,
         cs = calibrate_gaussian(epsilon=(1 - f) * epsilon, delta=(1 - f) * delta, sensitivity=s_l)
     else:
         z = analytic_sigma(epsilon=epsilon, delta=delta, sensitivity=1.0)
-        zw, zs = z / math.sqrt(f), z / math.sqrt(1.0 - f)
-        # verify the joint guarantee at the multipliers actually used (rounding toward more noise)
-        while _delta_unchecked((zw**-2 + zs**-2) ** -0.5, epsilon, 1.0) > delta:
-            zw *= 1.0 + 1e-12
-            zs *= 1.0 + 1e-12
+        # verify the joint guarantee at the multipliers actually used (rounding toward more noise):
+        # a common factor c >= 1 scales both, and the joint multiplier is c (zw^-2 + zs^-2)^-1/2
+        zw0, zs0 = z / math.sqrt(f), z / math.sqrt(1.0 - f)
+        c = round_up_until(1.0, lambda c: _delta_unchecked(
+            ((c * zw0) ** -2 + (c * zs0) ** -2) ** -0.5, epsilon, 1.0) <= delta, name="noise factor")
+        zw, zs = c * zw0, c * zs0
         cm = _component(zw, s_w, f * delta)
         cs = _component(zs, s_l, (1.0 - f) * delta)
     return MomentCalibration(cm, cs, epsilon=epsilon, delta=delta, mean_fraction=f, calibration=calibration)
