@@ -14,6 +14,7 @@ from scipy.spatial.distance import pdist
 from dpkme.accounting import BudgetLedger
 from dpkme.audit import audit_scores
 from dpkme.guards import (
+    ALL_PAIRS_TERM,
     CONFIRM_BYTES,
     CONFIRM_SECONDS,
     COST_MECHANISMS,
@@ -302,6 +303,30 @@ def test_estimates_grow_and_large_runs_need_confirmation(mechanism, small, large
     assert 0 < a.seconds < b.seconds and 0 < a.nbytes <= b.nbytes
     assert not a.needs_confirmation and b.needs_confirmation
     assert "confirm to run" in b.message()
+
+
+def test_combining_repeating_and_dropping_terms():
+    a = estimate_cost("algorithm1", n=10_000, n_points=200, dim=2)
+    b = estimate_cost("rkhs-distance", n=100_000, n_points=200, dim=2)
+    both = a + b
+    assert both.seconds == pytest.approx(a.seconds + b.seconds, rel=1e-12)
+    assert both.nbytes == max(a.nbytes, b.nbytes)
+    assert sum(both.breakdown.values()) == pytest.approx(both.seconds, rel=1e-12)
+    assert f"rkhs-distance: {ALL_PAIRS_TERM}" in both.breakdown and both.mechanism == "algorithm1 + rkhs-distance"
+    three = a.repeated(3)
+    assert three.seconds == pytest.approx(3 * a.seconds, rel=1e-12) and three.nbytes == a.nbytes
+    assert three.params["times"] == 3
+    cached = b.without(ALL_PAIRS_TERM)
+    assert ALL_PAIRS_TERM not in cached.breakdown
+    assert cached.seconds == pytest.approx(b.seconds - b.breakdown[ALL_PAIRS_TERM], rel=1e-12)
+    assert b.without("no such term").seconds == b.seconds
+    # the all-pairs term is what makes a large evaluation need confirmation
+    big = estimate_cost("rkhs-distance", n=1_000_000, n_points=200, dim=2)
+    assert big.needs_confirmation and not big.without(ALL_PAIRS_TERM).needs_confirmation
+    with pytest.raises(ValueError, match="times"):
+        a.repeated(0)
+    with pytest.raises(TypeError):
+        a + 1.0
 
 
 def test_every_mechanism_has_a_model():

@@ -28,6 +28,7 @@ from .bandwidth import (
     public_lengthscale,
 )
 from .cost import (
+    ALL_PAIRS_TERM,
     CONFIRM_BYTES,
     CONFIRM_SECONDS,
     COST_MECHANISMS,
@@ -52,7 +53,7 @@ from .leaks import (
 __all__ = [
     "MAX_ALL_PAIRS_LIMIT", "MAX_ALL_PAIRS_ROWS", "PAIR_MODES", "LengthscaleChoice", "lengthscale_grid",
     "lengthscale_sensitivity", "lengthscale_utility", "pair_distance_cdf", "private_lengthscale", "public_lengthscale",
-    "CONFIRM_BYTES", "CONFIRM_SECONDS", "COST_MECHANISMS", "DEFAULT_COST_MODEL", "CostEstimate", "CostModel",
+    "ALL_PAIRS_TERM", "CONFIRM_BYTES", "CONFIRM_SECONDS", "COST_MECHANISMS", "DEFAULT_COST_MODEL", "CostEstimate", "CostModel",
     "calibrate_cost_model", "estimate_cost", "needs_confirmation",
     "REMEDIES", "LeakRecord", "PrivacyLeakWarning", "find_data_dependent_inputs", "is_private", "leak_reasons",
     "mark_not_private", "warn_data_dependent",

@@ -56,6 +56,7 @@ from .._validation import check_in, check_positive_float, check_positive_int
 __all__ = [
     "CONFIRM_SECONDS",
     "CONFIRM_BYTES",
+    "ALL_PAIRS_TERM",
     "COST_MECHANISMS",
     "CostModel",
     "CostEstimate",
@@ -71,6 +72,9 @@ CONFIRM_SECONDS = 10.0
 CONFIRM_BYTES = 1 << 30
 
 _MIB = 1 << 20
+#: The term of the ``"rkhs-distance"`` estimate for the exact :math:`\|\hat\mu_X\|^2` (all pairs of rows):
+#: drop it with :meth:`CostEstimate.without` once that number is computed and cached.
+ALL_PAIRS_TERM = "||mu_X||^2 (all pairs)"
 
 
 @dataclass(frozen=True)
@@ -142,6 +146,30 @@ class CostEstimate:
                 why.append(f"more than {self.confirm_bytes / (1 << 30):g} GiB")
             text += " -- " + " and ".join(why) + "; confirm to run."
         return text
+
+    def __add__(self, other: "CostEstimate") -> "CostEstimate":
+        """The cost of running ``self`` and then ``other``: seconds add, peak memory is the larger one."""
+        if not isinstance(other, CostEstimate):
+            return NotImplemented
+        breakdown = {f"{self.mechanism}: {k}": v for k, v in self.breakdown.items()}
+        breakdown.update({f"{other.mechanism}: {k}": v for k, v in other.breakdown.items()})
+        return CostEstimate(mechanism=f"{self.mechanism} + {other.mechanism}", seconds=self.seconds + other.seconds,
+                            nbytes=max(self.nbytes, other.nbytes), breakdown=breakdown,
+                            params={**other.params, **self.params},
+                            confirm_seconds=min(self.confirm_seconds, other.confirm_seconds),
+                            confirm_bytes=min(self.confirm_bytes, other.confirm_bytes))
+
+    def repeated(self, times: int) -> "CostEstimate":
+        """The cost of ``times`` runs one after the other (same peak memory)."""
+        k = check_positive_int(times, name="times")
+        return replace(self, seconds=self.seconds * k, breakdown={key: v * k for key, v in self.breakdown.items()},
+                       params={**self.params, "times": k})
+
+    def without(self, *terms: str) -> "CostEstimate":
+        """The estimate without the named terms of ``breakdown`` (e.g. work already done and cached)."""
+        drop = {t for t in terms if t in self.breakdown}
+        return replace(self, seconds=max(self.seconds - sum(self.breakdown[t] for t in drop), 0.0),
+                       breakdown={k: v for k, v in self.breakdown.items() if k not in drop})
 
     def to_dict(self) -> dict:
         return {"mechanism": self.mechanism, "seconds": self.seconds, "bytes": self.nbytes,
@@ -341,7 +369,7 @@ def _lengthscale(p, m: CostModel):
 def _evaluation(p, m: CostModel):
     n, D = _int(p, "n"), _int(p, "dim", 2)
     M = _int(p, "n_points", 1)
-    t = {"||mu_X||^2 (all pairs)": m.kernel_sum(n * n / 2.0, D), "cross term": m.kernel_sum(float(n) * M, D),
+    t = {ALL_PAIRS_TERM: m.kernel_sum(n * n / 2.0, D), "cross term": m.kernel_sum(float(n) * M, D),
          "release term": m.kernel_matrix(float(M) * M, D)}
     return t, 8.0 * (n * D + M * M) + 4 * _MIB
 
