@@ -9,8 +9,8 @@ from pages._shared import state as S
 from pages._shared.export import file_stem, function_csv, function_json, release_csv, release_json
 from pages._shared.figures import function_figure, kme_heatmaps, release_figure, repeat_figure, weight_histogram
 from pages._shared.mechanisms import REGISTRY, algorithm2_available
-from pages._shared.runner import make_context, perform, private_problems, repeat_draws, replay
-from pages._shared.widgets import PAGE_KERNEL, PAGE_LEDGER, PAGE_USE, guard, require_dataset
+from pages._shared.runner import make_context, perform, private_problems, release_cost, repeat_draws, replay
+from pages._shared.widgets import PAGE_KERNEL, PAGE_LEDGER, PAGE_USE, guard, require_dataset, size_guard
 
 try:
     from dpkme.gp_release import NOTES as _GP_NOTES
@@ -87,9 +87,15 @@ with left:
         st.number_input("Seed", min_value=0, max_value=2**53 - 1, step=1, key=S.SEED, persist_state="session")
     st.checkbox("Allow exceeding the budget (teaching)", key=S.ALLOW_OVER, persist_state="session")
 
-    go = st.button("Release", type="primary", disabled=params is None, key="rel.go", width="stretch")
+    size_ok = True
+    if params is not None:
+        est = None
+        with guard("estimate the cost of this release"):
+            est = release_cost(spec, ds, params, kernel)
+        size_ok = size_guard(est, key="rel.size", what="this release (and its evaluation on your data)")
+    go = st.button("Release", type="primary", disabled=params is None or not size_ok, key="rel.go", width="stretch")
 
-if go and params is not None:
+if go and params is not None and size_ok:
     bar = st.progress(0.0, text="starting")
 
     def progress(f, msg):
@@ -315,9 +321,16 @@ rc1, rc2 = st.columns([1, 3])
 with rc1:
     k = st.number_input("Number of draws", min_value=2, max_value=10, step=1, key=S.N_REPEATS,
                         persist_state="session")
-    again = st.button("Repeat draws", key="rel.repeat", disabled=params is None or spec_now.output != "points",
+    repeat_ok = True
+    if params is not None and spec_now.output == "points":
+        est = None
+        with guard("estimate the cost of the draws"):
+            est = release_cost(spec_now, ds, params, kernel, repeats=int(k))
+        repeat_ok = size_guard(est, key="rel.repeat_size", what=f"{int(k)} draws")
+    again = st.button("Repeat draws", key="rel.repeat",
+                      disabled=params is None or spec_now.output != "points" or not repeat_ok,
                       help="For the mechanism selected on the left (weighted-point releases).")
-if again and params is not None:
+if again and params is not None and repeat_ok:
     bar = st.progress(0.0, text="drawing")
     with guard("repeat the release") as res:
         ctx = make_context(ds, noise_source=ss[S.NOISE_SOURCE], seed=ss.get(S.SEED, 0),

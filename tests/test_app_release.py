@@ -252,3 +252,33 @@ def test_clusterwise_release_explains_noisy_sums_and_shows_its_clusters(release_
     comps = next(d.value for d in at.dataframe if "noisy size (released)" in d.value.columns)
     assert 1 <= len(comps) <= 5 and comps["mixture weight"].sum() == pytest.approx(1.0)
     assert _ledger(at).charges[0].details["parts"] == (S.PART_PRIVATE,)
+
+
+def test_size_guard_asks_before_a_long_release(release_page):
+    """A release whose evaluation needs ~10¹⁰ kernel values (N = 200 000) is not started without consent."""
+    import dataclasses
+
+    at = release_page
+    ds = at.session_state[S.DATASET]
+    big = dataclasses.replace(ds, X=np.tile(ds.X, (200_000 // ds.n + 1, 1))[:200_000], key=ds.key + "-big")
+    at.session_state[S.DATASET] = big
+    at.run()
+    ok(at)
+    assert any("Large computation" in w.value for w in at.warning)
+    assert at.button(key="rel.go").disabled
+    boxes = [c for c in at.checkbox if c.key.startswith("rel.size.confirm.")]
+    assert len(boxes) == 1 and "Run it anyway" in boxes[0].label
+    boxes[0].check().run()
+    ok(at)
+    assert not at.button(key="rel.go").disabled
+    # a different size asks again (the confirmation is tied to the predicted sizes)
+    at.number_input(key=S.N_POINTS).set_value(100).run()
+    assert at.button(key="rel.go").disabled
+    assert not at.session_state[S.RELEASES]          # nothing ran
+
+
+def test_small_releases_show_their_predicted_cost_without_asking(release_page):
+    at = release_page
+    assert any(c.value.startswith("Predicted: about") for c in at.caption)
+    assert not any("Large computation" in w.value for w in at.warning)
+    assert not at.button(key="rel.go").disabled

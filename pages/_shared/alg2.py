@@ -8,6 +8,7 @@ from __future__ import annotations
 import streamlit as st
 
 from dpkme.accounting import PrivacyCharge, gaussian_charge
+from dpkme.guards import estimate_cost
 from dpkme.mechanisms import calibrate_gaussian
 from dpkme.random_features import DEFAULT_SOLVER, algorithm2, list_solvers
 from dpkme.reduced_set import get_solver, preset_options
@@ -60,6 +61,11 @@ def _controls(ds: S.Dataset) -> dict:
     return {"n_points": m, "n_features": int(J), "solver": name, "start": start, "q_scale": float(q)}
 
 
+def _cost(ds: S.Dataset, p: dict, kernel=None):
+    return estimate_cost("algorithm2", n=ds.n, n_points=p["n_points"], n_features=p["n_features"], dim=ds.dim,
+                         solver=p["solver"], preset=PRESET)
+
+
 def _run(ctx: RunContext, p: dict):
     ds = ctx.ds
     spec = get_solver(p["solver"])
@@ -99,7 +105,7 @@ Algorithm 1 does not apply here); then a *reduced-set* solver finds $(z_m, w_m)$
 $\|\sum_m w_m\phi(z_m) - \tilde\mu\|$ (eq. 5). The solver sees only $\tilde\mu$ and public inputs: it is
 post-processing, so a poor solution can hurt accuracy but never privacy.""",
     spends_budget=True, requires=lambda ds: None, controls=_controls, run=_run, charge=_charge,
-    evaluate_projection=False, tags=("algorithm2",),
+    evaluate_projection=False, tags=("algorithm2",), cost=_cost,
 ))
 
 

@@ -20,6 +20,7 @@ import numpy as np
 import streamlit as st
 
 from dpkme.accounting import PrivacyCharge, gaussian_charge
+from dpkme.guards import estimate_cost
 from dpkme.release import Release
 from dpkme.subspace import algorithm1, uniform_baseline
 
@@ -62,6 +63,9 @@ class MechanismSpec:
     show: Callable[[Any, Any], None] | None = None
     #: Teaching material drawn under the controls (ds, params); optional.
     teach: Callable[[Any, dict], None] | None = None
+    #: Predicted cost of the mechanism itself (ds, params, kernel) -> dpkme.guards.CostEstimate, for the size
+    #: guard; the evaluation against the private data is added by the runner. None: negligible.
+    cost: Callable[[Any, dict, Any], Any] | None = None
 
 
 REGISTRY: dict[str, MechanismSpec] = {}
@@ -116,6 +120,10 @@ def gaussian_charge_for(ctx: RunContext, label: str) -> PrivacyCharge:
     sens, cal, _ = C.calibration(ctx.ds.n, ctx.kernel, eps=ctx.epsilon, delta=ctx.delta, method=ctx.calibration,
                                  mode=ctx.sensitivity_mode)
     return gaussian_charge(label, cal, details={"neighbouring": "replace-one", "noise_source": ctx.noise_source})
+
+
+def _alg1_cost(ds: S.Dataset, p: dict, kernel=None):
+    return estimate_cost("algorithm1", n=ds.n, n_points=p["n_points"], dim=ds.dim, weights=p["weights"])
 
 
 def _alg1_charge(ctx: RunContext, p: dict) -> PrivacyCharge:
@@ -185,7 +193,7 @@ register(MechanismSpec(
     "Figure 1 scenario): they are already public, so releasing them costs nothing; only the weights carry "
     "information about the private rows.",
     spends_budget=True, requires=_needs_public, controls=_alg1_public_controls, run=_alg1_public_run,
-    charge=_alg1_charge, evaluate_projection=True, tags=("algorithm1",),
+    charge=_alg1_charge, evaluate_projection=True, tags=("algorithm1",), cost=_alg1_cost,
 ))
 
 
@@ -219,7 +227,7 @@ register(MechanismSpec(
     "spread (the paper's Figure 2 scenario, $q=\\mathcal N(0, 500^2 I)$). Points far from the data get tiny "
     "weights; in higher dimensions few random points land near the data (Proposition 5).",
     spends_budget=True, requires=lambda ds: None, controls=_alg1_q_controls, run=_alg1_q_run,
-    charge=_alg1_charge, evaluate_projection=True, tags=("algorithm1",),
+    charge=_alg1_charge, evaluate_projection=True, tags=("algorithm1",), cost=_alg1_cost,
 ))
 
 

@@ -11,6 +11,7 @@ import numpy as np
 import streamlit as st
 
 from dpkme.accounting import PrivacyCharge, pure_dp_charge
+from dpkme.guards import estimate_cost
 
 from . import state as S
 from .mechanisms import MechanismSpec, RunContext, _n_points_control, register
@@ -186,6 +187,8 @@ why the paper calls the mechanism computationally infeasible beyond trivial size
         final_charge=lambda r: exponential_charge(r, f"exponential mechanism (M = {r.params.get('m')}, "
                                                      f"|G| = {r.params.get('n_candidates')})"),
         show=_exp_show, teach=_exp_teach, tags=("exponential",),
+        cost=lambda ds, p, k: estimate_cost("exponential", n=ds.n, n_candidates=exp_candidate_count(ds, p), m=p["m"],
+                                         dim=ds.dim),
     ))
 
 
@@ -283,6 +286,9 @@ Initial centres come from the publishable subset or from q — never from the pr
 shows the centres, the budget split and accuracy curves.""",
         spends_budget=True, requires=lambda ds: None, controls=_cl_controls, run=_cl_run, charge=_cl_charge,
         show=_cl_show,
+        cost=lambda ds, p, k: estimate_cost("clusterwise", n=ds.n, k=p["k"], dim=ds.dim, n_features=p["J"],
+                                         n_iter=p["n_iter"], n_points=p["n_points"], preimages="final",
+                                         local_view=False, preset="interactive"),
         tags=("clustering",),
     ))
 
@@ -361,6 +367,8 @@ and sets aside: **the sample path is not in the RKHS**, so its RKHS distance to 
 cannot be represented by weighted points. It can still be compared pointwise or in $L^2$ on the grid.""" + (
             "\n\n" + _GP_NOTES if _GP_NOTES else ""),
         spends_budget=True, requires=lambda ds: None, controls=_gp_controls, run=_gp_run, charge=_gp_charge,
+        cost=lambda ds, p, k: estimate_cost("gp", n=ds.n, grid_shape=(p["per_axis"],) * ds.dim, dim=ds.dim,
+                                            product_kernel=k.name in ("gaussian", "laplacian")),
         final_charge=lambda r: r.privacy_charge(
             f"GP release ({r.normalisation}, {'×'.join(str(len(a)) for a in r.axes) if r.axes else r.points.shape[0]}"
             " grid)"),

@@ -8,6 +8,7 @@ import numpy as np
 import streamlit as st
 
 from dpkme.accounting import PrivacyCharge
+from dpkme.guards import ALL_PAIRS_TERM, estimate_cost
 
 from . import compute as C
 from . import state as S
@@ -90,6 +91,33 @@ def recorded_charge(spec: MechanismSpec, pre: PrivacyCharge | None, release, ctx
                             parts=(S.PART_PRIVATE,), noise_source=ctx.noise_source)
 
 
+#: Session key: the (dataset key, kernel key) pairs whose exact mean of K_XX is already computed (and cached).
+KXX_DONE = "_kxx_done"
+
+
+def evaluation_cost(ds: S.Dataset, kernel, n_points: int):
+    r"""Predicted cost of the owner's evaluation of a weighted-points release (exact RKHS distances).
+
+    The exact :math:`\|\hat\mu_X\|^2` (all N²/2 pairs) is paid once per dataset and kernel: it is dropped
+    from the estimate once computed.
+    """
+    est = estimate_cost("rkhs-distance", n=ds.n, n_points=max(int(n_points), 1), dim=ds.dim)
+    if (ds.key, C.kernel_key(kernel)) in st.session_state.get(KXX_DONE, set()):
+        est = est.without(ALL_PAIRS_TERM)
+    return est
+
+
+def release_cost(spec: MechanismSpec, ds: S.Dataset, params: dict, kernel, *, repeats: int = 1):
+    """Predicted cost of pressing Release (``repeats`` draws): the mechanism plus the owner's evaluation."""
+    own = spec.cost(ds, params, kernel) if spec.cost is not None else None
+    if spec.output != "points":
+        return own.repeated(repeats) if own is not None else None
+    ev = evaluation_cost(ds, kernel, params.get("n_points", 1))
+    if repeats > 1:  # every draw is evaluated; the all-pairs term only once
+        ev = ev + evaluation_cost(ds, kernel, params.get("n_points", 1)).without(ALL_PAIRS_TERM).repeated(repeats - 1)
+    return ev if own is None else own.repeated(repeats) + ev
+
+
 def evaluate(ds: S.Dataset, kernel, release, spec: MechanismSpec) -> dict:
     """RKHS distances to the private KME (reads the private rows: shown to the owner, never released)."""
     t = time.perf_counter()
@@ -101,6 +129,7 @@ def evaluate(ds: S.Dataset, kernel, release, spec: MechanismSpec) -> dict:
         out["projection"] = C.projection_distance(ds, kernel, Z)
     out["baseline"] = C.baseline_distance(ds, kernel, release.n_points)
     out["kme_norm"] = float(np.sqrt(max(C.mean_kxx(ds.key, C.kernel_key(kernel), ds.X), 0.0)))
+    st.session_state.setdefault(KXX_DONE, set()).add((ds.key, C.kernel_key(kernel)))
     out["eval_seconds"] = time.perf_counter() - t
     return out
 
@@ -194,6 +223,7 @@ def repeat_draws(spec: MechanismSpec, params: dict, ctx: RunContext, k: int, *, 
         out.append(r)
         seeds.append(r.seed)
         dists.append(C.distance(ds, ctx.kernel, r.points, r.weights))
+        st.session_state.setdefault(KXX_DONE, set()).add((ds.key, C.kernel_key(ctx.kernel)))
     ctx.random_state, ctx.progress = base, progress
     if charge is not None:
         charge = recorded_charge(spec, one, out[0], ctx, label=charge.label, count=k)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import math
+import zlib
 from contextlib import contextmanager
 
 import streamlit as st
@@ -155,6 +156,38 @@ def delta_control(n: int | None) -> float:
             "random row in full would satisfy it. Choose δ ≪ 1/N."
         )
     return d
+
+
+def size_guard(estimate, *, key: str, what: str = "this computation") -> bool:
+    """Show the predicted cost of a computation; above the thresholds ask for confirmation first.
+
+    ``estimate`` is a :class:`dpkme.guards.CostEstimate` (or None: nothing to show). Below
+    :data:`dpkme.guards.CONFIRM_SECONDS` / :data:`~dpkme.guards.CONFIRM_BYTES` the estimate is a caption and
+    the function returns True. Above them it shows a warning and a "run anyway" checkbox whose key depends on
+    the predicted sizes, so changing a size asks again; it returns whether that box is ticked. Callers disable
+    their run button when it returns False: nothing long starts without the user's consent.
+    """
+    if estimate is None:
+        return True
+    if not estimate.needs_confirmation:
+        st.caption(f"Predicted: {_cost_text(estimate)}.")
+        return True
+    st.warning(f"**Large computation.** {what[:1].upper() + what[1:]} would take {_cost_text(estimate)}: more "
+               "than this app runs without asking. Make it smaller (fewer points, features, runs or rows), or "
+               "confirm below. The app stays blocked while it runs.", icon=":material/hourglass_top:")
+    sizes = "-".join(f"{k}={v}" for k, v in sorted(estimate.params.items()) if isinstance(v, (int, float, str)))
+    return bool(st.checkbox(f"Run it anyway (about {_seconds_text(estimate.seconds)})",
+                            key=f"{key}.confirm.{zlib.crc32(sizes.encode()):08x}"))
+
+
+def _seconds_text(t: float) -> str:
+    return f"{t:.1f} s" if t < 120 else f"{t / 60:.1f} min" if t < 7200 else f"{t / 3600:.1f} h"
+
+
+def _cost_text(estimate) -> str:
+    mem = estimate.nbytes
+    mem_txt = f"{mem / 2**20:.0f} MiB" if mem < 2**30 else f"{mem / 2**30:.1f} GiB"
+    return f"about {_seconds_text(estimate.seconds)} and {mem_txt} of memory (estimate, within a factor of ~3)"
 
 
 def require_dataset() -> S.Dataset:
