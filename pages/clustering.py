@@ -12,7 +12,9 @@ from pages._shared import compute as C
 from pages._shared import state as S
 from pages._shared.figures import PALETTE, PRIVATE_COLOR
 from pages._shared.runner import check_budget
-from pages._shared.widgets import PAGE_LEDGER, PAGE_RELEASE, delta_control, epsilon_control, guard, require_dataset
+from pages._shared.widgets import (PAGE_LEDGER, PAGE_RELEASE, delta_control, epsilon_control, guard, require_dataset,
+                                   size_guard)
+from dpkme.guards import estimate_cost
 
 ss = st.session_state
 ds = require_dataset()
@@ -106,8 +108,12 @@ with left:
     ss.setdefault("clu.seed", 0)
     seed = int(st.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1, key="clu.seed",
                                persist_state="session", disabled=noise != "seeded"))
+    run_est = None
+    with guard("estimate the cost of the run"):
+        run_est = estimate_cost("kmeans", n=ds.n, k=k, dim=ds.dim, n_features=J, n_iter=T, preimages="auto")
+    run_ok = size_guard(run_est, key="clu.size", what="this run")
     go_btn = st.button("Run private k-means", type="primary", key="clu.go", width="stretch",
-                       disabled=eps is None)
+                       disabled=eps is None or not run_ok)
 
 plan = None
 with right:
@@ -145,7 +151,7 @@ with right:
 cfg = json.dumps({"ds": ds.key, "eps": eps, "delta": delta, "k": k, "T": T, "J": J, "init": init, "share": share,
                   "acc": accountant, "noise": noise, "kernel": C.kernel_spec()}, default=str)   # seed: fresh each run
 
-if go_btn and plan is not None:
+if go_btn and plan is not None and run_ok:
     with right:
         bar = st.progress(0.0, text="starting")
     with guard("run DP k-means") as res:
@@ -327,11 +333,16 @@ with cl:
                           persist_state="session")
     st.caption(f"k = {k}, T = {T}, J = {J} and the initialisation as above; each repetition uses one public start "
                "for all ε (common random numbers) and fresh noise per run.")
-    curve_btn = st.button("Compute the accuracy curve", key="clu.c_go", type="primary")
+    curve_est = None
+    with guard("estimate the cost of the curve"):
+        one = estimate_cost("kmeans", n=ds.n, k=k, dim=ds.dim, n_features=J, n_iter=T, preimages="none")
+        curve_est = one.repeated(reps * (n_e + 1))   # per repetition: a non-private reference and one run per ε
+    curve_ok = size_guard(curve_est, key="clu.c_size", what="this accuracy curve")
+    curve_btn = st.button("Compute the accuracy curve", key="clu.c_go", type="primary", disabled=not curve_ok)
 eps_values = sorted({round(float(v), 6) for v in np.geomspace(lo_e, hi_e, n_e)}) if hi_e > lo_e else [float(lo_e)]
 ccfg = json.dumps({"ds": ds.key, "eps": eps_values, "reps": reps, "k": k, "T": T, "J": J, "init": init,
                    "delta": delta, "kernel": C.kernel_spec(), "share": share}, default=str)
-if curve_btn:
+if curve_btn and curve_ok:
     with cr:
         cbar = st.progress(0.0, text="starting")
     with guard("compute the accuracy curve"):

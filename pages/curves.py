@@ -15,7 +15,9 @@ from pages._shared import compute as C
 from pages._shared import state as S
 from pages._shared.figures import PALETTE, curves_figure
 from pages._shared.mechanisms import algorithm2_available
-from pages._shared.widgets import guard, require_dataset
+from pages._shared.runner import evaluation_cost
+from pages._shared.widgets import guard, require_dataset, size_guard
+from dpkme.guards import estimate_cost
 
 ss = st.session_state
 ds = require_dataset()
@@ -101,9 +103,23 @@ def comparison_section(kind: str) -> None:
                                persist_state="session")
         st.caption(f"δ = {S.delta():.0e} for Algorithms 1 and 2 ({ss[S.CALIBRATION]} calibration, Kernel & privacy "
                    "page) and the GP release (analytic calibration); the exponential mechanism spends no δ.")
-        run = st.button("Compute the comparison", type="primary", key="crv.cmp_go")
     eps_values = sorted({round(float(v), 6) for v in np.geomspace(e_lo, e_hi, int(n_eps))}) if e_hi > e_lo \
         else [float(e_lo)]
+    with left:
+        n_cmp = ds.n if src == "current" else 2000
+        runs = len(eps_values) * int(reps)
+        est = None
+        with guard("estimate the cost of the comparison"):
+            if kind == "exp":
+                est = estimate_cost("exponential", n=n_cmp, n_candidates=per_axis ** dim, m=m, dim=dim)
+            else:
+                est = estimate_cost("gp", n=n_cmp, grid_shape=(per_axis,) * dim, dim=dim).repeated(runs)
+            est = est + estimate_cost("algorithm1", n=n_cmp, n_points=m, dim=dim).repeated(runs)
+            if with_alg2:
+                est = est + estimate_cost("algorithm2", n=n_cmp, n_points=m, n_features=1000, dim=dim,
+                                          preset="interactive").repeated(runs)
+        size_ok = size_guard(est, key="crv.cmp_size", what="this comparison")
+        run = st.button("Compute the comparison", type="primary", key="crv.cmp_go", disabled=not size_ok)
     cfg = {"kind": kind, "src": src, "ds": ds.key if src == "current" else None, "axis": per_axis, "m": m,
            "alg2": bool(with_alg2), "eps": eps_values, "reps": int(reps), "seed": int(seed), "delta": S.delta(),
            "cal": ss[S.CALIBRATION], "sens": ss[S.SENS_MODE],
@@ -271,7 +287,24 @@ with left:
                            persist_state="session")
     ss.setdefault("crv.seed", 0)
     seed = st.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1, key="crv.seed", persist_state="session")
-    run = st.button("Compute curves", type="primary", key="crv.go")
+    est = None
+    with guard("estimate the cost of the curves"):
+        runs = int(reps) * (int(n_eps) if preset == "custom" else 3)
+        if preset == "custom":
+            kern = C.current_kernel()
+            est = evaluation_cost(ds, kern, int(m_max)) + estimate_cost("algorithm1", n=ds.n, n_points=int(m_max),
+                                                                         dim=ds.dim)
+            if "Algorithm 2" in mechs:
+                est = est + estimate_cost("algorithm2", n=ds.n, n_points=int(m_max), n_features=int(a2j), dim=ds.dim,
+                                          solver=a2s, preset="interactive").repeated(runs)
+        else:
+            est = (estimate_cost("rkhs-distance", n=int(n_paper), n_points=int(m_max), dim=int(dim))
+                   + estimate_cost("algorithm1", n=int(n_paper), n_points=int(m_max), dim=int(dim)))
+            if with_alg2:
+                est = est + estimate_cost("algorithm2", n=int(n_paper), n_points=min(int(m_max), 1000),
+                                          n_features=1000, dim=int(dim), preset="interactive").repeated(runs)
+    size_ok = size_guard(est, key="crv.size", what="these curves")
+    run = st.button("Compute curves", type="primary", key="crv.go", disabled=not size_ok)
 
 if preset == "custom":
     eps_values = sorted({float(v) for v in np.geomspace(e_lo, e_hi, int(n_eps))}) if e_hi > e_lo else [float(e_lo)]

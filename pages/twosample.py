@@ -14,11 +14,12 @@ import streamlit as st
 from scipy import stats
 
 from dpkme.accounting import BudgetLedger
+from dpkme.guards import estimate_cost
 from pages._shared import compute as C
 from pages._shared import state as S
 from pages._shared.figures import PALETTE
 from pages._shared.widgets import (PAGE_DATA, PAGE_KERNEL, PAGE_LEDGER, PAGE_RELEASE, StoppableProgress, guard,
-                                   require_dataset)
+                                   require_dataset, size_guard)
 
 ss = st.session_state
 ds = require_dataset()
@@ -470,10 +471,16 @@ with left:
     st.caption(f"δ = {delta:.0e} (Kernel & privacy page). About 0.02–0.05 s per repetition and test: "
                f"{reps * max(len(values), 1):,} repetitions here. Changing an input or pressing **Stop** during a run "
                "keeps what is done so far.")
-    run = st.button("Compute the curves", type="primary", key="tst.c_go", width="stretch")
+    curve_est = None
+    with guard("estimate the cost of the curves"):
+        n_big = max(values) if (vary == "n" and values) else n_fixed
+        n_tests = reps * max(len(values), 1) * max(len(methods), 1)
+        curve_est = estimate_cost("two-sample", n=int(n_big), n_features=int(J), dim=dim).repeated(n_tests)
+    curve_ok = size_guard(curve_est, key="tst.c_size", what=f"{n_tests:,} tests", stoppable=True)
+    run = st.button("Compute the curves", type="primary", key="tst.c_go", width="stretch", disabled=not curve_ok)
 cfg = json.dumps({"case": case, "vary": vary, "values": values, "n": n_fixed, "eps": eps_fixed, "d": dim,
                   "methods": methods, "f": [kind, J], "reps": reps, "a": alpha, "s": seed, "delta": delta})
-if run:
+if run and curve_ok:
     with right:
         bar = st.progress(0.0, text="starting")
         stop_slot = st.empty()

@@ -106,3 +106,21 @@ def test_paper_accountant_understates_epsilon_under_replace_one(clu_page):
     pld = tab[tab["accounting"].str.startswith("PLD")].iloc[0]
     assert pld["replace-one"] > paper["replace-one"]
     assert pld["add/remove"] < paper["add/remove"]
+
+
+def test_size_guard_on_a_large_dataset(clu_page):
+    """N = 200 000 rows, T = 30 Lloyd steps with J = 2000 features: the run and the curve ask first."""
+    import dataclasses
+
+    at = clu_page
+    ds = at.session_state[S.DATASET]
+    at.session_state[S.DATASET] = dataclasses.replace(ds, X=np.tile(ds.X, (200_000 // ds.n + 1, 1))[:200_000],
+                                                      key=ds.key + "-big")
+    at.number_input(key="clu.T").set_value(30).run()
+    at.select_slider(key="clu.J").set_value(2000).run()
+    ok(at)
+    assert at.button(key="clu.go").disabled and at.button(key="clu.c_go").disabled
+    assert sum("Large computation" in w.value for w in at.warning) == 2
+    next(c for c in at.checkbox if c.key.startswith("clu.size.confirm.")).check().run()
+    assert not at.button(key="clu.go").disabled and at.button(key="clu.c_go").disabled
+    assert len(_ledger(at)) == 0                                   # nothing ran, nothing charged

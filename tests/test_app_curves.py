@@ -97,3 +97,20 @@ def test_comparisons_at_equal_epsilon(preset, data):
     else:
         assert out["truth_l2"] > 0
     assert len(at.get("download_button")) == 1
+
+
+def test_a_large_paper_preset_waits_for_confirmation():
+    at = new_app().run()
+    at.switch_page("pages/curves.py").run()
+    at.radio(key="crv.preset").set_value("fig2").run()
+    at.radio(key="crv.paper_dim").set_value(5).run()
+    at.select_slider(key="crv.paper_n").set_value(50000).run()
+    at.select_slider(key="crv.paper_m").set_value(5000).run()
+    at.number_input(key="crv.reps").set_value(20).run()
+    ok(at)
+    assert at.button(key="crv.go").disabled
+    assert any("Large computation" in w.value for w in at.warning)
+    at.number_input(key="crv.reps").set_value(1).run()
+    at.select_slider(key="crv.paper_n").set_value(5000).run()
+    at.select_slider(key="crv.paper_m").set_value(500).run()
+    assert not at.button(key="crv.go").disabled

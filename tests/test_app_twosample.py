@@ -147,3 +147,21 @@ def test_without_held_out_rows_the_release_test_explains_what_to_do():
     at.switch_page("pages/twosample.py").run()
     ok(at)
     assert any("held-out" in w.value for w in at.warning)
+
+
+def test_a_huge_curve_waits_for_confirmation_and_a_default_one_does_not():
+    """The curve lab is stoppable, so it asks only above a minute (predicted); 1000 repetitions × 6 ε × n = 10 000
+    for every test is far above that."""
+    at = new_app().run()
+    at.switch_page("pages/twosample.py").run()
+    at.radio(key="tst.mode").set_value("curves").run()
+    assert not at.button(key="tst.c_go").disabled                          # the defaults: about 20 s, no question
+    at.multiselect(key="tst.c_eps").set_value([0.1, 0.25, 0.5, 1.0, 2.5, 5.0]).run()
+    at.select_slider(key="tst.c_n").set_value(10000).run()
+    at.number_input(key="tst.c_reps").set_value(1000).run()
+    ok(at)
+    assert any("Large computation" in w.value for w in at.warning)
+    assert at.button(key="tst.c_go").disabled
+    box = next(c for c in at.checkbox if c.key.startswith("tst.c_size.confirm."))
+    box.check().run()
+    assert not at.button(key="tst.c_go").disabled

@@ -6,6 +6,7 @@ import logging
 import math
 import zlib
 from contextlib import contextmanager
+from dataclasses import replace
 
 import streamlit as st
 
@@ -158,17 +159,24 @@ def delta_control(n: int | None) -> float:
     return d
 
 
-def size_guard(estimate, *, key: str, what: str = "this computation") -> bool:
+#: Runs that can be stopped (a Stop button keeps the partial result) ask for confirmation only above this.
+STOPPABLE_CONFIRM_SECONDS = 60.0
+
+
+def size_guard(estimate, *, key: str, what: str = "this computation", stoppable: bool = False) -> bool:
     """Show the predicted cost of a computation; above the thresholds ask for confirmation first.
 
     ``estimate`` is a :class:`dpkme.guards.CostEstimate` (or None: nothing to show). Below
     :data:`dpkme.guards.CONFIRM_SECONDS` / :data:`~dpkme.guards.CONFIRM_BYTES` the estimate is a caption and
     the function returns True. Above them it shows a warning and a "run anyway" checkbox whose key depends on
     the predicted sizes, so changing a size asks again; it returns whether that box is ticked. Callers disable
-    their run button when it returns False: nothing long starts without the user's consent.
+    their run button when it returns False: nothing long starts without the user's consent. ``stoppable``
+    runs (with a Stop button that keeps the partial result) ask only above :data:`STOPPABLE_CONFIRM_SECONDS`.
     """
     if estimate is None:
         return True
+    if stoppable:
+        estimate = replace(estimate, confirm_seconds=max(estimate.confirm_seconds, STOPPABLE_CONFIRM_SECONDS))
     if not estimate.needs_confirmation:
         st.caption(f"Predicted: {_cost_text(estimate)}.")
         return True
