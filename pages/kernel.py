@@ -3,15 +3,18 @@
 import math
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 
+from dpkme.guards import estimate_cost, lengthscale_grid, private_lengthscale
 from dpkme.mechanisms import analytic_sigma, classic_sigma
 from dpkme.reproduce import paper_kernel
 from pages._shared import compute as C
 from pages._shared import state as S
 from pages._shared.datasets import median_heuristic
 from pages._shared.figures import kernel_profile, sigma_figure
-from pages._shared.widgets import PAGE_RELEASE, delta_control, epsilon_control, guard, require_dataset
+from pages._shared.runner import check_budget
+from pages._shared.widgets import PAGE_LEDGER, PAGE_RELEASE, delta_control, epsilon_control, guard, require_dataset, size_guard
 
 ss = st.session_state
 ds = require_dataset()
@@ -38,8 +41,34 @@ LS_SOURCES = {
     "declared": "declared by you",
     "paper": "the paper's setting γ = 10⁻⁴/D (declared)",
     "public-subset": "median heuristic on the publishable subset (public data)",
+    "private-dp": "private median heuristic — the exponential mechanism over a declared grid (ε-DP, in the ledger)",
     "private-data": "median heuristic on the PRIVATE data — releases are NOT private",
 }
+PRIVATE_CHOICE = "kern.private_choice"   # the last private length-scale choice (LengthscaleChoice.to_dict())
+
+
+def _choose_privately(eps_l: float, lo: float, hi: float, size: int) -> None:
+    """Button callback: the exponential mechanism picks ℓ from the public grid; charged to the ledger first."""
+    grid = lengthscale_grid(lo, hi, size)
+    noise = ss.get(S.NOISE_SOURCE, "seeded")
+    seed = int(ss.get(S.SEED, 0)) if noise == "seeded" else None
+    try:
+        from dpkme.accounting import pure_dp_charge
+
+        pre = S.relabel_charge(pure_dp_charge("private length scale (exponential mechanism)", epsilon=eps_l,
+                                              mechanism="exponential"), parts=(S.PART_PRIVATE,), noise_source=noise)
+        note = check_budget(ds, pre, allow_over=bool(ss.get(S.ALLOW_OVER)))
+        choice = private_lengthscale(ds.X, grid=grid, epsilon=eps_l, random_state=seed)
+    except ValueError as exc:
+        ss["kern._private_error"] = str(exc)
+        return
+    S.ledger_for(ds).add(S.relabel_charge(choice.charge, parts=(S.PART_PRIVATE,), noise_source=noise))
+    ss[S.LENGTHSCALE] = float(choice.lengthscale)
+    ss[S.LENGTHSCALE_SOURCE] = "private-dp"
+    ss[PRIVATE_CHOICE] = {**choice.to_dict(), "dataset": ds.key, "note": note,
+                          "owner_probabilities": choice.probabilities().tolist()}
+    if noise == "seeded":
+        ss["rel._next_seed"] = int(ss.get(S.SEED, 0)) + 1      # never reuse a seed for other noise
 
 
 def _set_ls(value: float, source: str) -> None:
@@ -81,6 +110,48 @@ with left:
     else:
         b3.button("Median (public)", disabled=True, key="kern.median_public",
                   help="Needs a publishable subset (Data page).")
+    with st.expander("Choose ℓ from the private rows, privately (ε-DP, charged to the ledger)",
+                     icon=":material/lock:", expanded=source == "private-dp"):
+        st.markdown(
+            "A **private median heuristic**: the exponential mechanism picks ℓ from a grid between two bounds *you "
+            "declare*, preferring values close to the median pairwise distance of the private rows. One row moves "
+            "the fraction of pairs closer than ℓ by at most 2/N, so the choice is ε-DP for the ε below; it is "
+            "charged to the ledger, and later releases with this ℓ stay private (composition)."
+        )
+        ss.setdefault("kern.pl_eps", 0.1)
+        eps_l = float(st.select_slider("ε for choosing ℓ", options=[0.01, 0.03, 0.1, 0.3, 1.0], key="kern.pl_eps",
+                                       persist_state="session"))
+        ss.setdefault("kern.pl_lo", float(ds.suggested_lengthscale) / 10)
+        ss.setdefault("kern.pl_hi", float(ds.suggested_lengthscale) * 10)
+        g1, g2 = st.columns(2)
+        lo_l = g1.number_input("Smallest ℓ (declared)", min_value=1e-9, format="%.4g", key="kern.pl_lo",
+                               persist_state="session")
+        hi_l = g2.number_input("Largest ℓ (declared)", min_value=1e-9, format="%.4g", key="kern.pl_hi",
+                               persist_state="session")
+        st.caption("The bounds must not be computed from the private rows (defaults: the suggested ℓ ÷ 10 and × 10, "
+                   "from public information). 30 log-spaced grid values; the noise source and seed are the Release "
+                   "page's.")
+        pl_est = estimate_cost("private-lengthscale", n=ds.n, dim=ds.dim, grid_size=30)
+        pl_ok = size_guard(pl_est, key="kern.pl_size", what="the private choice")
+        bad_bounds = not (hi_l > lo_l)
+        if bad_bounds:
+            st.error(f"The largest ℓ ({hi_l:g}) must be larger than the smallest ({lo_l:g}).")
+        st.button(f"Choose ℓ privately (spends ε = {eps_l:g})", key="kern.pl_go", on_click=_choose_privately,
+                  args=(eps_l, float(lo_l), float(hi_l), 30), disabled=bad_bounds or not pl_ok)
+        if "kern._private_error" in ss:
+            st.error(f"Could not choose ℓ privately: {ss.pop('kern._private_error')}")
+        pc = ss.get(PRIVATE_CHOICE)
+        if pc and pc.get("dataset") == ds.key:
+            if pc.get("note"):
+                st.warning(pc["note"])
+            st.success(f"Chosen privately: ℓ = {pc['lengthscale']:.4g} (ε = {pc['epsilon']:g}, pure DP, "
+                       f"{'seed ' + str(pc['seed']) if pc['seed'] is not None else 'OS entropy'}; "
+                       f"utility sensitivity {pc['sensitivity']:.2g}, {pc['pairs']} pairs). Charged to the ledger.")
+            st.page_link(PAGE_LEDGER, label="Budget ledger", icon=":material/account_balance_wallet:")
+            with st.popover("Owner's view: the mechanism's probabilities (private)"):
+                st.caption("Computed from the private rows: for you only, never publish it.")
+                st.bar_chart(pd.DataFrame({"ℓ": [f"{v:.3g}" for v in pc["grid"]],
+                                           "probability": pc["owner_probabilities"]}).set_index("ℓ"))
     with st.expander("Data-driven heuristics on the private rows", icon=":material/warning:"):
         st.markdown(
             "The popular *median heuristic* sets ℓ to the median distance between rows. Computed on the "

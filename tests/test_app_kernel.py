@@ -101,3 +101,46 @@ def test_other_kernel_families(kernel_page):
         at.selectbox(key=S.KERNEL).set_value(name).run()
         ok(at)
         assert _sigma(at) > 0
+
+
+def test_private_median_heuristic_is_charged_and_keeps_releases_private(kernel_page):
+    """The exponential mechanism picks ℓ from the declared grid; its pure-ε charge comes before the release's."""
+    import numpy as np
+
+    at = kernel_page
+    ds = at.session_state[S.DATASET]
+    assert at.number_input(key="kern.pl_lo").value == pytest.approx(ds.suggested_lengthscale / 10)
+    at.select_slider(key="kern.pl_eps").set_value(0.3).run()
+    at.button(key="kern.pl_go").click().run()
+    ok(at)
+    choice = at.session_state["kern.private_choice"]
+    grid = np.geomspace(ds.suggested_lengthscale / 10, ds.suggested_lengthscale * 10, 30)
+    assert at.session_state[S.LENGTHSCALE_SOURCE] == "private-dp"
+    assert at.session_state[S.LENGTHSCALE] == choice["lengthscale"] and np.isclose(grid, choice["lengthscale"]).any()
+    assert choice["seed"] == 0 and choice["epsilon"] == 0.3
+    led = at.session_state[S.LEDGERS][ds.data_key]
+    assert len(led) == 1 and led.charges[0].epsilon == 0.3 and led.charges[0].delta == 0
+    assert led.charges[0].mechanism == "exponential"
+    assert any("Chosen privately" in s.value for s in at.success)
+    # the probabilities concentrate near the median pairwise distance of the private rows (owner's view)
+    from scipy.spatial.distance import pdist
+
+    med = float(np.median(pdist(ds.X[:2000])))
+    p = np.asarray(choice["owner_probabilities"])
+    assert abs(np.log(grid[int(np.argmax(p))] / med)) < np.log(grid[1] / grid[0]) * 1.01
+    # a release with this ℓ is private and composes with the choice in the ledger
+    at.switch_page("pages/release.py").run()
+    assert not errors(at)
+    at.button(key="rel.go").click().run()
+    ok(at)
+    rec = at.session_state[S.RELEASES][-1]
+    assert rec.private and rec.release.seed == 1                     # a fresh seed after the choice's seed 0
+    assert len(at.session_state[S.LEDGERS][ds.data_key]) == 2
+
+
+def test_private_median_heuristic_refuses_bad_bounds(kernel_page):
+    at = kernel_page
+    at.number_input(key="kern.pl_hi").set_value(1e-6).run()
+    assert not at.exception
+    assert "must be larger than the smallest" in errors(at)
+    assert at.button(key="kern.pl_go").disabled

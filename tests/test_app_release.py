@@ -155,6 +155,8 @@ def test_private_lengthscale_makes_the_release_not_private(release_page):
     _release(at)
     rec = at.session_state[S.RELEASES][-1]
     assert not rec.private and rec.charge is None
+    assert rec.release.params["private"] is False                     # the release's own metadata says so
+    assert "median heuristic" in rec.release.params["privacy_leaks"][0]
     assert len(_ledger(at)) == 0                           # never added to the ledger as private
     assert at.session_state[S.NONPRIVATE][rec.data_key] == 1
 

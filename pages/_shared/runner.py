@@ -8,7 +8,7 @@ import numpy as np
 import streamlit as st
 
 from dpkme.accounting import PrivacyCharge
-from dpkme.guards import ALL_PAIRS_TERM, estimate_cost
+from dpkme.guards import ALL_PAIRS_TERM, estimate_cost, mark_not_private
 
 from . import compute as C
 from . import state as S
@@ -163,6 +163,8 @@ def perform(spec: MechanismSpec, params: dict, ctx: RunContext, *, allow_over: b
     if over:
         notes.append(over)
     release, owner = run_spec(spec, ctx, params)
+    if problems:  # the release's own metadata says so too (exports, JSON)
+        mark_not_private(release, problems, warn=False)
     ctx.progress(0.9, "evaluating against the private data (for you only)")
     metrics = {**evaluate(ds, ctx.kernel, release, spec), **owner}
     rec = S.ReleaseRecord(
@@ -220,6 +222,8 @@ def repeat_draws(spec: MechanismSpec, params: dict, ctx: RunContext, k: int, *, 
         ctx.random_state = None if base is None else base + 1 + i
         ctx.progress = lambda f, m, i=i: progress((i + f) / k, f"draw {i + 1} of {k}: {m}")
         r, _ = run_spec(spec, ctx, params)
+        if problems:
+            mark_not_private(r, problems, warn=False)
         out.append(r)
         seeds.append(r.seed)
         dists.append(C.distance(ds, ctx.kernel, r.points, r.weights))

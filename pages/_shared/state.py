@@ -62,7 +62,7 @@ UPLOAD = "upload"
 # Kernel & privacy
 KERNEL = "cfg.kernel"
 LENGTHSCALE = "cfg.lengthscale"
-LENGTHSCALE_SOURCE = "cfg.lengthscale_source"  # "declared" | "suggested" | "paper" | "public-subset" | "private-data"
+LENGTHSCALE_SOURCE = "cfg.lengthscale_source"  # "declared" | "suggested" | "paper" | "public-subset" | "private-dp" | "private-data"
 NU = "cfg.nu"
 BETA = "cfg.beta"
 EPS = "cfg.epsilon"              # value of the log slider
