@@ -126,7 +126,10 @@ def subspace_curves(
 
     t = time.perf_counter()
     report(0.0, "kernel sums over the private data")
-    if z_is_prefix_of_x and m_max <= n and np.array_equal(Z, X[:m_max]) and mean_kxx is None:
+    # One pass over the N^2/2 pairs gives everything when Z is a prefix of X, unless the spectral sums apply
+    # (Gaussian kernel, D <= 2: mean of K_XX and the row means in O(N K^D)).
+    if (z_is_prefix_of_x and m_max <= n and np.array_equal(Z, X[:m_max]) and mean_kxx is None
+            and not kernel.spectral_sums_available(X)):
         lower, upper = kernel.triangular_row_sums(X)
         rows = lower + upper + a
         mean_kxx = float(rows.sum() / n**2)
