@@ -13,6 +13,7 @@ st.set_page_config(page_title="dpkme — private data release with kernel mean e
 
 from pages._shared import state as S  # noqa: E402
 from pages._shared.datasets import load_default  # noqa: E402
+from pages._shared.frame import running_frame  # noqa: E402
 from pages._shared.widgets import guard, sidebar_summary  # noqa: E402
 
 S.init_defaults()
@@ -32,7 +33,7 @@ pages = {
     "Explore": [
         st.Page("pages/curves.py", title="Privacy–utility curves", icon=":material/show_chart:", url_path="curves"),
         st.Page("pages/use.py", title="Third-party use", icon=":material/calculate:", url_path="use"),
-        st.Page("pages/twosample.py", title="Two-sample test", icon=":material/compare_arrows:", url_path="two-sample"),
+        st.Page("pages/twosample.py", title="Two-sample test", icon=":material/compare_arrows:", url_path="twosample"),
         st.Page("pages/clustering.py", title="Clustering", icon=":material/bubble_chart:", url_path="clustering"),
         st.Page("pages/ledger.py", title="Budget ledger", icon=":material/account_balance_wallet:", url_path="ledger"),
         st.Page("pages/audit.py", title="Privacy audit", icon=":material/policy:", url_path="audit"),
@@ -40,4 +41,5 @@ pages = {
 }
 page = st.navigation(pages)
 sidebar_summary()
-page.run()
+with running_frame():          # pages check it: a deep link may first run a page alone (pages/_shared/frame.py)
+    page.run()

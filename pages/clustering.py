@@ -15,6 +15,9 @@ from pages._shared.runner import check_budget
 from pages._shared.widgets import (PAGE_LEDGER, PAGE_RELEASE, delta_control, epsilon_control, guard, require_dataset,
                                    size_guard)
 from dpkme.guards import estimate_cost
+from pages._shared.frame import require_frame
+
+require_frame(__file__)
 
 ss = st.session_state
 ds = require_dataset()

@@ -18,6 +18,9 @@ from pages._shared.mechanisms import algorithm2_available
 from pages._shared.runner import evaluation_cost
 from pages._shared.widgets import guard, require_dataset, size_guard
 from dpkme.guards import estimate_cost
+from pages._shared.frame import require_frame
+
+require_frame(__file__)
 
 ss = st.session_state
 ds = require_dataset()

@@ -12,6 +12,9 @@ from pages._shared import state as S
 from pages._shared.datasets import SCALING_MODES, build_dataset, cached_dataset, spec_json
 from pages._shared.figures import data_figure, pca_basis
 from pages._shared.widgets import PAGE_KERNEL, guard
+from pages._shared.frame import require_frame
+
+require_frame(__file__)
 
 ss = st.session_state
 

@@ -13,6 +13,9 @@ from pages._shared.figures import release_figure, template_figure
 from pages._shared.mechanisms import REGISTRY
 from pages._shared.runner import make_context, perform
 from pages._shared.widgets import PAGE_CURVES, PAGE_DATA, PAGE_LEDGER, PAGE_RELEASE, PAGE_USE, guard
+from pages._shared.frame import require_frame
+
+require_frame(__file__)
 
 ss = st.session_state
 

@@ -15,6 +15,9 @@ from pages._shared.datasets import median_heuristic
 from pages._shared.figures import kernel_profile, sigma_figure
 from pages._shared.runner import check_budget
 from pages._shared.widgets import PAGE_LEDGER, PAGE_RELEASE, delta_control, epsilon_control, guard, require_dataset, size_guard
+from pages._shared.frame import require_frame
+
+require_frame(__file__)
 
 ss = st.session_state
 ds = require_dataset()

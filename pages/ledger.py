@@ -9,6 +9,9 @@ import streamlit as st
 from dpkme.accounting import basic_composition
 from pages._shared import state as S
 from pages._shared.widgets import PAGE_DATA, guard, require_dataset
+from pages._shared.frame import require_frame
+
+require_frame(__file__)
 
 ss = st.session_state
 ds = require_dataset()

@@ -11,6 +11,9 @@ from pages._shared.figures import function_figure, kme_heatmaps, release_figure,
 from pages._shared.mechanisms import REGISTRY, algorithm2_available
 from pages._shared.runner import make_context, perform, private_problems, release_cost, repeat_draws, replay
 from pages._shared.widgets import PAGE_KERNEL, PAGE_LEDGER, PAGE_USE, guard, require_dataset, size_guard
+from pages._shared.frame import require_frame
+
+require_frame(__file__)
 
 try:
     from dpkme.gp_release import NOTES as _GP_NOTES

@@ -20,6 +20,9 @@ from pages._shared import state as S
 from pages._shared.figures import PALETTE
 from pages._shared.widgets import (PAGE_DATA, PAGE_KERNEL, PAGE_LEDGER, PAGE_RELEASE, StoppableProgress, guard,
                                    require_dataset, size_guard)
+from pages._shared.frame import require_frame
+
+require_frame(__file__)
 
 ss = st.session_state
 ds = require_dataset()

@@ -13,6 +13,9 @@ from pages._shared import compute as C
 from pages._shared import state as S
 from pages._shared.figures import release_figure
 from pages._shared.widgets import PAGE_RELEASE, guard, require_dataset
+from pages._shared.frame import require_frame
+
+require_frame(__file__)
 
 ss = st.session_state
 ds = require_dataset()

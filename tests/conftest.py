@@ -24,6 +24,7 @@ browser suite must not look green. ``bash tests/run.sh`` installs it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
@@ -109,9 +110,9 @@ def _healthy(url: str) -> bool:
         return False
 
 
-@pytest.fixture(scope="session")
-def streamlit_server():
-    """A live ``streamlit run app.py`` on 127.0.0.1:<free port> for the session."""
+@contextlib.contextmanager
+def run_streamlit_server():
+    """Start ``streamlit run app.py`` on 127.0.0.1:<free port>, wait until healthy, stop it afterwards."""
     if not APP_FILE.exists():
         pytest.fail(f"{APP_FILE} does not exist")
     port = _free_port()
@@ -164,6 +165,20 @@ def streamlit_server():
             proc.kill()
             proc.wait(timeout=10)
         shutil.rmtree(log_dir, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def streamlit_server():
+    """A live ``streamlit run app.py`` on 127.0.0.1:<free port> for the session."""
+    with run_streamlit_server() as server:
+        yield server
+
+
+@pytest.fixture
+def fresh_streamlit_server():
+    """A server of its own for one test (e.g. what the very first request after start does)."""
+    with run_streamlit_server() as server:
+        yield server
 
 
 @pytest.hookimpl(wrapper=True)

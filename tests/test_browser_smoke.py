@@ -54,3 +54,42 @@ def test_every_page_runs_headless(app_test):
             continue
         at.switch_page(f"pages/{page.name}").run()
         assert not at.exception, (page.name, at.exception)
+
+
+def _check_deep_links(page, url, wait_idle, assert_no_exception):
+    url_paths = re.findall(r'url_path="([^"]+)"', (REPO_ROOT / "app.py").read_text())
+    # every url_path equals its file's name: the legacy pages/ registry maps a first-visit link by file name
+    assert sorted(url_paths) == sorted(p.stem for p in (REPO_ROOT / "pages").glob("*.py")), url_paths
+    for path in url_paths:
+        page.goto(f"{url}/{path}")
+        wait_idle(page)
+        expect(page).to_have_title(re.compile("dpkme"))
+        nav_text = page.get_by_test_id("stSidebarNav").inner_text()
+        assert "Kernel & privacy" in nav_text and "Privacy audit" in nav_text, (path, nav_text)
+        default = path == "home" and page.url.rstrip("/") == url           # the default page lives at /
+        assert default or page.url.rstrip("/").endswith("/" + path), (path, page.url)
+        expect(_main_heading(page)).to_be_visible()
+        assert_no_exception(page)
+
+
+@pytest.mark.browser
+def test_the_first_request_to_a_new_server_can_be_a_deep_link(page, fresh_streamlit_server, wait_idle,
+                                                               assert_no_exception):
+    """A deep link as the very first request of a server runs app.py's frame (title, navigation, data).
+
+    Streamlit treats pages/ as a legacy registry until the first st.navigation call of the process, so
+    without pages/_shared/frame.py this link would run pages/audit.py alone (file-name menu, no dataset).
+    """
+    page.goto(f"{fresh_streamlit_server.url}/audit")
+    wait_idle(page)
+    expect(page).to_have_title(re.compile("dpkme"))
+    nav_text = page.get_by_test_id("stSidebarNav").inner_text()
+    assert "Privacy audit" in nav_text and "Kernel & privacy" in nav_text, nav_text
+    expect(page.get_by_text("Current data")).to_be_visible()          # app.py's sidebar summary
+    assert_no_exception(page)
+
+
+@pytest.mark.browser
+def test_a_deep_link_opens_the_page_inside_the_app_frame(page, streamlit_server, wait_idle, assert_no_exception):
+    """Every page's URL opened in a new browser session shows the page inside the frame."""
+    _check_deep_links(page, streamlit_server.url, wait_idle, assert_no_exception)

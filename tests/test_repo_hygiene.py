@@ -267,3 +267,17 @@ def test_installed_versions_match_the_pins():
             if installed != version:
                 mismatched.append(f"{name}: pinned {version} in {rel}, installed {installed}")
     assert not mismatched, "run `bash tests/run.sh` to sync the environment:\n" + "\n".join(mismatched)
+
+
+def test_every_page_requires_the_app_frame_first():
+    """Each page calls require_frame(__file__) before anything is drawn (deep links: pages/_shared/frame.py)."""
+    import ast
+
+    for path in sorted((REPO_ROOT / "pages").glob("*.py")):
+        tree = ast.parse(path.read_text())
+        body = [n for n in tree.body if not isinstance(n, (ast.Import, ast.ImportFrom))
+                and not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))]   # docstring
+        first = body[0]
+        call = first.value if isinstance(first, ast.Expr) else None
+        assert isinstance(call, ast.Call) and getattr(call.func, "id", None) == "require_frame", \
+            f"{path.name}: the first statement must be require_frame(__file__)"
