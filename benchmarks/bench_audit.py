@@ -3,7 +3,7 @@
 Usage::
 
     python benchmarks/bench_audit.py [--runs 20000] [--alpha 0.05] [--repetitions 500]
-                                     [--sections audits,power,cost] [--markdown-only]
+                                     [--sections audits,power,cost] [--markdown-only] [--readme]
 
 Sections
 
@@ -22,7 +22,8 @@ Sections
    times for every mechanism at a few sizes (the ratio measured / predicted).
 
 Writes ``benchmarks/results/audit.json`` and ``benchmarks/results/audit.md``
-(``--markdown-only`` rebuilds the markdown from the JSON).
+(``--markdown-only`` rebuilds the markdown from the JSON); ``--readme`` also writes the audit table
+into README.md (between its ``audit-table`` markers).
 """
 
 from __future__ import annotations
@@ -221,34 +222,52 @@ def _fmt(x, digits=3):
     return str(x)
 
 
+def audit_table_lines(a: dict) -> list[str]:
+    """The audit table (markdown lines): used in audit.md and, with ``--readme``, in README.md."""
+    out = [f"Each mechanism is run {a['runs']:,} times on each of two worst-case neighbouring datasets "
+           f"(seed 0); the lower bound holds with probability ≥ {1 - a['alpha']:g} (one-sided "
+           "Clopper-Pearson bounds on both error rates, threshold chosen on 30 % of the runs). "
+           "*pair ε* is the exact ε of the audited pair (the best any auditor of the full output could "
+           "reach; — when not available in closed form). Mis-calibrated variants must be caught "
+           "(lower bound > claimed ε).", "",
+           "| mechanism | variant | claimed ε | δ | audited lower bound | pair ε (exact) | runs | verdict |",
+           "|---|---|---:|---:|---:|---:|---:|---|"]
+    for r in a["rows"]:
+        verdict = ("no violation found" if r["passed"] else "**claim refuted**")
+        verdict += "" if r["as_expected"] else " (UNEXPECTED)"
+        out.append(f"| {r['mechanism']} | {r['variant']} | {r['claimed_epsilon']:g} | {r['claimed_delta']:g} | "
+                   f"{r['epsilon_lower_bound']:.2f} | {_fmt(r['pair_epsilon'], 2)} | {r['runs']:,} | {verdict} |")
+    out += ["", "Command: `python benchmarks/bench_audit.py --sections audits"
+            f" --runs {a['runs']} --alpha {a['alpha']}`; total {sum(r['seconds'] for r in a['rows']):.0f} s.",
+            "", "Notes: δ = 0.01 lets a few thousand runs resolve the tails that matter; at δ = 1e-5 the "
+            "same runs certify only smaller ε. The exponential mechanism's pair ε is below its claim "
+            "because of the factor 2 in ε/(2Δ) (needed for non-monotone utilities); k-means and the "
+            "two-sample test release post-processed or conservatively bounded statistics, so their "
+            "bounds are looser."]
+    return out
+
+
+README = ROOT / "README.md"
+README_START, README_END = "<!-- audit-table:start (benchmarks/bench_audit.py --readme) -->", "<!-- audit-table:end -->"
+
+
+def update_readme(res: dict, path: Path = README) -> None:
+    """Replace the README's audit table (between the two markers) by the one of ``res``."""
+    text = path.read_text()
+    i, j = text.find(README_START), text.find(README_END)
+    if i < 0 or j < i:
+        raise SystemExit(f"{path} has no {README_START} ... {README_END} section")
+    table = "\n".join(audit_table_lines(res["audits"]))
+    path.write_text(text[: i + len(README_START)] + "\n" + table + "\n" + text[j:])
+
+
 def markdown(res: dict) -> str:
     m = res["meta"]
     out = ["# Privacy audit benchmark (`benchmarks/bench_audit.py`)", "",
            f"Machine: {m['machine']}, {m['cpus']} CPU(s), Python {m['python']}; load average at the end "
            f"{m['load_end']}. Generated {m['date']}.", ""]
     if "audits" in res:
-        a = res["audits"]
-        out += ["## Audit table", "",
-                f"Each mechanism is run {a['runs']:,} times on each of two worst-case neighbouring datasets "
-                f"(seed 0); the lower bound holds with probability ≥ {1 - a['alpha']:g} (one-sided "
-                "Clopper-Pearson bounds on both error rates, threshold chosen on 30 % of the runs). "
-                "*pair ε* is the exact ε of the audited pair (the best any auditor of the full output could "
-                "reach; — when not available in closed form). Mis-calibrated variants must be caught "
-                "(lower bound > claimed ε).", "",
-                "| mechanism | variant | claimed ε | δ | audited lower bound | pair ε (exact) | runs | verdict |",
-                "|---|---|---:|---:|---:|---:|---:|---|"]
-        for r in a["rows"]:
-            verdict = ("no violation found" if r["passed"] else "**claim refuted**")
-            verdict += "" if r["as_expected"] else " (UNEXPECTED)"
-            out.append(f"| {r['mechanism']} | {r['variant']} | {r['claimed_epsilon']:g} | {r['claimed_delta']:g} | "
-                       f"{r['epsilon_lower_bound']:.2f} | {_fmt(r['pair_epsilon'], 2)} | {r['runs']:,} | {verdict} |")
-        out += ["", "Command: `python benchmarks/bench_audit.py --sections audits"
-                f" --runs {a['runs']} --alpha {a['alpha']}`; total {sum(r['seconds'] for r in a['rows']):.0f} s.",
-                "", "Notes: δ = 0.01 lets a few thousand runs resolve the tails that matter; at δ = 1e-5 the "
-                "same runs certify only smaller ε. The exponential mechanism's pair ε is below its claim "
-                "because of the factor 2 in ε/(2Δ) (needed for non-monotone utilities); k-means and the "
-                "two-sample test release post-processed or conservatively bounded statistics, so their "
-                "bounds are looser.", ""]
+        out += ["## Audit table", ""] + audit_table_lines(res["audits"]) + [""]
     if "power" in res:
         p = res["power"]
         out += ["## False-failure probabilities of the CI tests", "",
@@ -292,10 +311,14 @@ def main(argv=None) -> int:
     ap.add_argument("--sections", default="audits,power,cost")
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--markdown-only", action="store_true", help="rebuild audit.md from audit.json")
+    ap.add_argument("--readme", action="store_true", help="also write the audit table into README.md")
     args = ap.parse_args(argv)
     json_path, md_path = args.out / "audit.json", args.out / "audit.md"
     if args.markdown_only:
-        md_path.write_text(markdown(json.loads(json_path.read_text())))
+        res = json.loads(json_path.read_text())
+        md_path.write_text(markdown(res))
+        if args.readme:
+            update_readme(res)
         return 0
     sections = [s.strip() for s in args.sections.split(",") if s.strip()]
     res = json.loads(json_path.read_text()) if json_path.exists() else {}
@@ -317,7 +340,9 @@ def main(argv=None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     json_path.write_text(json.dumps(res, indent=2, default=float))
     md_path.write_text(markdown(res))
-    _log(f"wrote {json_path} and {md_path}")
+    if args.readme and "audits" in res:
+        update_readme(res)
+    _log(f"wrote {json_path} and {md_path}" + (" and the README's audit table" if args.readme else ""))
     return 0
 
 

@@ -281,3 +281,22 @@ def test_every_page_requires_the_app_frame_first():
         call = first.value if isinstance(first, ast.Expr) else None
         assert isinstance(call, ast.Call) and getattr(call.func, "id", None) == "require_frame", \
             f"{path.name}: the first statement must be require_frame(__file__)"
+
+
+def test_readme_audit_table_is_the_generated_one():
+    """README's audit table is exactly what benchmarks/bench_audit.py writes from its results JSON."""
+    import importlib.util
+    import json
+
+    spec = importlib.util.spec_from_file_location("bench_audit", REPO_ROOT / "benchmarks" / "bench_audit.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    res = json.loads((REPO_ROOT / "benchmarks" / "results" / "audit.json").read_text())
+    readme = (REPO_ROOT / "README.md").read_text()
+    i, j = readme.index(bench.README_START) + len(bench.README_START), readme.index(bench.README_END)
+    assert readme[i:j].strip() == "\n".join(bench.audit_table_lines(res["audits"])).strip()
+    # every mechanism of the library is in it, and every deliberately broken variant is refuted
+    from dpkme.audit import AUDITS
+    rows = res["audits"]["rows"]
+    assert {r["mechanism"] for r in rows} == set(AUDITS)
+    assert all(r["passed"] == (r["variant"] == "correct") for r in rows)
