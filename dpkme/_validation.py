@@ -247,9 +247,17 @@ def noise_rng(random_state) -> tuple[np.random.Generator, int | None, str]:
     return rng, seed, "seeded" if seed is not None else "generator"
 
 
+#: Largest total absolute weight accepted: sum |w| <= 1e150 keeps w^T K w (<= (sum |w|)^2 for k <= 1) finite.
+MAX_TOTAL_WEIGHT = 1e150
+
+
 def check_weights(w, *, n: int, name: str = "weights") -> np.ndarray:
-    """Validate a weight vector of length ``n``."""
+    """Validate a weight vector of length ``n`` (finite, total absolute weight at most :data:`MAX_TOTAL_WEIGHT`)."""
     arr = check_array(w, name=name, ndim=1)
     if arr.shape[0] != n:
         raise ValueError(f"{name} has length {arr.shape[0]} but {n} points were given.")
+    biggest = float(np.max(np.abs(arr))) if arr.size else 0.0
+    if biggest > MAX_TOTAL_WEIGHT / max(n, 1) and float(np.sum(np.abs(arr) / MAX_TOTAL_WEIGHT)) > 1.0:
+        raise ValueError(f"{name} are too large: the largest is {biggest:.3g} and their absolute values sum to more "
+                         f"than {MAX_TOTAL_WEIGHT:g}, so weighted kernel sums would overflow; rescale them.")
     return arr

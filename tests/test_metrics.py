@@ -76,3 +76,13 @@ def test_bad_input():
         mmd(X[:1], X, kernel=K, unbiased=True)
     with pytest.raises(ValueError, match="3 column"):
         mmd(X, np.zeros((4, 3)), kernel=K)
+
+
+@pytest.mark.parametrize("w", [[1e308, 1e308], [1e308, -1e308], [1.7e308, 1.7e308], [1e151, 0.0]])
+def test_weights_whose_sums_would_overflow_are_refused(w):
+    """Found by the property tests: ±1e308 weights gave an overflow warning, or a distance of 0 (inf - inf)."""
+    from dpkme.kernels import GaussianKernel
+
+    X, Y = np.zeros((3, 2)), np.ones((2, 2))
+    with pytest.raises(ValueError, match="weights are too large"):
+        rkhs_distance(X, Y, np.array(w), kernel=GaussianKernel(lengthscale=1.0))
