@@ -247,6 +247,11 @@ def noise_rng(random_state) -> tuple[np.random.Generator, int | None, str]:
     return rng, seed, "seeded" if seed is not None else "generator"
 
 
+#: Largest magnitude accepted for a data value (after any declared scaling): with |x| <= 1e100, squared
+#: distances and their sums over the columns stay finite in float64, and so do the lengthscales the kernels
+#: accept ([1e-100, 1e100]). Larger values overflow the kernel computations: rescale the data instead.
+MAX_ABS_VALUE = 1e100
+
 #: Largest total absolute weight accepted: sum |w| <= 1e150 keeps w^T K w (<= (sum |w|)^2 for k <= 1) finite.
 MAX_TOTAL_WEIGHT = 1e150
 

@@ -40,6 +40,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ._validation import (
+    MAX_ABS_VALUE,
     _short,
     check_array,
     check_positive_float,
@@ -772,8 +773,15 @@ class DeclaredScaling:
 
     @classmethod
     def from_box(cls, *, lower, upper, source: str = "declared box") -> "DeclaredScaling":
-        """Scaling that maps the declared box ``[lower, upper]`` onto ``[-1, 1]^D``."""
+        """Scaling that maps the declared box ``[lower, upper]`` onto ``[-1, 1]^D`` (bounds within ±1e100)."""
         lo, hi = _check_box(lower, upper, dim=None)
+        wild = (np.abs(lo) > MAX_ABS_VALUE) | (np.abs(hi) > MAX_ABS_VALUE)
+        if wild.any():
+            j = int(np.argmax(wild))
+            raise ValueError(
+                f"the box's bounds must lie within ±{MAX_ABS_VALUE:g}; column {j} has lower={float(lo[j]):g}, "
+                f"upper={float(hi[j]):g}. Declare the range of values that are really possible."
+            )
         return cls(center=(lo + hi) / 2.0, scale=(hi - lo) / 2.0, source=source)
 
     @classmethod
@@ -799,10 +807,21 @@ class DeclaredScaling:
                 )
 
     def apply(self, X) -> np.ndarray:
-        """``(X - center) / scale`` as a new float64 array."""
+        """``(X - center) / scale`` as a new float64 array; values beyond ±1e100 after scaling are refused."""
         X = check_array(X, name="X")
         self._check_dim(X)
-        return (X - self.center) / self.scale
+        with np.errstate(over="ignore"):
+            Z = (X - self.center) / self.scale
+        wild = ~(np.abs(Z) <= MAX_ABS_VALUE)
+        if wild.any():
+            j = int(np.nonzero(wild.any(axis=0))[0][0])
+            s = float(self.scale[j if self.scale.shape[0] > 1 else 0])
+            raise ValueError(
+                f"the scaling maps column {j} beyond ±{MAX_ABS_VALUE:g} (its scale {s:g} is far too small for "
+                "these values), which would overflow the kernel computations; declare a wider box (or clip to "
+                "it) or a larger scale."
+            )
+        return Z
 
     def inverse(self, Z) -> np.ndarray:
         """``Z * scale + center``: map (e.g. released synthetic) points back to original units."""

@@ -32,7 +32,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from ._validation import _short, check_array, check_positive_int
+from ._validation import MAX_ABS_VALUE, _short, check_array, check_positive_int
 
 __all__ = [
     "load_npz",
@@ -472,7 +472,10 @@ def _read_text(data: bytes, name: str, *, max_rows: int, max_cols: int, encoding
             sample_lines.append(line)
         pos = end + 1
     if not sample_lines:
-        raise ValueError(f"{name!r} has no lines after the delimiter declaration; upload the whole table.")
+        if forced:
+            raise ValueError(f"{name!r} has no lines after the delimiter declaration; upload the whole table.")
+        # e.g. only a byte-order mark and blank lines: nothing but an encoding marker
+        raise ValueError(f"{name!r} is empty; upload a table with a header line and at least {MIN_ROWS} data rows.")
     delim = forced.group(1) if forced else _choose_delimiter(sample_lines, name)
     delim_name = _DELIM_NAMES.get(delim, repr(delim))
 
@@ -658,6 +661,14 @@ def _column_to_float(df: pd.DataFrame, col) -> tuple[np.ndarray, np.ndarray]:
             f"column {str(col)!r} contains an infinite value ({values[pos]}) in {_row_text(df, pos)}; "
             "replace it by a finite number or remove the row."
         )
+    huge = np.abs(values) > MAX_ABS_VALUE          # NaN compares False
+    if huge.any():
+        pos = int(np.argmax(huge))
+        raise ValueError(
+            f"column {str(col)!r} contains {values[pos]:.4g} in {_row_text(df, pos)}: values beyond "
+            f"±{MAX_ABS_VALUE:g} overflow the kernel computations; rescale the column (e.g. other units) or "
+            "remove the row."
+        )
     return values, missing
 
 
@@ -689,7 +700,8 @@ def numeric_matrix(df: pd.DataFrame, columns: Sequence[str] | None = None, *, dr
     ValueError
         Unknown or duplicate column, a text cell that is not a number (the
         message names the column, an example value and its row), a boolean or
-        date column, an infinite value, missing values (unless
+        date column, an infinite value or one beyond ±1e100
+        (:data:`dpkme._validation.MAX_ABS_VALUE`), missing values (unless
         ``drop_missing``), or fewer than :data:`MIN_ROWS` rows left.
     """
     if not isinstance(df, pd.DataFrame):

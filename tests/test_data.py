@@ -304,6 +304,19 @@ def test_declared_scaling_errors(center, scale, X, match):
         apply_declared_scaling(X, center, scale)
 
 
+def test_declared_box_and_scaling_refuse_overflowing_magnitudes():
+    """Regression (fuzzing the Data page's declared box): a box of ±1e308 overflowed (hi - lo) with a
+    RuntimeWarning, and a box of width 1e-300 mapped the data to ±1e303, whose squared distances overflow."""
+    with pytest.raises(ValueError, match=r"within ±1e\+100; column 1 has lower=-1e\+308"):
+        DeclaredScaling.from_box(lower=[0, -1e308], upper=[1, 1e308])
+    narrow = DeclaredScaling.from_box(lower=[0.0, 0.0], upper=[1.0, 1e-300])
+    with pytest.raises(ValueError, match=r"maps column 1 beyond ±1e\+100 .* declare a wider box"):
+        narrow.apply(np.array([[0.5, 800.0], [0.2, -800.0]]))
+    with pytest.raises(ValueError, match="beyond"):                       # overflow to inf: no RuntimeWarning
+        apply_declared_scaling(np.array([[1e300]]), 0.0, 1e-10)
+    np.testing.assert_allclose(narrow.apply(np.array([[0.5, 0.0]])), [[0.0, -1.0]])   # within the box: fine
+
+
 def test_scaling_from_public_data():
     pub = np.random.default_rng(0).normal(5.0, 3.0, size=(500, 2))
     pub[:, 1] = 7.0  # a constant column gets scale 1

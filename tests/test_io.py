@@ -185,6 +185,10 @@ _HIGH_BYTES = bytes(np.random.default_rng(1).integers(128, 256, 400, dtype=np.ui
     [
         (b"", "a.csv", {}, ["is empty", "header line"]),
         (b"\n\n  \n", "a.csv", {}, ["is empty"]),
+        # only a byte-order mark (UTF-8 or UTF-16): empty, not a "delimiter declaration" problem
+        (b"\xef\xbb\xbf", "a.csv", {}, ["is empty", "header line"]),
+        (b"\xff\xfe\n\x00", "a.csv", {}, ["is empty", "header line"]),
+        (b"sep=;\n", "a.csv", {}, ["no lines after the delimiter declaration"]),
         (_RNG_BYTES, "a.csv", {}, ["binary file", "not a CSV"]),
         (b"\x01\x02\x03abc,def\n" * 20, "a.csv", {}, ["control character", "binary"]),
         (_HIGH_BYTES, "a.csv", {}, ["not UTF-8", "encoding"]),
@@ -328,6 +332,9 @@ def test_numeric_matrix_missing_values_reported_not_dropped():
         (pd.DataFrame({"a": pd.to_datetime(["2020-01-01", "2021-01-01"])}), ["a"], "dates"),
         (pd.DataFrame({"a": [1.0, np.inf]}), ["a"], "infinite value"),
         (pd.DataFrame({"a": ["1", "inf"]}), ["a"], "infinite value"),
+        # regression (hostile uploads): finite but huge values overflowed the kernel computations later
+        (pd.DataFrame({"a": [1.0, 1e200]}), ["a"], r"contains 1e\+200 in data row 2: values beyond ±1e\+100"),
+        (pd.DataFrame({"a": ["1", "-3e150"]}), ["a"], "rescale the column"),
         (pd.DataFrame({"s": ["x", "y"]}), None, "no numeric column"),
         (pd.DataFrame([[1, 2], [3, 4]], columns=["a", "a"]), ["a"], "occurs more than once"),
         (np.ones((3, 2)), ["a"], "expected a pandas DataFrame"),
