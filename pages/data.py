@@ -7,7 +7,8 @@ import pandas as pd
 import streamlit as st
 
 from dpkme.data import GENERATORS
-from dpkme.io import MAX_COLUMNS, MAX_ROWS, MAX_UPLOAD_BYTES, SAMPLES, load_table, nonprivate_summary, numeric_columns
+from dpkme.io import (MAX_COLUMNS, MAX_ROWS, MAX_UPLOAD_BYTES, MIN_ROWS, SAMPLES, load_table, nonprivate_summary,
+                      numeric_columns)
 from pages._shared import state as S
 from pages._shared.datasets import SCALING_MODES, build_dataset, cached_dataset, spec_json
 from pages._shared.figures import data_figure, pca_basis
@@ -87,7 +88,21 @@ with left:
             f"{MAX_UPLOAD_BYTES // 2**20} MB, {MAX_ROWS:,} rows and {MAX_COLUMNS} columns. The file is parsed in "
             "memory and never stored."
         )
-        up = st.file_uploader("Upload a table", type=["csv", "tsv", "txt", "parquet", "pq"], key="data.upload")
+        with st.expander("Why these limits?"):
+            st.markdown(
+                f"- **{MAX_UPLOAD_BYTES // 2**20} MB per file** (also Streamlit's `server.maxUploadSize`): the file is "
+                "parsed in memory, which holds several copies of it at once. Keep only the columns you need.\n"
+                f"- **{MAX_ROWS:,} rows**: a release evaluates the kernel between every row and every synthetic point, "
+                "so larger tables are too slow here. Upload a random subsample chosen *without looking at the "
+                "values*.\n"
+                f"- **{MAX_COLUMNS} columns**: kernel mean embeddings lose resolution quickly with the dimension; the "
+                "header is checked before anything else is read, so a huge header is refused at once.\n"
+                f"- **At least {MIN_ROWS} data rows and one numeric column**, with a header line of column names. "
+                "Excel or other spreadsheet files: save them as 'CSV UTF-8' first."
+            )
+        # No type filter: the loader recognises the content whatever the name (Parquet, or an Excel workbook
+        # or image renamed .csv) and explains what to do; a filter would refuse .xlsx without that advice.
+        up = st.file_uploader("Upload a table", key="data.upload")
         if up is not None:
             state = ss.get(S.UPLOAD)
             if state is None or state.get("file_id") != up.file_id:

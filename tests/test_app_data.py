@@ -1,6 +1,12 @@
 """Data page (AppTest): generate, bundled samples, uploads (good and bad), publishable subset, scaling."""
 
+import io
+import random
+import zipfile
+from pathlib import Path
+
 import numpy as np
+import pandas as pd
 import pytest
 
 from test_app_shared import errors, metric, new_app, ok, plotly_figures
@@ -98,17 +104,156 @@ def test_upload_a_good_csv_and_use_it(data_page):
     assert "bytes" not in str(at.session_state[S.UPLOAD].keys())   # only the parsed table is kept
 
 
-@pytest.mark.parametrize("name,content,expected", [
-    ("empty.csv", b"", "empty"),
-    ("one_row.csv", b"a,b\n1,2\n", "row"),
-    ("text.csv", b"a,b\nx,y\nz,w\nu,v\n", "no numeric column"),
-    ("binary.csv", b"\x89PNG\r\n\x1a\n" + bytes(200), "PNG"),
-])
-def test_broken_uploads_show_a_clear_error(data_page, name, content, expected):
+def _xlsx_bytes() -> bytes:
+    """A minimal Office Open XML workbook: a ZIP archive with xl/ parts, as Excel writes it."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("[Content_Types].xml", '<?xml version="1.0"?><Types/>')
+        z.writestr("xl/workbook.xml", '<?xml version="1.0"?><workbook/>')
+        z.writestr("xl/worksheets/sheet1.xml", '<?xml version="1.0"?><worksheet/>')
+    return buf.getvalue()
+
+
+def _parquet_bytes(frame) -> bytes:
+    buf = io.BytesIO()
+    frame.to_parquet(buf)
+    return buf.getvalue()
+
+
+_RNG = random.Random(0)
+_RANDOM = bytes(_RNG.randrange(256) for _ in range(20_000))          # NUL bytes included
+_HIGH = bytes(_RNG.randrange(128, 256) for _ in range(2_000))        # no NUL, never valid UTF-8
+_WIDE = b",".join(b"c%d" % i for i in range(10**6)) + b"\n" + b"1,2\n" * 3        # a header of 10^6 columns
+
+# Hostile uploads: (file name, content, fragments of the error: what is wrong *and what to do*).
+HOSTILE = [
+    ("empty.csv", b"", ["empty", "upload a table with a header line"]),
+    ("blank.csv", b"\n \n\n", ["empty"]),
+    ("bom_only.csv", b"\xef\xbb\xbf", ["empty", "header line"]),
+    ("header_only.csv", b"a,b\n", ["0 data row", "at least 2", "Upload the whole table"]),
+    ("one_row.csv", b"a,b\n1,2\n", ["1 data row", "at least 2", "Upload the whole table"]),
+    ("text.csv", b"a,b\nx,y\nz,w\nu,v\n", ["no numeric column", "check for stray text"]),
+    ("binary.csv", b"\x89PNG\r\n\x1a\n" + bytes(200), ["PNG image", "upload the table as CSV"]),
+    ("random.csv", _RANDOM, ["binary file", "save it as CSV UTF-8"]),
+    ("high_bytes.csv", _HIGH, ["not UTF-8", "CSV UTF-8"]),
+    ("wide.csv", _WIDE, ["1000000 columns", "limit of 200", "keep only the columns"]),
+    ("latin1.csv", "name,x\nJosé,1\nRené,2\nAna,3\n".encode("latin-1"),
+     ["not UTF-8", "line 2", "Re-save the file as 'CSV UTF-8'"]),
+    ("book.xlsx", _xlsx_bytes(), ["Excel workbook", "Save As", "CSV UTF-8"]),
+    ("book.csv", _xlsx_bytes(), ["Excel workbook", "Save As", "CSV UTF-8"]),      # renamed workbook
+    ("old.xls", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(500), ["Excel .xls", "Save As", "CSV UTF-8"]),
+    ("colons.csv", b"a:b\n1:2\n3:4\n5:6\n", ["single text column", "':'", "delimiter", "comma"]),
+    ("ragged.csv", b"a,b\n1,2\n3,4,5,6\n7,8\n", ["could not be parsed", "same number of fields"]),
+    ("names.parquet", _parquet_bytes(pd.DataFrame({"name": ["a", "b", "c"]})), ["no numeric column"]),
+    ("fake.parquet", b"a,b\n1,2\n3,4\n", ["Parquet marker"]),
+]
+
+
+@pytest.mark.parametrize("name,content,fragments", HOSTILE, ids=[h[0] for h in HOSTILE])
+def test_hostile_uploads_show_a_clear_error_and_the_page_stays_usable(data_page, name, content, fragments):
+    at = data_page
+    before = at.session_state[S.DATASET].key
+    _upload(at, name, content)
+    assert not at.exception, [e.value for e in at.exception]
+    message = errors(at)
+    assert f"Could not read {name!r}" in message, message
+    for fragment in fragments:
+        assert fragment in message, (fragment, message)
+    assert S.UPLOAD not in at.session_state                   # nothing half-read is kept
+    assert at.session_state[S.DATASET].key == before         # the current data is untouched
+    assert metric(at, "Private rows N") == "4,275"            # and still shown
+    # still usable: a good file is read at once
+    at.file_uploader(key="data.upload").set_value(("people.csv", GOOD_CSV, "text/csv")).run()
+    ok(at)
+    assert any("200 rows" in s.value for s in at.success)
+
+
+# Other delimiters, decimal commas and encodings are read correctly (never silently mangled).
+_VALUES = [[1.5 * i, -0.25 * i] for i in range(40)]
+
+
+def _table(sep: str, decimal: str = ".", newline: str = "\n") -> str:
+    lines = [f"a{sep}b"] + [sep.join(f"{v:g}".replace(".", decimal) for v in row) for row in _VALUES]
+    return newline.join(lines) + newline
+
+
+READ_RIGHT = [
+    ("semicolon_decimal_comma.csv", _table(";", decimal=",").encode()),
+    ("tab_named.csv", _table("\t").encode()),
+    ("pipe.csv", _table("|").encode()),
+    ("utf16.csv", _table(",").encode("utf-16")),
+    ("bom_crlf.csv", b"\xef\xbb\xbf" + _table(",", newline="\r\n").encode()),
+]
+
+
+@pytest.mark.parametrize("name,content", READ_RIGHT, ids=[r[0] for r in READ_RIGHT])
+def test_other_delimiters_and_encodings_are_read_correctly(data_page, name, content):
     at = _upload(data_page, name, content)
+    ok(at)
+    df = at.session_state[S.UPLOAD]["df"]
+    assert list(df.columns) == ["a", "b"]
+    assert df.to_numpy(dtype=float).tolist() == _VALUES
+    assert next(m for m in at.multiselect if m.label == "Columns to release").value == ["a", "b"]
+
+
+def test_nan_inf_and_text_in_numeric_columns_are_errors_naming_the_cell(data_page):
+    rows = b"".join(f"{i},{i * 2},{i % 5}\n".encode() for i in range(40))
+    content = b"a,b,c\n" + rows + b"40,inf,x\n41,nan,3\n"
+    at = _upload(data_page, "dirty.csv", content)
     assert not at.exception
-    assert expected in errors(at), errors(at)
-    assert at.session_state[S.DATASET].source == "generated"   # the current data is untouched
+    cols = next(m for m in at.multiselect if m.label == "Columns to release")
+    assert cols.value == ["a", "b"]                            # c (with a text cell) is not preselected
+    assert "'b'" in errors(at) and "infinite" in errors(at) and "replace it by a finite number" in errors(at)
+    cols.set_value(["a", "c"]).run()
+    assert not at.exception
+    assert "'c'" in errors(at) and "'x'" in errors(at) and "Fix or remove these cells" in errors(at)
+    cols.set_value(["a"]).run()
+    ok(at)
+    _use(at)
+    ok(at)
+    assert at.session_state[S.DATASET].columns == ["a"]
+
+
+def test_parquet_with_a_string_column(data_page):
+    frame = pd.DataFrame({"u": np.linspace(0, 1, 60), "city": ["Oslo", "Rome", "Lima"] * 20})
+    at = _upload(data_page, "mixed.parquet", _parquet_bytes(frame))
+    ok(at)
+    cols = next(m for m in at.multiselect if m.label == "Columns to release")
+    assert cols.value == ["u"]
+    cols.set_value(["u", "city"]).run()
+    assert not at.exception
+    assert "'city'" in errors(at) and "not a number" in errors(at)
+    cols.set_value(["u"]).run()
+    _use(at)
+    ok(at)
+    assert at.session_state[S.DATASET].columns == ["u"]
+
+
+def test_mostly_identical_rows_are_a_dataset_with_a_note(data_page):
+    """Regression (fuzzing): a publishable subset whose median pairwise distance is 0 (e.g. 0/1 columns) made
+    the dataset impossible to prepare ('declare a length scale', which the Data page cannot do)."""
+    content = b"flag,count\n" + b"".join(b"1,3\n" if i % 10 == 0 else b"0,0\n" for i in range(200))
+    at = _upload(data_page, "flags.csv", content)
+    ok(at)
+    assert any("median pairwise distance is 0" in w.value and "Kernel & privacy" in w.value for w in at.warning)
+    _use(at)
+    ok(at)
+    assert at.session_state[S.DATASET].suggested_lengthscale == 1.0
+
+
+def test_upload_limits_are_configured_and_explained(data_page):
+    import tomllib
+
+    from dpkme.io import MAX_COLUMNS, MAX_ROWS, MAX_UPLOAD_BYTES, MIN_ROWS
+
+    config = tomllib.loads((Path(__file__).resolve().parents[1] / ".streamlit" / "config.toml").read_text())
+    assert config["server"]["maxUploadSize"] * 2**20 == MAX_UPLOAD_BYTES       # Streamlit refuses larger files
+    at = data_page
+    at.radio(key="data.source").set_value("upload").run()
+    text = " ".join(c.value for c in at.caption) + " " + " ".join(m.value for m in at.markdown)
+    for fragment in (f"{MAX_UPLOAD_BYTES // 2**20} MB", f"{MAX_ROWS:,} rows", f"{MAX_COLUMNS} columns",
+                     f"{MIN_ROWS} data rows", "never stored", "random subsample", "CSV UTF-8"):
+        assert fragment in text, fragment
 
 
 def test_missing_values_are_an_error_unless_rows_are_dropped(data_page):
@@ -138,10 +283,6 @@ def test_scaling_from_the_publishable_subset(data_page):
 
 
 def test_upload_parquet(data_page):
-    import io
-
-    import pandas as pd
-
     buf = io.BytesIO()
     pd.DataFrame({"u": np.linspace(0, 1, 120), "v": np.sin(np.arange(120.0))}).to_parquet(buf)
     at = _upload(data_page, "table.parquet", buf.getvalue())
