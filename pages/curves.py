@@ -311,7 +311,11 @@ with left:
 
 if preset == "custom":
     eps_values = sorted({float(v) for v in np.geomspace(e_lo, e_hi, int(n_eps))}) if e_hi > e_lo else [float(e_lo)]
-    kernel = C.current_kernel()
+    kernel = None
+    with guard("build the kernel"):
+        kernel = C.current_kernel()
+    if kernel is None:   # e.g. a lengthscale outside the kernels' range: the error says what to change
+        st.stop()
     a2 = "Algorithm 2" in mechs
     config = {"preset": preset, "kind": kind, "mechs": list(mechs), "a2": [a2j, a2s] if a2 else None,
               "eps": eps_values, "m_max": int(m_max), "reps": int(reps),

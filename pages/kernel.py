@@ -79,6 +79,14 @@ def _set_ls(value: float, source: str) -> None:
     ss[S.LENGTHSCALE_SOURCE] = source
 
 
+def _set_median(points, source: str) -> None:
+    """Button callback: ℓ = median pairwise distance of ``points``; a refusal is shown, not raised."""
+    try:
+        _set_ls(median_heuristic(points), source)
+    except ValueError as exc:   # e.g. most rows identical: median distance 0
+        ss["kern._median_error"] = str(exc)
+
+
 def _ls_edited() -> None:
     ss[S.LENGTHSCALE_SOURCE] = "declared"
 
@@ -101,6 +109,8 @@ with left:
                          "units" + (" after scaling." if ds.scaling is not None else "."))
     source = ss.get(S.LENGTHSCALE_SOURCE, "declared")
     st.caption(f"Source of ℓ: **{LS_SOURCES.get(source, source)}**")
+    if "kern._median_error" in ss:
+        st.error(f"Could not use the median heuristic: {ss.pop('kern._median_error')} ℓ is unchanged.")
     b1, b2, b3 = st.columns(3)
     b1.button("Suggested", on_click=_set_ls, args=(ds.suggested_lengthscale, "suggested"),
               help=ds.lengthscale_note, key="kern.suggested")
@@ -108,7 +118,7 @@ with left:
               help="Balog et al. (2018), App. B, for the mixture data in its original units.", key="kern.paper")
     if ds.n_public >= 2:
         b3.button("Median (public)", key="kern.median_public",
-                  on_click=lambda: _set_ls(median_heuristic(ds.public), "public-subset"),
+                  on_click=_set_median, args=(ds.public, "public-subset"),
                   help="Median distance between publishable rows: public data, so no privacy cost.")
     else:
         b3.button("Median (public)", disabled=True, key="kern.median_public",
@@ -164,7 +174,7 @@ with left:
             "releases are labelled **NOT PRIVATE** and are not counted as private in the ledger."
         )
         st.button("Use the median heuristic on the private data (NOT private)", key="kern.median_private",
-                  on_click=lambda: _set_ls(median_heuristic(ds.X), "private-data"))
+                  on_click=_set_median, args=(ds.X, "private-data"))
     if source == "private-data":
         st.error("The lengthscale was computed from the private rows: releases made now are NOT differentially "
                  "private. Choose another source to restore the guarantee.")

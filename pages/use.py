@@ -112,7 +112,9 @@ if ds.dim > 2:
 lo_all, hi_all = np.quantile(X[:, list(dims)], 0.02, axis=0), np.quantile(X[:, list(dims)], 0.98, axis=0)
 box_keys = ["use.box.x0", "use.box.x1", "use.box.y0", "use.box.y1"]
 box_id = (ds.key, dims)
-if ss.get("use.box.id") != box_id:
+# (re)initialise for new data or axes, and whenever a corner is missing from the session (Streamlit drops the
+# state of widgets that were not drawn: before persist_state, returning to this page raised a KeyError)
+if ss.get("use.box.id") != box_id or any(k not in ss for k in box_keys):
     mid, span = (lo_all + hi_all) / 2, (hi_all - lo_all) / 4
     for k, v in zip(box_keys, [mid[0] - span[0], mid[0] + span[0], mid[1] - span[1], mid[1] + span[1]]):
         ss[k] = float(v)
@@ -139,11 +141,11 @@ if ds.dim >= 2:
     fig.update_layout(dragmode="select")
     st.plotly_chart(fig, key="use.chart", on_select=_take_selection, selection_mode="box")
 b1, b2, b3, b4 = st.columns(4)
-x0 = b1.number_input(f"{cols[dims[0]]} from", key="use.box.x0", format="%.4g")
-x1 = b2.number_input(f"{cols[dims[0]]} to", key="use.box.x1", format="%.4g")
+x0 = b1.number_input(f"{cols[dims[0]]} from", key="use.box.x0", format="%.4g", persist_state="session")
+x1 = b2.number_input(f"{cols[dims[0]]} to", key="use.box.x1", format="%.4g", persist_state="session")
 if ds.dim >= 2:
-    y0 = b3.number_input(f"{cols[dims[1]]} from", key="use.box.y0", format="%.4g")
-    y1 = b4.number_input(f"{cols[dims[1]]} to", key="use.box.y1", format="%.4g")
+    y0 = b3.number_input(f"{cols[dims[1]]} from", key="use.box.y0", format="%.4g", persist_state="session")
+    y1 = b4.number_input(f"{cols[dims[1]]} to", key="use.box.y1", format="%.4g", persist_state="session")
 else:
     y0, y1 = -np.inf, np.inf
 if x1 <= x0 or y1 <= y0:

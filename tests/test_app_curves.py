@@ -114,3 +114,16 @@ def test_a_large_paper_preset_waits_for_confirmation():
     at.select_slider(key="crv.paper_n").set_value(5000).run()
     at.select_slider(key="crv.paper_m").set_value(500).run()
     assert not at.button(key="crv.go").disabled
+
+
+def test_a_lengthscale_outside_the_kernel_range_is_an_error_not_a_traceback():
+    """Regression (fuzzing): with ℓ = 1e101 typed on the Kernel page (its input has no upper bound), the Curves
+    page built the kernel outside any guard and showed a traceback."""
+    at = new_app().run()
+    at.switch_page("pages/kernel.py").run()
+    at.number_input(key=S.LENGTHSCALE).set_value(1e101).run()
+    assert not at.exception
+    at.switch_page("pages/curves.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "Could not build the kernel" in " ".join(e.value for e in at.error)
+    assert "lengthscale must lie in" in " ".join(e.value for e in at.error)

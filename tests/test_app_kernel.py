@@ -144,3 +144,27 @@ def test_private_median_heuristic_refuses_bad_bounds(kernel_page):
     assert not at.exception
     assert "must be larger than the smallest" in errors(at)
     assert at.button(key="kern.pl_go").disabled
+
+
+# a 0/1 table: nine rows in ten are (0, 0), so most pairs of rows coincide and the median distance is 0
+TIED_CSV = b"flag,count\n" + b"".join(b"1,3\n" if i % 10 == 0 else b"0,0\n" for i in range(200))
+
+
+@pytest.mark.parametrize("button", ["kern.median_public", "kern.median_private"])
+def test_median_heuristic_of_mostly_identical_rows_is_an_error_not_a_traceback(button):
+    """Regression (fuzzing): the median buttons raised ValueError('median pairwise distance 0') in their callback."""
+    at = new_app().run()
+    at.switch_page("pages/data.py").run()
+    at.radio(key="data.source").set_value("upload").run()
+    at.file_uploader(key="data.upload").set_value(("flags.csv", TIED_CSV, "text/csv")).run()
+    at.button(key="data.use").click().run()
+    ok(at)
+    assert at.session_state[S.DATASET].source == "upload"
+    at.switch_page("pages/kernel.py").run()
+    before = at.session_state[S.LENGTHSCALE]
+    at.button(key=button).click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "median pairwise distance 0" in errors(at) and "unchanged" in errors(at)
+    assert at.session_state[S.LENGTHSCALE] == before
+    at.button(key="kern.paper").click().run()          # the page still works, and the error is gone
+    ok(at)

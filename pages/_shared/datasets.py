@@ -217,8 +217,17 @@ def build_dataset(spec: dict, df: pd.DataFrame | None = None) -> Dataset:
         ls, qc, qs, why = generator_geometry(spec["generator"], spec["params"], dim)
         ls_note = q_note = why
     elif public is not None and public.shape[0] >= 5:
-        ls = median_heuristic(public)
-        ls_note = "median pairwise distance of the publishable subset (public data)"
+        try:
+            ls = median_heuristic(public)
+            ls_note = "median pairwise distance of the publishable subset (public data)"
+        except ValueError:   # most publishable rows coincide (e.g. 0/1 columns, or clipped onto a box corner)
+            ls = 0.5 * math.sqrt(dim) if scaling is not None else 1.0
+            ls_note = ("a placeholder: most publishable rows are identical (median distance 0); declare a "
+                       "lengthscale")
+            notes.append(
+                "Most rows of the publishable subset are identical (their median pairwise distance is 0), so no "
+                "kernel lengthscale can be suggested from them. Declare one on the Kernel & privacy page."
+            )
         qc = public.mean(axis=0)
         qs = float(1.5 * public.std(axis=0, ddof=1).max()) or 1.0
         q_note = "centre and 1.5 × largest std of the publishable subset (public data)"
