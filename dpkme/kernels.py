@@ -53,6 +53,9 @@ __all__ = [
 _SAFE_EXP = 600.0
 # Block shape for kernel sums: 128 x 1024 float64 = 1 MiB, fits in L2 cache.
 _ROW_BLOCK, _COL_BLOCK = 128, 1024
+# Rows per task of the triangular all-pairs pass (N^2/2 pairs: many tasks anyway; larger row blocks halve the
+# per-block overhead; measured on the paper's N = 100 000, D = 5 data: 5.3 s -> 4.6 s).
+_TRI_ROW_BLOCK = 512
 # Largest (|a|^2 + |b|^2) / lengthscale^2 for which GEMM-based squared distances
 # are used (relative kernel error <~ 1e-13 below it).
 _GEMM_RADIUS2 = 1e3
@@ -320,7 +323,7 @@ class Kernel(ABC):
 
         lower = np.zeros(n)
         upper = np.zeros(n)
-        rblocks = block_ranges(n, _ROW_BLOCK)
+        rblocks = block_ranges(n, _TRI_ROW_BLOCK if n >= 8 * _TRI_ROW_BLOCK else _ROW_BLOCK)
         for (i0, i1), (ld, up, c) in zip(rblocks, parallel_map(work, rblocks)):
             lower[i0:i1] += ld
             upper[i0:i1] += up
