@@ -300,3 +300,17 @@ def test_readme_audit_table_is_the_generated_one():
     rows = res["audits"]["rows"]
     assert {r["mechanism"] for r in rows} == set(AUDITS)
     assert all(r["passed"] == (r["variant"] == "correct") for r in rows)
+
+
+def test_readme_links_point_to_files_that_exist():
+    """Every relative link or image in README.md (screenshots, results, notebooks) names a file in the repo."""
+    readme = (REPO_ROOT / "README.md").read_text()
+    targets = {t for t in re.findall(r"\]\(([^)#\s]+)\)", readme) if "://" not in t}
+    assert any(t.startswith("docs/screenshots/") for t in targets)
+    missing = sorted(t for t in targets if not (REPO_ROOT / t).exists())
+    assert not missing, missing
+    # the screenshots come from the browser test of the main flow, which retakes every one of them
+    flow = (REPO_ROOT / "tests" / "test_browser_flow.py").read_text()
+    for t in targets:
+        if t.startswith("docs/screenshots/") and t.endswith(".png"):
+            assert f'screenshot(page, "{Path(t).stem}")' in flow, t
