@@ -83,6 +83,7 @@ from typing import Iterable
 
 import attr
 import dp_accounting
+import numpy as np
 from dp_accounting import rdp
 from dp_accounting.pld import common as pld_common
 from dp_accounting.pld import privacy_loss_distribution as pld_lib
@@ -489,7 +490,13 @@ def pld_epsilon(
     total = plds[0]
     for p in plds[1:]:
         total = total.compose(p)
-    return float(total.get_epsilon_for_delta(delta))
+    # Compositions of large total epsilon (e.g. 55 Laplace charges of epsilon 13) overflow inside
+    # dp_accounting (exp of the privacy loss) and come back as inf. Basic composition is also a valid bound:
+    # report the smaller of the two (never less than either proves).
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        eps = float(total.get_epsilon_for_delta(delta))
+    eps_b, delta_b = basic_composition(charges)
+    return min(eps, eps_b) if delta_b <= delta else eps
 
 
 def _rdp_gaussian_epsilon(z: float, count: int, delta: float) -> float:

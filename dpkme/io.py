@@ -756,6 +756,23 @@ def numeric_matrix(df: pd.DataFrame, columns: Sequence[str] | None = None, *, dr
     return (X, n_missing) if drop_missing else X
 
 
+def _scaled_mean_std(v: np.ndarray) -> tuple[float, float]:
+    """Mean and sample standard deviation (ddof=1) of ``v`` (NaN ignored), computed on ``v / max|v|``
+    so that huge values (e.g. 1e200, whose squares overflow) still give the right finite numbers; with an
+    infinite value the mean is infinite and the std NaN; NaN where undefined (no values; one value for the std)."""
+    v = v[~np.isnan(v)]
+    if v.size == 0:
+        return np.nan, np.nan
+    if not np.isfinite(v).all():   # an infinite value: the mean is +-inf (or nan for both signs), no std
+        with np.errstate(invalid="ignore"):
+            return float(np.mean(v)), np.nan
+    scale = float(np.abs(v).max()) or 1.0
+    u = v / scale
+    mean = float(u.mean() * scale)
+    std = float(u.std(ddof=1) * scale) if v.size > 1 else np.nan
+    return mean, std
+
+
 def nonprivate_summary(data, columns: Sequence[str] | None = None) -> pd.DataFrame:
     """Per-column descriptive statistics for the data owner's preview. **NON-PRIVATE.**
 
@@ -786,13 +803,14 @@ def nonprivate_summary(data, columns: Sequence[str] | None = None) -> pd.DataFra
         if c not in data.columns:
             raise ValueError(f"column {str(c)!r} not in the table.")
         s = pd.to_numeric(data[c], errors="coerce")
+        mean, std = _scaled_mean_std(s.dropna().to_numpy(dtype=np.float64))
         rows[c] = {
             "count": int(s.notna().sum()),
             "missing": int(s.isna().sum()),
             "min": float(s.min()) if s.notna().any() else np.nan,
             "max": float(s.max()) if s.notna().any() else np.nan,
-            "mean": float(s.mean()) if s.notna().any() else np.nan,
-            "std": float(s.std(ddof=1)) if s.notna().sum() > 1 else np.nan,
+            "mean": mean,
+            "std": std,
         }
     return pd.DataFrame.from_dict(rows, orient="index", columns=["count", "missing", "min", "max", "mean", "std"])
 

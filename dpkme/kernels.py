@@ -78,6 +78,16 @@ def check_magnitude(A: np.ndarray, name: str = "X") -> np.ndarray:
     return A
 
 
+def _robust_center(A: np.ndarray, name: str = "the points") -> np.ndarray:
+    """Coordinate-wise median used as the translation for numerical centring.
+
+    The magnitude check comes first: the median of an even number of values averages the middle two, which
+    overflows for coordinates near the float64 limit before :func:`check_magnitude` would refuse them.
+    """
+    check_magnitude(A, name)
+    return np.median(A, axis=0)
+
+
 def _scratch(rows: int, cols: int) -> np.ndarray:
     """A per-thread reusable work array (avoids page faults of fresh 1 MiB arrays)."""
     buf = getattr(_THREAD_LOCAL, "buf", None)
@@ -248,7 +258,7 @@ class Kernel(ABC):
         Holds the full ``len(A) x len(B)`` result: use :meth:`row_means` or
         :meth:`mean_gram` for sums over large data.
         """
-        center = np.median(A, axis=0)  # robust: an outlier does not move the bulk away from 0
+        center = _robust_center(A)  # robust: an outlier does not move the bulk away from 0
         pa = self._prepare(A, center)
         pb = pa if B is A else self._prepare(B, center)
         out = np.empty((A.shape[0], B.shape[0]))
@@ -278,7 +288,7 @@ class Kernel(ABC):
         """
         Z = check_array(Z, name="Z")
         X = check_array(X, name="X", n_features=Z.shape[1])
-        center = np.median(Z, axis=0)
+        center = _robust_center(Z)
         pz, px = self._prepare(Z, center), self._prepare(X, center)
         xblocks = block_ranges(X.shape[0], _COL_BLOCK)
 
@@ -305,7 +315,7 @@ class Kernel(ABC):
         """
         X = check_array(X, name="X")
         n = X.shape[0]
-        p = self._prepare(X, np.median(X, axis=0))
+        p = self._prepare(X, _robust_center(X))
 
         def work(rows):
             # rows i0:i1 against columns i0:n (upper triangle incl. the diagonal block)
@@ -589,10 +599,15 @@ def make_kernel(name: str, **params) -> Kernel:
     if key not in KERNELS:
         raise ValueError(f"unknown kernel {name!r}; choose one of {sorted(KERNELS)}.")
     cls = KERNELS[key]
-    allowed = [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
+    signature = inspect.signature(cls.__init__).parameters
+    allowed = [p for p in signature if p != "self"]
     unknown = sorted(str(p) for p in params if p not in allowed)
     if unknown:
         raise ValueError(f"the {key} kernel has no parameter(s) {unknown}; its parameters are {allowed}.")
+    missing = [p for p in allowed if p not in params and signature[p].default is inspect.Parameter.empty
+               and signature[p].kind is not inspect.Parameter.VAR_KEYWORD]
+    if missing:
+        raise ValueError(f"the {key} kernel needs the parameter(s) {missing} (given: {sorted(params)}).")
     return cls(**params)
 
 

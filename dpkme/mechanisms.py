@@ -76,6 +76,7 @@ from ._validation import check_delta, check_epsilon, check_in, check_positive_fl
 
 __all__ = [
     "GAUSSIAN_METHODS",
+    "MAX_CALIBRATION_EPSILON",
     "GaussianCalibration",
     "LaplaceCalibration",
     "UnprovenCalibrationWarning",
@@ -200,9 +201,9 @@ def gaussian_epsilon(*, sigma, delta, sensitivity) -> float:
         return 0.0
     lo, hi = 0.0, 1.0
     while _delta_unchecked(sigma, hi, sensitivity) > delta:
-        lo, hi = hi, 2.0 * hi
-        if hi > 1e300:
+        if hi >= 1e300:
             return math.inf
+        lo, hi = hi, min(2.0 * hi, 1e300)   # the last bracket ends exactly at 1e300 (not at the next power of 2)
     for _ in range(_MAX_BISECT):
         if hi - lo <= _REL_TOL * hi:
             break
@@ -336,6 +337,13 @@ class GaussianCalibration:
         return self.sigma / self.sensitivity
 
 
+
+#: Largest epsilon :func:`calibrate_gaussian` accepts. At the calibrated sigma the two arguments of Phi in the
+#: Balle-Wang condition are about +-sqrt(epsilon/2) and cancel; beyond ~1e15 float64 cannot resolve their
+#: difference (and e^epsilon-DP is no privacy anyway).
+MAX_CALIBRATION_EPSILON = 1e15
+
+
 def calibrate_gaussian(*, epsilon, delta, sensitivity, method: str = "analytic") -> GaussianCalibration:
     r"""Calibrate the Gaussian mechanism :math:`f(D) + \mathcal N(0, \sigma^2 I)` to :math:`(\varepsilon,\delta)`-DP.
 
@@ -378,10 +386,15 @@ def calibrate_gaussian(*, epsilon, delta, sensitivity, method: str = "analytic")
     Raises
     ------
     ValueError
-        On invalid inputs, or for a classic calibration that is not
-        :math:`(\varepsilon,\delta)`-DP.
+        On invalid inputs (including :math:`\varepsilon >` :data:`MAX_CALIBRATION_EPSILON`), or for a
+        classic calibration that is not :math:`(\varepsilon,\delta)`-DP.
     """
     epsilon = check_epsilon(epsilon)
+    if epsilon > MAX_CALIBRATION_EPSILON:
+        raise ValueError(
+            f"epsilon={epsilon:g} is beyond {MAX_CALIBRATION_EPSILON:g}: such an epsilon protects nothing "
+            "(e^epsilon), and the Balle-Wang condition can no longer be evaluated in float64 (its two terms "
+            "cancel); choose a meaningful epsilon (at most a few dozen).")
     delta = check_delta(delta)
     sensitivity = check_positive_float(sensitivity, name="sensitivity")
     check_in(method, GAUSSIAN_METHODS, name="method")

@@ -371,3 +371,19 @@ def test_parallel_composition_over_declared_disjoint_parts():
     plain = BudgetLedger()
     plain.add(pure_dp_charge("a", epsilon=1.0))
     assert "parts" not in plain.totals()
+
+
+def test_pld_of_a_large_laplace_composition_is_finite_and_quiet():
+    """Regression (Hypothesis): 55 Laplace charges of epsilon 13.25 overflowed inside dp_accounting (a
+    RuntimeWarning) and gave epsilon = inf; basic composition (728.75) is a valid, finite bound."""
+    import warnings
+
+    from dpkme.accounting import PrivacyCharge, basic_composition, pld_epsilon
+
+    c = PrivacyCharge("c", "laplace", 13.25, 0.0, count=55)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        eps = pld_epsilon([c], delta=1e-5)
+    assert eps == basic_composition([c])[0] == 728.75
+    small = PrivacyCharge("s", "laplace", 1.0, 0.0, count=5)
+    assert pld_epsilon([small], delta=1e-5) < 5.0        # where the PLD is tighter it is still used

@@ -288,3 +288,21 @@ def test_explicit_noise_plan_reports_epsilon(blobs, feats):
     plan = plan_from_noise(n_iter=4, sigma_count=30.0, sum_multiplier=30.0, delta=1e-6)
     res = dp_kernel_kmeans(X, k=3, plan=plan, features=feats, bounds=BOX, random_state=0, preimages="none")
     assert res.epsilon == pytest.approx(plan.epsilon()) and res.epsilon > 0
+
+
+def test_values_that_overflow_float32_features_are_refused():
+    """Regression (Hypothesis): a value of 2.4e38 overflowed the float32 projections x . w (RuntimeWarning,
+    then NaN features); it is now a ValueError that says to rescale."""
+    import warnings
+
+    from dpkme.clustering._features import FeatureBlocks
+    from dpkme.kernels import GaussianKernel
+    from dpkme.random_features import RandomFourierFeatures
+
+    feats = RandomFourierFeatures(GaussianKernel(lengthscale=1.0), n_components=20, random_state=0).fit(2)
+    fb = FeatureBlocks(feats)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        with pytest.raises(ValueError, match="overflows the float32 random-feature projections"):
+            fb.block(np.array([[2.35703048e38, 0.0]]))
+    assert np.isfinite(fb.block(np.array([[1e3, -2.0]]))).all()

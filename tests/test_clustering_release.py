@@ -149,3 +149,12 @@ def test_release_is_close_to_private_kme_at_moderate_epsilon(blobs):
     d = rkhs_distance(X, cw.release.points, cw.release.weights, kernel=KERNEL)
     d0 = rkhs_distance(X, np.zeros((1, 2)), np.ones(1), kernel=KERNEL)
     assert d < 0.25 * d0
+
+
+def test_allocate_points_refuses_counts_beyond_float64_integers():
+    """Regression (Hypothesis): n_points = 10**46 overflowed the int64 cast of the shares."""
+    from dpkme.clustering.release import allocate_points
+
+    with pytest.raises(ValueError, match="n_points=1" + "0" * 46 + " is too large"):
+        allocate_points(10**46, [0.0])
+    assert allocate_points(2**53, [1.0, 1.0]).sum() == 2**53

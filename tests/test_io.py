@@ -471,3 +471,19 @@ def test_sample_values_spot_check():
     assert df.loc[0, "alcohol"] == 14.23 and df.loc[0, "proline"] == 1065
     df, _ = load_sample("diabetes")
     assert df.loc[0, ["age", "sex", "bmi", "progression"]].tolist() == [59, 2, 32.1, 151]
+
+
+def test_summary_of_huge_values_is_right_and_quiet():
+    """Regression (Hypothesis): the summary's std of [0, 1e200] overflowed in pandas (square of 1e200)."""
+    import warnings
+
+    from dpkme.io import nonprivate_summary
+
+    df = pd.DataFrame({"a": [0.0, 1e200], "b": [1e308, -1e308], "c": [1.0, np.inf], "d": [2.0, np.nan]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        s = nonprivate_summary(df)
+    np.testing.assert_allclose(s.loc["a", ["mean", "std"]].to_numpy(float), [5e199, 1e200 / np.sqrt(2)], rtol=1e-14)
+    np.testing.assert_allclose(s.loc["b", ["mean", "std"]].to_numpy(float), [0.0, np.sqrt(2) * 1e308], rtol=1e-14)
+    assert s.loc["c", "mean"] == np.inf and np.isnan(s.loc["c", "std"])
+    assert s.loc["d", "mean"] == 2.0 and np.isnan(s.loc["d", "std"]) and s.loc["d", "missing"] == 1

@@ -183,3 +183,27 @@ def test_row_means_memory_is_bounded():
     finally:
         tracemalloc.stop()
     assert peak < 40e6, f"peak {peak / 1e6:.1f} MB"
+
+
+def test_points_near_the_float_limit_are_refused_without_overflow():
+    """Regression (Hypothesis, thorough profile): the centring median of an even number of rows near 9e307
+    overflowed (RuntimeWarning inside numpy) before the magnitude check refused the points."""
+    import warnings
+
+    from dpkme.kernels import make_kernel
+
+    k = make_kernel("gaussian", lengthscale=1.0)
+    Y = np.full((2, 2), 8.98846567e307)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        for call in (lambda: k(Y), lambda: k.row_means(Y, np.zeros((3, 2))), lambda: k.triangular_row_sums(Y)):
+            with pytest.raises(ValueError, match=r"8\.99e\+307 at index \(0, 0\)"):
+                call()
+
+
+def test_make_kernel_names_a_missing_parameter():
+    """Regression (Hypothesis): kernel_from_dict({'name': 'laplacian'}) raised TypeError."""
+    from dpkme.kernels import kernel_from_dict
+
+    with pytest.raises(ValueError, match=r"laplacian kernel needs the parameter\(s\) \['lengthscale'\]"):
+        kernel_from_dict({"name": "laplacian"})

@@ -283,3 +283,23 @@ def test_bad_method_and_other_inputs():
         calibrate_laplace(epsilon=float("inf"), l1_sensitivity=1.0)
     with pytest.raises(TypeError):
         calibrate_gaussian(1.0, 1e-5, 1.0)  # keyword-only
+
+
+def test_gaussian_epsilon_brackets_up_to_exactly_1e300():
+    """Regression (Hypothesis): an epsilon just above 2**996 (< 1e300) was reported as inf because the doubling
+    bracket jumped from 2**996 to 2**997 > 1e300."""
+    from dpkme.mechanisms import gaussian_epsilon
+
+    sigma, eps = 8.640664708189296e-151, 6.696928894214968e299
+    e = gaussian_epsilon(sigma=sigma, delta=1e-8, sensitivity=1.0)
+    assert math.isfinite(e) and eps <= e <= eps * (1 + 1e-6)
+
+
+def test_calibration_refuses_epsilons_beyond_float64_resolution():
+    from dpkme.mechanisms import MAX_CALIBRATION_EPSILON, calibrate_gaussian, gaussian_epsilon
+
+    cal = calibrate_gaussian(epsilon=MAX_CALIBRATION_EPSILON, delta=1e-8, sensitivity=1.0)
+    e = gaussian_epsilon(sigma=cal.sigma, delta=1e-8, sensitivity=1.0)
+    assert cal.epsilon <= e <= cal.epsilon * (1 + 1e-6)       # still resolved at the cap
+    with pytest.raises(ValueError, match=r"epsilon=1e\+300 is beyond 1e\+15"):
+        calibrate_gaussian(epsilon=1e300, delta=1e-8, sensitivity=1.0)

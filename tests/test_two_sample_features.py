@@ -134,3 +134,11 @@ def test_round_trip_through_dict(kind):
     assert isinstance(f.describe(), str) and kind.upper() in f.describe().upper().replace("RANDOM FOURIER", "RFF")
     with pytest.raises(ValueError):
         features_from_dict({"locations": []})
+
+
+def test_scf_width_outside_the_lengthscale_range_is_refused():
+    """Regression (Hypothesis): lengthscale=5e-324 overflowed (X - center) / scale (RuntimeWarning)."""
+    from dpkme.two_sample.features import make_features
+
+    with pytest.raises(ValueError, match=r"scale must lie in \[1e-100, 1e\+100\]"):
+        make_features("scf", dim=2, n_features=1, lengthscale=5e-324, random_state=0)

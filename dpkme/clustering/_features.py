@@ -76,6 +76,9 @@ class FeatureBlocks:
             self.half = self.n_components // 2
             self.dtype = np.dtype(features.dtype)
             self.W = np.ascontiguousarray(features.frequencies_.astype(self.dtype).T)  # (D, J/2)
+            # |x . w_j| <= max|x| * max_j ||w_j||_1: the bound on the projections checked in block()
+            self._w_l1 = float(np.abs(features.frequencies_).sum(axis=1).max(initial=0.0))
+            self._max_proj = float(np.finfo(self.dtype).max) / 16.0
             self.scale = math.sqrt(2.0 * features.kernel.amplitude / self.n_components)
             self.norm_bound = math.sqrt(features.kernel.amplitude) * (1.0 + FLOAT32_NORM_MARGIN)
             self.clip = None
@@ -104,6 +107,11 @@ class FeatureBlocks:
     def block(self, Xb: np.ndarray) -> np.ndarray:
         """Feature rows of ``Xb`` (in ``self.dtype``), each of norm at most ``norm_bound``."""
         if self.fast:
+            biggest = float(np.abs(Xb).max(initial=0.0))
+            if biggest * self._w_l1 > self._max_proj:
+                raise ValueError(
+                    f"a data value of magnitude {biggest:.3g} overflows the {self.dtype} random-feature projections "
+                    f"(|x . w| up to {biggest * self._w_l1:.3g}); rescale the data (e.g. a declared scaling).")
             A = Xb.astype(self.dtype, copy=False) @ self.W
             F = np.empty((Xb.shape[0], self.n_components), dtype=self.dtype)
             np.cos(A, out=F[:, : self.half])

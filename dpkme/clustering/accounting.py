@@ -333,8 +333,11 @@ def plan_kmeans(
     check_in(neighbouring, NEIGHBOURING, name="neighbouring")
     check_in(accountant, ACCOUNTANTS, name="accountant")
     J = check_positive_int(n_features, name="n_features")
-    cs = auto_count_share(neighbouring, J) if count_share is None else float(count_share)
-    rcs = cs if release_count_share is None else float(release_count_share)
+    # range (0, 1) checked by noise_for_mu; a non-number is refused here with a ValueError (not float()'s TypeError)
+    cs = auto_count_share(neighbouring, J) if count_share is None else check_positive_float(count_share,
+                                                                                           name="count_share")
+    rcs = cs if release_count_share is None else check_positive_float(release_count_share,
+                                                                      name="release_count_share")
     ns = _check_share(norm_share, "norm_share") if norm_step else 0.0
     if norm_step and ns == 0.0:
         raise ValueError("norm_step=True needs norm_share > 0.")

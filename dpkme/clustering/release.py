@@ -139,6 +139,8 @@ class ClusterwiseRelease:
 def allocate_points(n_points: int, weights) -> np.ndarray:
     """Split ``n_points`` over components proportionally to ``weights`` (largest remainder, >= 1 each)."""
     n_points = check_positive_int(n_points, name="n_points")
+    if n_points > 2**53:   # shares are computed in float64: beyond 2**53 they are no longer exact integers
+        raise ValueError(f"n_points={n_points} is too large (at most 2**53 synthetic points).")
     w = check_array(weights, name="weights", ndim=1, min_rows=0)
     if np.any(w < 0):
         raise ValueError(f"weights must be >= 0, got {float(w[np.argmax(w < 0)])}.")

@@ -56,7 +56,7 @@ from .._validation import (
     check_positive_int,
     check_random_state,
 )
-from ..kernels import GaussianKernel, Kernel, kernel_from_dict
+from ..kernels import LENGTHSCALE_RANGE, GaussianKernel, Kernel, kernel_from_dict
 from ..sensitivity import check_private_kernel
 
 __all__ = [
@@ -190,6 +190,9 @@ class SCFFeatures(FeatureMap):
     def __init__(self, frequencies, *, scale: float, center=None):
         self.frequencies = check_array(frequencies, name="frequencies", copy=True)
         self.scale = check_positive_float(scale, name="scale")
+        lo, hi = LENGTHSCALE_RANGE   # as for the kernels: (X - center) / scale stays finite for admissible data
+        if not lo <= self.scale <= hi:
+            raise ValueError(f"scale must lie in [{lo:g}, {hi:g}] (as a kernel lengthscale), got {self.scale:g}.")
         self.dim = int(self.frequencies.shape[1])
         if center is None:
             self.center = np.zeros(self.dim)
