@@ -72,7 +72,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import log_ndtr, ndtr
 
-from ._validation import check_delta, check_epsilon, check_in, check_positive_float, check_positive_int, round_up_until
+from ._validation import check_delta, check_epsilon, check_in, check_positive_float, check_positive_int
 
 __all__ = [
     "GAUSSIAN_METHODS",
@@ -130,6 +130,118 @@ def _delta_unchecked(sigma: float, epsilon: float, sensitivity: float) -> float:
     return float(math.exp(l1) * -math.expm1(diff))
 
 
+#: Working precision (bits) of the first high-precision evaluation of the Balle-Wang delta; doubled while the
+#: comparison with the target delta is undecided, up to :data:`_MAX_PREC_BITS`.
+_START_PREC_BITS = 192
+_MAX_PREC_BITS = 4096
+
+
+def _delta_high_precision(sigma: float, epsilon: float, sensitivity: float, prec: int):
+    r"""Balle-Wang :math:`\delta` at ``prec`` bits (mpmath): an enclosure ``(lower, upper)`` as exact mpf.
+
+    The inputs are taken as the exact binary values of the floats. Each of the
+    two terms :math:`t_1 = \Phi(a - b)` and :math:`t_2 = e^\varepsilon\Phi(-a - b)`
+    (:math:`a = \Delta/2\sigma`, :math:`b = \varepsilon\sigma/\Delta`) is computed
+    to a relative error of a few units of :math:`2^{-p}` by mpmath, plus the
+    propagated rounding of its arguments: :math:`a - b` and :math:`a + b` carry an
+    absolute error :math:`\lesssim (a + b)2^{-p}`, which :math:`\log\Phi(x)`
+    amplifies by at most :math:`|x| + 1` (its derivative, Mills' ratio), and
+    :math:`e^\varepsilon` has relative error :math:`\lesssim \varepsilon 2^{-p}`.
+    The enclosure is ``value ± err`` with the generous
+    :math:`\text{err} = (t_1 + t_2)\,2^{-p+6}\,(4 + \varepsilon + (a + b + 1)^2)`,
+    its ends computed exactly (no further rounding).
+    """
+    import mpmath  # a dependency of dp-accounting (pinned in requirements.txt); imported on first use
+
+    with mpmath.workprec(prec):
+        s, e, d = mpmath.mpf(sigma), mpmath.mpf(epsilon), mpmath.mpf(sensitivity)
+        a = d / (2 * s)
+        b = e * s / d
+        t1 = mpmath.ncdf(a - b)
+        t2 = mpmath.exp(e) * mpmath.ncdf(-a - b)
+        value = t1 - t2
+        err = (t1 + t2) * mpmath.ldexp(1, 6 - prec) * (4 + e + (a + b + 1) ** 2)
+    # exact (unrounded) ends: mpmath arithmetic outside workprec would round them to 53 bits
+    return mpmath.fsub(value, err, exact=True), mpmath.fadd(value, err, exact=True)
+
+
+def _delta_verified(sigma: float, epsilon: float, sensitivity: float, delta: float) -> tuple[bool, float]:
+    r"""Decide :math:`\delta(\sigma) \le \delta` exactly, rounding the doubt toward "no".
+
+    Returns ``(holds, upper)`` where ``upper`` is a float upper bound on the exact
+    :math:`\delta(\sigma)` (``nan`` when undecided). ``holds`` is ``True`` only when
+    the high-precision upper bound is :math:`\le \delta` **and** the float64
+    evaluation (:func:`gaussian_delta`) agrees, so both the exact statement and
+    every float64 re-check of the calibration hold. The precision starts at
+    192 bits and doubles while the comparison is within the error bound; an
+    undecided comparison at 4096 bits (only at exact equality) counts as a
+    failure, i.e. toward more noise.
+    """
+    if _delta_unchecked(sigma, epsilon, sensitivity) > delta:
+        return False, math.nan
+    prec = _START_PREC_BITS
+    while True:
+        lower, upper = _delta_high_precision(sigma, epsilon, sensitivity, prec)
+        if upper <= delta:
+            return True, _float_up(max(upper, 0))
+        if lower > delta or prec >= _MAX_PREC_BITS:
+            return False, math.nan
+        prec *= 2
+
+
+def _float_up(x) -> float:
+    """Smallest float >= the mpf ``x`` (float() rounds to nearest)."""
+    f = float(x)
+    return math.nextafter(f, math.inf) if f < x else f
+
+
+def _achieved_delta(sigma: float, epsilon: float, sensitivity: float) -> float:
+    """Float upper bound (tight to a relative 1e-6 or better) on the exact Balle-Wang delta of ``sigma``."""
+    prec = _START_PREC_BITS
+    while True:
+        lower, upper = _delta_high_precision(sigma, epsilon, sensitivity, prec)
+        if upper - lower <= 1e-6 * abs(upper) or prec >= _MAX_PREC_BITS:
+            break
+        prec *= 2
+    return min(1.0, _float_up(max(upper, 0)))
+
+
+def _round_up_verified(value: float, holds, *, name: str) -> float:
+    """Smallest float >= ``value`` (to a relative 1e-12) for which ``holds`` is true, assuming monotonicity.
+
+    The step above ``value`` starts at a relative 1e-12 (at least one float)
+    and doubles until ``holds``; the last bracket is then bisected to a relative
+    1e-12. Only values for which ``holds`` was evaluated true are returned.
+    A value that is 0, overflows, or never holds is a ValueError.
+    """
+    v = float(value)
+    if math.isfinite(v) and v > 0 and holds(v):
+        return v
+    lo, step, hi = v, 1e-12, math.nan
+    for _ in range(_MAX_BRACKET):
+        if not (math.isfinite(lo) and lo > 0):
+            break
+        cand = max(v * (1.0 + step), math.nextafter(lo, math.inf))
+        if not math.isfinite(cand):
+            break
+        if holds(cand):
+            hi = cand
+            break
+        lo, step = cand, 2.0 * step
+    if math.isnan(hi):
+        raise ValueError(f"{name}={value!r} could not be verified (the parameters put it outside the float range); "
+                         "use a larger sensitivity or a smaller epsilon.")
+    for _ in range(_MAX_BISECT):
+        mid = 0.5 * (lo + hi)
+        if hi - lo <= 1e-12 * hi or not lo < mid < hi:
+            break
+        if holds(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
 def gaussian_delta(*, sigma, epsilon, sensitivity) -> float:
     r"""Exact :math:`\delta(\varepsilon)` of the Gaussian mechanism (Balle & Wang 2018, Thm 8).
 
@@ -176,7 +288,8 @@ def gaussian_epsilon(*, sigma, delta, sensitivity) -> float:
     Inverts :func:`gaussian_delta` in :math:`\varepsilon` (it is decreasing in
     :math:`\varepsilon`) by bisection, returning the **upper** end of the final
     bracket (rounding toward a larger, i.e. safe, :math:`\varepsilon`), verified to
-    satisfy :math:`\delta(\varepsilon) \le \delta`.
+    satisfy :math:`\delta(\varepsilon) \le \delta` in high precision as in
+    :func:`analytic_sigma` (and raised until it does).
 
     Parameters
     ----------
@@ -197,7 +310,7 @@ def gaussian_epsilon(*, sigma, delta, sensitivity) -> float:
     sigma = check_positive_float(sigma, name="sigma")
     delta = check_delta(delta)
     sensitivity = check_positive_float(sensitivity, name="sensitivity")
-    if _delta_at_eps0(sigma, sensitivity) <= delta:
+    if _delta_at_eps0(sigma, sensitivity) <= delta and _delta_verified(sigma, 0.0, sensitivity, delta)[0]:
         return 0.0
     lo, hi = 0.0, 1.0
     while _delta_unchecked(sigma, hi, sensitivity) > delta:
@@ -212,8 +325,8 @@ def gaussian_epsilon(*, sigma, delta, sensitivity) -> float:
             hi = mid
         else:
             lo = mid
-    # verification (never expected to loop); rounding toward a larger epsilon
-    return round_up_until(hi, lambda e: _delta_unchecked(sigma, e, sensitivity) <= delta, name="epsilon")
+    # verification in high precision, rounding toward a larger epsilon
+    return _round_up_verified(hi, lambda e: _delta_verified(sigma, e, sensitivity, delta)[0], name="epsilon")
 
 
 def classic_sigma(*, epsilon, delta, sensitivity) -> float:
@@ -241,12 +354,29 @@ def analytic_sigma(*, epsilon, delta, sensitivity) -> float:
 
     Solves :math:`\delta(\sigma) = \delta` (see :func:`gaussian_delta`;
     :math:`\delta(\sigma)` is decreasing in :math:`\sigma`) by bracketing
-    (doubling/halving) and bisection to a relative width of ~1e-13, and returns
-    the **upper** end of the bracket. The result is then verified:
-    :math:`\delta(\sigma) \le \delta` is re-evaluated and, should rounding make it
-    fail, :math:`\sigma` is increased by a relative 1e-12 until it holds. Rounding
-    is therefore always toward more noise. Valid for every :math:`\varepsilon > 0`
-    (Balle & Wang 2018, Theorem 8 and Algorithm 1).
+    (doubling/halving) and bisection to a relative width of ~1e-13 in float64,
+    and returns the **upper** end of the bracket. Valid for every
+    :math:`\varepsilon > 0` (Balle & Wang 2018, Theorem 8 and Algorithm 1).
+
+    Verification in high precision. The float64 evaluation of
+    :math:`\delta(\sigma)` (log-space, :func:`gaussian_delta`) loses digits to the
+    cancellation of its two terms: at :math:`\varepsilon = 10^{-3}`,
+    :math:`\delta = 10^{-9}` its root lies a relative :math:`2\cdot10^{-11}`
+    *below* the exact one, so a float64 check alone can return a :math:`\sigma`
+    whose exact :math:`\delta` exceeds the target. The returned :math:`\sigma` is
+    therefore checked with the exact binary values of :math:`\sigma, \varepsilon,
+    \Delta` in mpmath at 192 bits or more, with a rigorous-by-construction error
+    enclosure (the precision doubles while the comparison is undecided, and an
+    undecided comparison counts as a failure); it must satisfy both that check
+    and the float64 one. If it fails, :math:`\sigma` is raised (relative steps
+    from 1e-12, doubling, then bisected back to a relative 1e-12), so rounding is
+    always toward more noise, and the result is at most a relative
+    :math:`\sim 10^{-12}` above the exact minimum. A relative safety margin on
+    :math:`\delta` was not used instead: the float64 error is not bounded by a
+    fixed relative amount (it grows with the cancellation, i.e. as
+    :math:`\varepsilon \to 0` and :math:`\delta \to 0`), whereas the enclosure
+    adapts its precision. mpmath ships with ``dp-accounting`` (pinned in
+    ``requirements.txt``).
 
     Parameters
     ----------
@@ -295,8 +425,10 @@ def _analytic_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
             hi = mid
         else:
             lo = mid
-    # Verify at the actual sensitivity (the product may round down, or underflow to 0: a ValueError).
-    return round_up_until(hi * sensitivity, lambda s: _delta_unchecked(s, epsilon, sensitivity) <= delta)
+    # Verify at the actual sensitivity, in high precision (the product may round down, or underflow to 0: a
+    # ValueError); rounding toward more noise.
+    return _round_up_verified(hi * sensitivity, lambda s: _delta_verified(s, epsilon, sensitivity, delta)[0],
+                              name="sigma")
 
 
 @dataclass(frozen=True)
@@ -315,12 +447,14 @@ class GaussianCalibration:
     method : {"analytic", "classic"}
     achieved_delta : float
         Exact :math:`\delta(\varepsilon)` of :math:`\mathcal N(0,\sigma^2)` at this
-        sensitivity (Balle & Wang 2018, Theorem 8); always ``<= delta``.
+        sensitivity (Balle & Wang 2018, Theorem 8), evaluated in high precision
+        and rounded up to a float (an upper bound, tight to a relative
+        :math:`10^{-6}` or better); ``<= delta`` for every returned calibration.
     proven : bool
         ``False`` only for the classic calibration with :math:`\varepsilon \ge 1`,
         i.e. outside Dwork & Roth's Theorem A.1. (The release is then still
         :math:`(\varepsilon,\delta)`-DP by the exact condition
-        ``achieved_delta <= delta``, checked in floating point.)
+        ``achieved_delta <= delta``, checked in high precision.)
     """
 
     sigma: float
@@ -400,10 +534,10 @@ def calibrate_gaussian(*, epsilon, delta, sensitivity, method: str = "analytic")
     check_in(method, GAUSSIAN_METHODS, name="method")
     if method == "analytic":
         sigma = _analytic_sigma(epsilon, delta, sensitivity)
-        achieved = _delta_unchecked(sigma, epsilon, sensitivity)
-        return GaussianCalibration(sigma, epsilon, delta, sensitivity, "analytic", achieved, True)
+        return GaussianCalibration(sigma, epsilon, delta, sensitivity, "analytic",
+                                   _achieved_delta(sigma, epsilon, sensitivity), True)
     sigma = classic_sigma(epsilon=epsilon, delta=delta, sensitivity=sensitivity)
-    achieved = _delta_unchecked(sigma, epsilon, sensitivity)
+    achieved = _achieved_delta(sigma, epsilon, sensitivity)
     if epsilon < 1.0:
         return GaussianCalibration(sigma, epsilon, delta, sensitivity, "classic", achieved, True)
     if achieved > delta:
