@@ -28,6 +28,15 @@ Typical use::
     res.lower_bounds["deltas"], res.lower_bounds["epsilons"]                         # audited curve
     res.privacy_loss.loss_d, res.privacy_loss.loss_neighbour                         # histograms
 
+How much a passing audit is worth is its **power**: :func:`~dpkme.audit.power.audit_power` computes
+the probability that an audit with a given number of runs refutes a mechanism whose noise is too small
+by a factor (√2 by default), and :func:`~dpkme.audit.power.runs_for_power` the runs needed for a
+target power (:mod:`~dpkme.audit.power`)::
+
+    from dpkme.audit import audit_power, runs_for_power
+    audit_power(2000, epsilon=2.0, delta=1e-2, alpha=0.05).power   # about 1/3
+    runs_for_power(0.95, epsilon=2.0, delta=1e-2, alpha=0.05)      # about 7 000
+
 Cost: a few runs per millisecond for most mechanisms (k-means: ~2 ms per run);
 :func:`dpkme.guards.estimate_cost` (``"audit"``) predicts the time of a call.
 """
@@ -66,6 +75,7 @@ from .mechanisms import (
     laplace_feature_release,
     run_audit,
 )
+from .power import POWER_FAMILIES, AuditPower, audit_power, runs_for_power
 from .neighbours import (
     best_pair,
     cosine_antipodal_pair,
@@ -82,5 +92,6 @@ __all__ = [
     "AUDITS", "EXHIBITS", "MAX_RUNS", "VARIANTS", "audit_algorithm1", "audit_algorithm2", "audit_exponential",
     "audit_gaussian", "audit_gp_release", "audit_kmeans", "audit_laplace", "audit_two_sample",
     "clipped_mean_release", "cosine_feature_release", "laplace_feature_release", "run_audit",
+    "POWER_FAMILIES", "AuditPower", "audit_power", "runs_for_power",
     "best_pair", "cosine_antipodal_pair", "neighbour_pair", "outlier_neighbour", "rff_antipodal_pair", "rff_l1_pair",
 ]
