@@ -76,6 +76,7 @@ Google. dp_accounting (version 0.6.0), https://github.com/google/differential-pr
 
 from __future__ import annotations
 
+import json
 import math
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
@@ -244,6 +245,24 @@ class PrivacyCharge:
         d = asdict(self)
         d["details"] = dict(self.details)
         return d
+
+    @classmethod
+    def from_record(cls, record: dict) -> "PrivacyCharge":
+        """Inverse of :meth:`to_record` (every field is re-validated; a Gaussian charge's
+        noise multiplier is re-checked against its (epsilon, delta))."""
+        if not isinstance(record, dict):
+            raise ValueError(f"a charge record is a dict, got {type(record).__name__}.")
+        missing = [k for k in ("label", "mechanism", "epsilon", "delta") if k not in record]
+        if missing:
+            raise ValueError(f"this is not a privacy charge: missing field(s) {missing}.")
+        details = record.get("details") or {}
+        if not isinstance(details, dict):
+            raise ValueError(f"details must be a dict, got {details!r}.")
+        if isinstance(details.get("parts"), list):
+            details = {**details, "parts": tuple(details["parts"])}
+        return cls(label=record["label"], mechanism=record["mechanism"], epsilon=record["epsilon"],
+                   delta=record["delta"], noise_multiplier=record.get("noise_multiplier"),
+                   count=record.get("count", 1), details=details)
 
 
 # --------------------------------------------------------------------------- constructors
@@ -586,6 +605,16 @@ class BudgetLedger:
     parallel composition; the parts must be fixed independently of the data,
     e.g. by a public split).
 
+    **The split is part of the accounting unit.** Parts are only disjoint
+    *within one split*: if the split changes after budget was spent (another
+    seed or other fractions), a person who was in the held-out part before may
+    be in the private part now and has paid for both. Each charge that declares
+    ``parts`` therefore also carries the id of its split in
+    ``details["partition"]`` (stamped from :attr:`partition` when added). When
+    the charges with parts come from more than one split, the ledger does not
+    use parallel composition at all: everything is composed sequentially over
+    all rows (a valid upper bound for every person).
+
     For a few releases basic composition can win (the RDP conversion is lossy
     for a single Gaussian); for many it loses (it grows like :math:`T`, RDP/PLD
     like :math:`\sqrt T`). ``"best"`` is the smallest :math:`\varepsilon` among
@@ -597,11 +626,29 @@ class BudgetLedger:
         Total :math:`\varepsilon` allowed (> 0).
     delta_budget : float, optional
         Total :math:`\delta` allowed, in [0, 1).
+    partition : str, optional
+        Id of the current split of the population into parts (e.g. a hash of the
+        split's seed and fractions). A charge with ``parts`` but no
+        ``details["partition"]`` is stamped with it when added.
+
+    Examples
+    --------
+    >>> from dpkme.accounting import BudgetLedger, pure_dp_charge
+    >>> led = BudgetLedger(partition="split-A")
+    >>> _ = led.add(pure_dp_charge("test on held-out rows", epsilon=1.0, details={"parts": ("held-out",)}))
+    >>> _ = led.add(pure_dp_charge("release of private rows", epsilon=1.0, details={"parts": ("private",)}))
+    >>> led.totals()["basic"]                    # disjoint parts of one split: parallel composition
+    (1.0, 0.0)
+    >>> led.partition = "split-B"                # the split changed after spending
+    >>> _ = led.add(pure_dp_charge("another release", epsilon=1.0, details={"parts": ("private",)}))
+    >>> led.totals()["basic"]                    # no parallel composition across splits
+    (3.0, 0.0)
     """
 
-    def __init__(self, *, epsilon_budget=None, delta_budget=None):
+    def __init__(self, *, epsilon_budget=None, delta_budget=None, partition: str | None = None):
         self.epsilon_budget = None if epsilon_budget is None else check_epsilon(epsilon_budget, name="epsilon_budget")
         self.delta_budget = None if delta_budget is None else check_delta(delta_budget, name="delta_budget", allow_zero=True)
+        self.partition = None if partition is None else str(partition)
         self._charges: list[PrivacyCharge] = []
 
     # ------------------------------------------------------------ container
@@ -633,8 +680,31 @@ class BudgetLedger:
                 f"charge {charge.label!r} is for neighbouring={rel!r} but the ledger already holds "
                 f"charges for {current!r}; guarantees for different relations do not compose."
             )
+        charge = self._stamped(charge)
         self._charges.append(charge)
         return charge
+
+    def _stamped(self, charge: PrivacyCharge) -> PrivacyCharge:
+        """``charge`` with ``details["partition"]`` set to the current split if it reads parts of it."""
+        if charge.details.get("parts") and "partition" not in charge.details and self.partition is not None:
+            return PrivacyCharge(label=charge.label, mechanism=charge.mechanism, epsilon=charge.epsilon,
+                                 delta=charge.delta, noise_multiplier=charge.noise_multiplier, count=charge.count,
+                                 details={**charge.details, "partition": self.partition})
+        return charge
+
+    @property
+    def partitions(self) -> tuple:
+        """The distinct splits (``details["partition"]``) of the charges that declare parts, in order."""
+        seen: list = []
+        for c in self._charges:
+            if c.details.get("parts") and c.details.get("partition") not in seen:
+                seen.append(c.details.get("partition"))
+        return tuple(seen)
+
+    @property
+    def split_changed(self) -> bool:
+        """True when charges with parts come from more than one split (no parallel composition then)."""
+        return len(self.partitions) > 1
 
     def reset(self) -> None:
         """Forget all charges (the budget is kept)."""
@@ -671,12 +741,21 @@ class BudgetLedger:
         out["best_method"] = method
         return out
 
-    @staticmethod
-    def _groups(charges) -> dict[str, list]:
-        """Charges affecting each declared part (charges without ``parts`` affect all)."""
+    #: Name of the single group when parallel composition is not allowed because the split changed.
+    ALL_ROWS_SPLIT_CHANGED = "all rows (the split changed after spending: composed sequentially)"
+
+    @classmethod
+    def _groups(cls, charges) -> dict[str, list]:
+        """Charges affecting each declared part (charges without ``parts`` affect all).
+
+        Parts of different splits overlap in ways the ledger does not know: if the charges with parts
+        come from more than one split, there is one group with every charge (sequential composition).
+        """
         parts = sorted({p for c in charges for p in (c.details.get("parts") or ())})
         if not parts:
             return {"all": list(charges)}
+        if len({c.details.get("partition") for c in charges if c.details.get("parts")}) > 1:
+            return {cls.ALL_ROWS_SPLIT_CHANGED: list(charges)}
         return {p: [c for c in charges if not c.details.get("parts") or p in c.details["parts"]] for p in parts}
 
     def totals(self, *, delta=None, include_pld: bool = True) -> dict:
@@ -724,7 +803,7 @@ class BudgetLedger:
             return False
         charges = list(self._charges)
         if extra is not None:
-            charges += _as_charges([extra])
+            charges += [self._stamped(c) for c in _as_charges([extra])]
         groups = self._groups(charges)
         if len(groups) > 1:
             return any(self._exceeds(cs, method) for cs in groups.values())
@@ -795,8 +874,61 @@ class BudgetLedger:
             out.append(rec)
         return out
 
+    # ------------------------------------------------------------ export / import
+    LEDGER_FORMAT = "dpkme-ledger/1"
+
+    def to_json(self, *, name: str | None = None) -> str:
+        """The ledger as JSON text (budget, split id and every charge), for :meth:`from_json`.
+
+        It holds no data and no seed: only what was released at which privacy cost.
+        """
+        from . import __version__
+
+        doc = {"format": self.LEDGER_FORMAT, "library": "dpkme", "version": __version__, "name": name,
+               "epsilon_budget": self.epsilon_budget, "delta_budget": self.delta_budget,
+               "partition": self.partition,
+               "charges": [c.to_record() for c in self._charges]}
+        return json.dumps(doc, indent=2, default=_json_default)
+
+    @classmethod
+    def from_json(cls, text) -> "BudgetLedger":
+        """Inverse of :meth:`to_json`; every malformed input raises ValueError."""
+        if isinstance(text, (bytes, bytearray)):
+            try:
+                text = text.decode("utf-8")
+            except UnicodeDecodeError:
+                raise ValueError("a ledger file is UTF-8 JSON text; this file is not.") from None
+        if not isinstance(text, str):
+            raise ValueError(f"from_json needs JSON text, got {type(text).__name__}.")
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"not valid JSON: {exc}.") from None
+        if not isinstance(doc, dict) or doc.get("format") != cls.LEDGER_FORMAT:
+            raise ValueError(f"this is not a dpkme ledger (expected \"format\": \"{cls.LEDGER_FORMAT}\").")
+        if not isinstance(doc.get("charges"), list):
+            raise ValueError("a ledger file needs a list of charges.")
+        led = cls(epsilon_budget=doc.get("epsilon_budget"), delta_budget=doc.get("delta_budget"),
+                  partition=doc.get("partition"))
+        for i, rec in enumerate(doc["charges"]):
+            try:
+                led.add(PrivacyCharge.from_record(rec))
+            except ValueError as exc:
+                raise ValueError(f"charge {i}: {exc}") from None
+        return led
+
     def __repr__(self) -> str:
         return (
             f"BudgetLedger(n_charges={len(self)}, epsilon_budget={self.epsilon_budget}, "
             f"delta_budget={self.delta_budget})"
         )
+
+
+def _json_default(o):
+    if isinstance(o, tuple):
+        return list(o)
+    if isinstance(o, (np.floating, np.integer)):
+        return o.item()
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    return str(o)
