@@ -113,8 +113,12 @@ class Release:
         """JSON-serialisable parameters (everything except points and weights).
 
         A seeded release carries its seed and a warning that the seed removes
-        the privacy protection; an OS-entropy release has no seed to carry.
+        the privacy protection, and says ``"differentially_private": false``;
+        an OS-entropy (or OpenDP) release has no seed to carry. The label comes
+        from :func:`dpkme.guards.leaks.privacy_claim`.
         """
+        from .guards.leaks import privacy_claim
+
         d = {
             "library": "dpkme",
             "version": self.version,
@@ -126,6 +130,7 @@ class Release:
             "neighbouring": self.neighbouring,
             "calibration": self.calibration,
             "kernel": self.kernel.to_dict(),
+            **privacy_claim(self),
             "seed": self.seed,
             "noise_source": self.noise_source,
             **({"seed_warning": "seeded noise (teaching/demo): anyone who knows this seed can regenerate and "

@@ -87,6 +87,8 @@ __all__ = [
     "mark_not_private",
     "is_private",
     "leak_reasons",
+    "privacy_claim",
+    "PRIVATE_NOISE_SOURCES",
     "find_data_dependent_inputs",
 ]
 
@@ -197,6 +199,60 @@ def is_private(obj) -> bool:
     if getattr(obj, "private", True) is False:  # e.g. the non-private kernel_kmeans reference
         return False
     return True
+
+
+#: Noise sources that nobody can regenerate: fresh OS entropy (numpy's sampler seeded from the OS) and
+#: OpenDP's vetted samplers (their own CSPRNG). ``"seeded"`` is a replayable teaching mode and
+#: ``"generator"`` a caller-supplied :class:`numpy.random.Generator` whose state the library cannot vouch for.
+PRIVATE_NOISE_SOURCES = ("os-entropy", "opendp")
+
+_NOT_PRIVATE_NOISE = {
+    "seeded": "replayable demo, not private: the noise was drawn from a recorded seed, and anyone who knows the "
+              "seed can regenerate the noise and subtract it",
+    "generator": "the noise came from a caller-supplied random generator: it is private only if that generator's "
+                 "state is secret and never reused, which the library cannot check",
+}
+
+
+def privacy_claim(obj) -> dict[str, Any]:
+    """What a release's metadata may say about its privacy: ``{"differentially_private": bool, "not_private_because": [...]}``.
+
+    A release is labelled differentially private only if (i) it has a finite :math:`\varepsilon`, (ii) nothing
+    stamped it with :func:`mark_not_private`, and (iii) its noise came from a source nobody can regenerate
+    (:data:`PRIVATE_NOISE_SOURCES`). So a file that says ``"differentially_private": true`` never holds a seed:
+    seeded releases are replayable demos.
+
+    Parameters
+    ----------
+    obj : release object
+        Anything with ``noise_source``, ``epsilon`` and (optionally) a ``params`` dict.
+
+    Returns
+    -------
+    dict
+        ``{"differentially_private": bool}`` plus ``"not_private_because": list[str]`` when False.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> privacy_claim(SimpleNamespace(noise_source="os-entropy", epsilon=1.0, params={}))
+    {'differentially_private': True}
+    >>> privacy_claim(SimpleNamespace(noise_source="seeded", epsilon=1.0, params={}))["differentially_private"]
+    False
+    """
+    reasons = list(leak_reasons(obj)) if not is_private(obj) else []
+    if not reasons and not is_private(obj):
+        reasons.append("marked as not private")
+    source = getattr(obj, "noise_source", None)
+    if source not in PRIVATE_NOISE_SOURCES:
+        reasons.append(_NOT_PRIVATE_NOISE.get(source, f"no privacy noise (noise source {source!r})"))
+    eps = getattr(obj, "epsilon", None)
+    if eps is None or not np.isfinite(eps) or eps <= 0:
+        reasons.append(f"epsilon = {eps!r} is not a finite positive privacy level")
+    out: dict[str, Any] = {"differentially_private": not reasons}
+    if reasons:
+        out["not_private_because"] = reasons
+    return out
 
 
 def leak_reasons(obj) -> list[str]:
