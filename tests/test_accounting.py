@@ -13,7 +13,6 @@ Independent references written here:
 
 import json
 import math
-import time
 
 import dp_accounting
 import numpy as np
@@ -129,25 +128,22 @@ def test_pld_close_to_exact_for_heterogeneous_gaussians():
     # Gaussian-only lists use the closed form of the composed Gaussian.
     assert pld_epsilon(charges, delta=1e-5) == pytest.approx(exact, rel=1e-12)
     # The discretised PLD itself: pessimistic (never below the exact value), and the
-    # discretisation error with interval ~1e-4 is far below 0.01 here.
-    t0 = time.perf_counter()
+    # discretisation error with interval ~1e-4 is far below 0.01 here. (Its speed, < 1 s,
+    # is a performance target measured by benchmarks/bench_accounting.py, not asserted here:
+    # a wall-clock assert fails on a busy machine.)
     got = pld_epsilon(charges, delta=1e-5, exact_gaussian=False)
-    assert time.perf_counter() - t0 < 1.0
     assert exact - 1e-9 <= got <= exact + 0.01
-    # Adding a tiny pure-DP charge changes little and stays fast.
-    t0 = time.perf_counter()
+    # Adding a tiny pure-DP charge changes little.
     mixed = pld_epsilon(charges + [pure_dp_charge("e", epsilon=0.01)], delta=1e-5)
-    assert time.perf_counter() - t0 < 1.0
     assert exact - 1e-9 <= mixed <= exact + 0.02
 
 
-def test_pld_many_small_noise_gaussians_stay_fast():
-    # mu = sqrt(1000): privacy loss spread over ~600 nats; the grid is coarsened automatically.
+def test_pld_many_small_noise_gaussians_on_a_coarsened_grid():
+    # mu = sqrt(1000): privacy loss spread over ~600 nats; the grid is coarsened automatically
+    # (which keeps it under 2 s: benchmarks/bench_accounting.py measures that).
     charges = [PrivacyCharge("g", "gaussian", 1e3, 0.5, noise_multiplier=1.0, count=1000)]
     exact = exact_gaussian_eps([1.0], [1000], 1e-5)
-    t0 = time.perf_counter()
     got = pld_epsilon(charges + [laplace_charge("l", epsilon=0.01)], delta=1e-5)
-    assert time.perf_counter() - t0 < 2.0
     assert exact <= got <= exact + 0.01 * exact
 
 
