@@ -361,21 +361,19 @@ def test_thresholds_and_custom_model():
         needs_confirmation((1.0, 2.0))
 
 
-def test_calibration_and_prediction_within_a_factor():
-    """calibrate_cost_model runs quickly, and predicts a real release within a factor of 10.
+def test_calibration_gives_a_usable_cost_model():
+    """calibrate_cost_model measures every throughput and its model prices a release.
 
-    The factor is generous because the machine is shared (measured factors on a
-    quiet machine: 0.3-2, see benchmarks/results/audit.md).
+    How long the calibration takes and how well the calibrated model predicts a real
+    release are performance properties of the machine: benchmarks/bench_cost_model.py
+    measures them (targets: calibration < 10 s, prediction within a factor of 10). A
+    wall-clock assert here would fail on a busy machine.
     """
-    import time
-
-    t0 = time.perf_counter()
     model = calibrate_cost_model(0.3)
-    assert time.perf_counter() - t0 < 10 and model.kernel_sum_rate > 0 and "calibrated" in model.measured
-    rng = np.random.default_rng(0)
-    X, Z = rng.normal(size=(40_000, 2)), rng.normal(size=(600, 2))
-    est = estimate_cost("algorithm1", n=40_000, n_points=600, dim=2, model=model)
-    t0 = time.perf_counter()
-    algorithm1(X, Z, kernel=GaussianKernel(lengthscale=1.0), epsilon=1.0, delta=1e-5, random_state=0)
-    took = time.perf_counter() - t0
-    assert est.seconds / 10 <= took <= est.seconds * 10
+    assert "calibrated" in model.measured
+    for rate in ("kernel_sum_rate", "kernel_matrix_rate", "feature_rate", "flop_rate", "call_overhead"):
+        value = getattr(model, rate)
+        assert math.isfinite(value) and value > 0, (rate, value)
+    small = estimate_cost("algorithm1", n=40_000, n_points=600, dim=2, model=model)
+    large = estimate_cost("algorithm1", n=400_000, n_points=600, dim=2, model=model)
+    assert math.isfinite(small.seconds) and 0 < small.seconds < large.seconds
