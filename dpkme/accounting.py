@@ -649,6 +649,7 @@ class BudgetLedger:
         self.epsilon_budget = None if epsilon_budget is None else check_epsilon(epsilon_budget, name="epsilon_budget")
         self.delta_budget = None if delta_budget is None else check_delta(delta_budget, name="delta_budget", allow_zero=True)
         self.partition = None if partition is None else str(partition)
+        self.about: dict = {}
         self._charges: list[PrivacyCharge] = []
 
     # ------------------------------------------------------------ container
@@ -877,14 +878,16 @@ class BudgetLedger:
     # ------------------------------------------------------------ export / import
     LEDGER_FORMAT = "dpkme-ledger/1"
 
-    def to_json(self, *, name: str | None = None) -> str:
+    def to_json(self, *, name: str | None = None, about: dict | None = None) -> str:
         """The ledger as JSON text (budget, split id and every charge), for :meth:`from_json`.
 
-        It holds no data and no seed: only what was released at which privacy cost.
+        It holds no data and no seed: only what was released at which privacy cost. ``name`` and ``about``
+        (JSON-friendly) say whose ledger it is, e.g. the dataset's identity.
         """
         from . import __version__
 
         doc = {"format": self.LEDGER_FORMAT, "library": "dpkme", "version": __version__, "name": name,
+               "about": about or {},
                "epsilon_budget": self.epsilon_budget, "delta_budget": self.delta_budget,
                "partition": self.partition,
                "charges": [c.to_record() for c in self._charges]}
@@ -910,6 +913,7 @@ class BudgetLedger:
             raise ValueError("a ledger file needs a list of charges.")
         led = cls(epsilon_budget=doc.get("epsilon_budget"), delta_budget=doc.get("delta_budget"),
                   partition=doc.get("partition"))
+        led.about = doc.get("about") if isinstance(doc.get("about"), dict) else {}
         for i, rec in enumerate(doc["charges"]):
             try:
                 led.add(PrivacyCharge.from_record(rec))

@@ -10,7 +10,7 @@ from dpkme.data import GENERATORS
 from dpkme.io import (MAX_COLUMNS, MAX_ROWS, MAX_UPLOAD_BYTES, MIN_ROWS, SAMPLES, load_table, nonprivate_summary,
                       numeric_columns)
 from pages._shared import state as S
-from pages._shared.datasets import SCALING_MODES, build_dataset, cached_dataset, spec_json
+from pages._shared.datasets import PUBLIC_STATEMENT, SCALING_MODES, build_dataset, cached_dataset, spec_json
 from pages._shared.figures import data_figure, pca_basis
 from pages._shared.widgets import PAGE_KERNEL, guard
 from pages._shared.frame import require_frame
@@ -21,8 +21,9 @@ ss = st.session_state
 
 st.title("Data")
 st.markdown(
-    "Choose the table that plays the role of the **private database**. Everything on the following pages "
-    "protects its rows with differential privacy. Generated and bundled data are public stand-ins, so you "
+    "Choose the table that plays the role of the **private database**. The following pages protect its "
+    "**private rows** with differential privacy; rows you declare publishable are published in the clear and "
+    "are not protected. Generated and bundled data are public stand-ins, so you "
     "can compare the private release with the truth; uploaded files stay in this browser session's memory "
     "(never written to disk)."
 )
@@ -133,12 +134,20 @@ with right:
     st.subheader("Publishable and held-out rows")
     st.caption(
         "In the paper's second scenario a small part of the database is already public (published earlier, "
-        "leaked, or consented). Those rows can serve as synthetic points and as a public reference for "
-        "scaling and kernel choice. The split is random and does not look at the values."
+        "or its people consented). Those rows can serve as synthetic points and as a public reference for "
+        "scaling and kernel choice — and they are **published in the clear, not protected**. The split is random "
+        "and does not look at the values. 0 % (the default) keeps every row private."
     )
-    ss.setdefault("data.public_pct", 5.0)
+    ss.setdefault("data.public_pct", 0.0)
     pct = st.slider("Publishable fraction (%)", min_value=0.0, max_value=50.0, step=0.5, key="data.public_pct",
                     persist_state="session", help="0 % = no public rows (the paper's first scenario).")
+    declared = False
+    if pct > 0:
+        ss.setdefault("data.public_declared", False)
+        declared = st.checkbox(PUBLIC_STATEMENT, key="data.public_declared", persist_state="session")
+        if not declared:
+            st.warning("Tick the statement to use a publishable subset: its rows are published raw by the "
+                       "mechanisms that use public points.")
     ss.setdefault("data.heldout_pct", 10.0)
     hpct = st.slider("Held-out fraction (%)", min_value=0.0, max_value=30.0, step=1.0, key="data.heldout_pct",
                      persist_state="session",
@@ -189,7 +198,8 @@ with right:
                                help="Clipping to a declared box is a per-row map; it bounds every row's influence.")
 
     if spec is not None:
-        spec.update({"public_fraction": float(pct) / 100.0, "heldout_fraction": float(hpct) / 100.0,
+        spec.update({"public_fraction": float(pct) / 100.0, "public_declared": bool(declared),
+                     "heldout_fraction": float(hpct) / 100.0,
                      "split_seed": int(split_seed), "scaling": mode,
                      "box": box, "clip": bool(clip)})
 
@@ -208,17 +218,25 @@ if spec is not None:
 def _use_candidate() -> None:
     """Button callback: runs before the script, so the sidebar already shows the new data."""
     cand = ss.get("data._candidate")
-    if cand is not None:
+    if cand is not None and S.split_change_problem(cand) is None:
         S.set_dataset(cand)
         st.toast("Dataset loaded. Next: choose the kernel and privacy level.", icon=":material/check_circle:")
 
 
 ss["data._candidate"] = candidate
 current = S.dataset()
+locked = None
+if candidate is not None:
+    locked = S.split_change_problem(candidate)
+    if locked:
+        st.error("This split cannot be used: " + locked)
+    elif (note := S.split_change_note(candidate)) and (current is None or current.key != candidate.key):
+        st.warning(note)
 if candidate is not None:
     is_current = current is not None and current.key == candidate.key
     c1, c2 = st.columns([1, 3])
-    c1.button("Use this dataset", type="primary", disabled=is_current, key="data.use", on_click=_use_candidate)
+    c1.button("Use this dataset", type="primary", disabled=is_current or bool(locked), key="data.use",
+              on_click=_use_candidate)
     if is_current:
         c2.success(f"In use: {candidate.describe()}")
     else:
@@ -237,9 +255,10 @@ if 0 < shown.n_public < 30:
             "table, consider a larger publishable fraction — or use random points from q or Algorithm 2.")
 
 st.subheader("Preview (for the data owner — shows private rows)")
+st.info("Guarantee: " + shown.guarantee() + ".")
 m1, m2, m3, m4, m5 = st.columns(5)
 m1.metric("Private rows N", f"{shown.n:,}")
-m2.metric("Publishable rows", f"{shown.n_public:,}")
+m2.metric("Published in the clear", f"{shown.n_public:,}")
 m3.metric("Held-out rows", f"{shown.n_heldout:,}")
 m4.metric("Dimension D", shown.dim)
 m5.metric("Clipped values", f"{shown.n_clipped:,}" if shown.clip_box is not None else "—",

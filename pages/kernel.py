@@ -53,8 +53,8 @@ PRIVATE_CHOICE = "kern.private_choice"   # the last private length-scale choice 
 def _choose_privately(eps_l: float, lo: float, hi: float, size: int) -> None:
     """Button callback: the exponential mechanism picks ℓ from the public grid; charged to the ledger first."""
     grid = lengthscale_grid(lo, hi, size)
-    noise = ss.get(S.NOISE_SOURCE, "seeded")
-    seed = int(ss.get(S.SEED, 0)) if noise == "seeded" else None
+    noise = "os-entropy"           # a real choice, charged to the ledger: fresh OS-entropy noise, never a seed
+    seed = None
     try:
         from dpkme.accounting import pure_dp_charge
 
@@ -70,8 +70,6 @@ def _choose_privately(eps_l: float, lo: float, hi: float, size: int) -> None:
     ss[S.LENGTHSCALE_SOURCE] = "private-dp"
     ss[PRIVATE_CHOICE] = {**choice.to_dict(), "dataset": ds.key, "note": note,
                           "owner_probabilities": choice.probabilities().tolist()}
-    if noise == "seeded":
-        ss["rel._next_seed"] = int(ss.get(S.SEED, 0)) + 1      # never reuse a seed for other noise
 
 
 def _set_ls(value: float, source: str) -> None:
@@ -142,8 +140,8 @@ with left:
         hi_l = g2.number_input("Largest ℓ (declared)", min_value=1e-9, format="%.4g", key="kern.pl_hi",
                                persist_state="session")
         st.caption("The bounds must not be computed from the private rows (defaults: the suggested ℓ ÷ 10 and × 10, "
-                   "from public information). 30 log-spaced grid values; the noise source and seed are the Release "
-                   "page's.")
+                   "from public information). 30 log-spaced grid values; the choice is a real private release "
+                   "(fresh OS-entropy noise, no seed).")
         pl_est = estimate_cost("private-lengthscale", n=ds.n, dim=ds.dim, grid_size=30)
         pl_ok = size_guard(pl_est, key="kern.pl_size", what="the private choice")
         bad_bounds = not (hi_l > lo_l)

@@ -32,6 +32,21 @@ c2.select_slider("Total δ budget", options=[1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8]
 eps_b, delta_b = S.budget()
 led = S.ledger_for(ds)
 
+# an uploaded ledger is merged before anything is composed, so the totals below include it
+_up = ss.get("bud.import")
+if _up is not None and ss.get("bud._imported") != (_up.name, _up.size):
+    ss["bud._imported"] = (_up.name, _up.size)
+    try:
+        n_added = S.ledger_import(ds, _up.getvalue())
+    except ValueError as exc:
+        ss["bud._import_msg"] = ("error", f"Could not import {_up.name!r}: {exc}")
+    else:
+        ss["bud._import_msg"] = ("success", f"Imported {n_added} charge(s) from {_up.name!r} into this data's "
+                                            "ledger (charges already present were kept once).")
+elif _up is None:
+    ss.pop("bud._imported", None)
+    ss.pop("bud._import_msg", None)
+
 st.subheader(f"Spent on: {ds.name}")
 n_np = S.nonprivate_count(ds)
 if n_np:
@@ -111,6 +126,37 @@ with st.expander("How are the totals computed?"):
         "mix relations). Evaluations shown in the app (RKHS distances, L² errors, curves) are for you, the data "
         "owner, and are not releases."
     )
+
+if len(led) and led.split_changed:
+    st.warning("**The split changed after budget was spent.** Rows may have moved between the held-out and the "
+               "private part, so no part is composed on its own any more: every charge counts against every row "
+               "(sequential composition). The totals above are for that.")
+
+st.subheader("What this ledger protects — and what it does not")
+st.markdown(
+    "* **The unit of privacy is one person (one row).** The ledger adds up what every release, test, clustering "
+    "and private choice of this data cost, and the guarantee is for each person in it.\n"
+    "* **Parts of one split** (private rows, held-out rows) are composed separately only while the split stays the "
+    "same; once budget is spent, the publishable subset is fixed (changing it would publish protected rows in the "
+    "clear), and a change of the held-out split switches the ledger to sequential composition over all rows.\n"
+    "* **Not covered:** rows you declared public (they are published in the clear); results marked *NOT private* "
+    "(replayable demos with seeded noise, or settings read off the private rows) — no ledger can bound what they "
+    "reveal; releases made outside this app or in another browser session.\n"
+    "* **It lives in this browser session.** Reloading the page starts an empty ledger. Export it below and import "
+    "it after a reload: the import adds every charge of the file to this data's ledger (nothing spent is forgotten)."
+)
+ex1, ex2 = st.columns(2)
+with ex1:
+    st.download_button("Export this ledger (JSON)", data=S.ledger_export(ds), mime="application/json",
+                       file_name="dpkme_ledger.json", key="bud.export", on_click="ignore",
+                       icon=":material/download:", disabled=not len(led))
+with ex2:
+    st.file_uploader("Import a ledger exported earlier (JSON)", type=None, key="bud.import")
+    kind, text = ss.get("bud._import_msg", (None, None))
+    if kind == "error":
+        st.error(text)
+    elif kind == "success":
+        st.success(text)
 
 st.subheader("Start over")
 st.markdown(

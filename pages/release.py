@@ -5,6 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from pages._shared import compute as C
+from pages._shared import noise as N
 from pages._shared import state as S
 from pages._shared.export import file_stem, function_csv, function_json, release_csv, release_json
 from pages._shared.figures import function_figure, kme_heatmaps, release_figure, repeat_figure, weight_histogram
@@ -22,8 +23,6 @@ except ImportError:  # pragma: no cover - the module ships with dpkme
 
 ss = st.session_state
 ds = require_dataset()
-if "rel._next_seed" in ss:  # set after the last release; applied before the seed widget exists
-    ss[S.SEED] = int(ss.pop("rel._next_seed"))
 if "rel._toast" in ss:
     st.toast(ss.pop("rel._toast"), icon=":material/check_circle:")
 
@@ -31,7 +30,8 @@ st.title("Release")
 st.markdown(
     "Pick a mechanism and press **Release**. The mechanism reads the private rows once, adds calibrated "
     "noise and returns **weighted synthetic points** whose embedding Σ wₘ k(zₘ, ·) approximates the private "
-    "one. Every release spends privacy budget (see the ledger) and records its seed."
+    "one. Every real release spends privacy budget (see the ledger); its noise comes from OS entropy and "
+    "nothing that could regenerate it is recorded."
 )
 
 kernel = None
@@ -81,13 +81,8 @@ with left:
             with guard("draw the explanation"):
                 spec.teach(ds, params)
 
-    st.markdown("**Noise source**")
-    st.radio("Noise source", ["seeded", "os-entropy"], key=S.NOISE_SOURCE, persist_state="session",
-             label_visibility="collapsed",
-             format_func={"seeded": "Seeded — teaching, replayable (not private if the seed is published)",
-                          "os-entropy": "OS entropy — a real release (no seed recorded: cannot be replayed)"}.get)
-    if ss[S.NOISE_SOURCE] == "seeded":
-        st.number_input("Seed", min_value=0, max_value=2**53 - 1, step=1, key=S.SEED, persist_state="session")
+    noise_source, seed = N.noise_controls(S.NOISE_SOURCE, S.SEED, options=N.release_options(spec),
+                                          what="releases")
     st.checkbox("Allow exceeding the budget (teaching)", key=S.ALLOW_OVER, persist_state="session")
 
     size_ok = True
@@ -105,15 +100,15 @@ if go and params is not None and size_ok:
         bar.progress(min(max(float(f), 0.0), 1.0), text=msg)
 
     with guard("release the data") as res:
-        ctx = make_context(ds, noise_source=ss[S.NOISE_SOURCE], seed=ss.get(S.SEED, 0), progress=progress,
-                           kernel=kernel, eps=eps)
+        ctx = make_context(ds, noise_source=noise_source, seed=seed, progress=progress, kernel=kernel, eps=eps)
         rec = perform(spec, params, ctx, allow_over=bool(ss.get(S.ALLOW_OVER)))
         ss["rel.selected"] = rec.id
     bar.empty()
     if res.ok:
-        if ss[S.NOISE_SOURCE] == "seeded":
-            ss["rel._next_seed"] = int(ss.get(S.SEED, 0)) + 1   # the next release gets fresh noise
-        ss["rel._toast"] = f"Release #{rec.id} done in {rec.release.seconds:.2f} s (seed {rec.release.seed})"
+        N.advance(S.SEED, ctx.random_state)          # replay mode: the next release gets the next unused seed
+        ss["rel._toast"] = (f"Release #{rec.id} done in {rec.release.seconds:.2f} s"
+                            + (f" (seed {rec.release.seed}: replayable demo, not private)"
+                               if rec.release.seed is not None else " (fresh OS-entropy noise)"))
         st.rerun()
 
 recs = S.releases_for(ds)
@@ -287,7 +282,8 @@ with c1:
 with c2:
     st.markdown("**Download the release**")
     st.caption("The CSV has one row per synthetic point (original units) and its weight; the JSON has every "
-               "parameter needed to interpret and replay it (mechanism, ε, δ, σ, kernel, seed, version).")
+               "parameter needed to interpret it (mechanism, ε, δ, σ, kernel, version) and says whether it is "
+               "differentially private; only a replay-mode demo carries its seed.")
     d1, d2 = st.columns(2)
     d1.download_button("CSV: points + weights", data=release_csv(rec, ds), file_name=file_stem(rec) + ".csv",
                        mime="text/csv", key="rel.dl_csv", on_click="ignore", icon=":material/download:")
@@ -336,14 +332,13 @@ with rc1:
 if again and params is not None and repeat_ok:
     bar = st.progress(0.0, text="drawing")
     with guard("repeat the release") as res:
-        ctx = make_context(ds, noise_source=ss[S.NOISE_SOURCE], seed=ss.get(S.SEED, 0),
+        ctx = make_context(ds, noise_source=noise_source, seed=seed,
                            progress=lambda f, msg: bar.progress(min(max(f, 0.0), 1.0), text=msg), kernel=kernel,
                            eps=eps)
-        repeat_draws(spec_now, params, ctx, int(k), allow_over=bool(ss.get(S.ALLOW_OVER)))
+        rep_out = repeat_draws(spec_now, params, ctx, int(k), allow_over=bool(ss.get(S.ALLOW_OVER)))
     bar.empty()
     if res.ok:
-        if ss[S.NOISE_SOURCE] == "seeded":
-            ss["rel._next_seed"] = int(ss.get(S.SEED, 0)) + int(k) + 1   # never reuse a seed
+        N.advance(S.SEED, max((s for s in rep_out["seeds"] if s is not None), default=None))
         ss["rel._toast"] = f"{int(k)} draws done"
         st.rerun()
 rep = ss.get(S.REPEAT_DRAWS)

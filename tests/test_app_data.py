@@ -33,8 +33,8 @@ def _use(at):
 def test_default_shows_the_current_dataset_with_preview(data_page):
     at = data_page
     assert at.title[0].value == "Data"
-    assert metric(at, "Private rows N") == "4,275"      # 5000 - 5 % public - 10 % held out
-    assert metric(at, "Publishable rows") == "250"
+    assert metric(at, "Private rows N") == "4,500"      # 5000 - 10 % held out; no rows published by default
+    assert metric(at, "Published in the clear") == "0"
     assert plotly_figures(at), "no preview plot"
     assert at.button(key="data.use").disabled            # the settings are those in use
 
@@ -53,12 +53,58 @@ def test_generate_two_moons_and_use_it(data_page):
     assert at.session_state[S.LENGTHSCALE] == pytest.approx(0.25)
 
 
+def _publish(at, pct: float):
+    """Choose a publishable fraction and state that those rows are public."""
+    at.slider(key="data.public_pct").set_value(pct).run()
+    at.checkbox(key="data.public_declared").check().run()
+    return at
+
+
 def test_publishable_fraction_changes_the_split(data_page):
-    at = data_page
-    at.slider(key="data.public_pct").set_value(20.0).run()
+    at = _publish(data_page, 20.0)
     _use(at)
     ds = at.session_state[S.DATASET]
     assert ds.n_public == 1000
+    assert any("1,000 rows published in the clear" in i.value for i in at.info)
+
+
+def test_publishable_rows_need_an_explicit_statement(data_page):
+    """Red team (issue 13): rows are published raw only after the user states they are public."""
+    at = data_page
+    at.slider(key="data.public_pct").set_value(5.0).run()
+    assert not at.exception
+    assert "state that those rows are public" in errors(at)
+    assert at.session_state[S.DATASET].n_public == 0          # nothing published without the statement
+    at.checkbox(key="data.public_declared").check().run()
+    _use(at)
+    ok(at)
+    assert at.session_state[S.DATASET].n_public == 250
+
+
+def test_publishable_subset_is_locked_once_budget_was_spent(data_page):
+    """Red team (issue 13): after a release, changing the publishable subset would publish rows that the
+    release protected — refused; the held-out fraction may change but the ledger then composes sequentially."""
+    at = _publish(data_page, 5.0)
+    _use(at)
+    public_before = at.session_state[S.DATASET].public.copy()
+    at.switch_page("pages/release.py").run()
+    at.button(key="rel.go").click().run()
+    ok(at)
+    at.switch_page("pages/data.py").run()
+    at.number_input(key="data.split_seed").set_value(7).run()
+    assert "cannot be used" in errors(at) and "earlier releases protected" in errors(at)
+    assert at.button(key="data.use").disabled
+    assert np.array_equal(at.session_state[S.DATASET].public, public_before)
+    at.number_input(key="data.split_seed").set_value(0).run()
+    at.slider(key="data.public_pct").set_value(10.0).run()
+    assert "cannot be used" in errors(at)
+    at.slider(key="data.public_pct").set_value(5.0).run()
+    at.slider(key="data.heldout_pct").set_value(20.0).run()
+    ok(at)
+    assert any("sequential composition" in w.value for w in at.warning)
+    _use(at)
+    ok(at)
+    assert at.session_state[S.DATASET].n_heldout == 950
 
 
 def test_bundled_sample_iris(data_page):
@@ -161,7 +207,7 @@ def test_hostile_uploads_show_a_clear_error_and_the_page_stays_usable(data_page,
         assert fragment in message, (fragment, message)
     assert S.UPLOAD not in at.session_state                   # nothing half-read is kept
     assert at.session_state[S.DATASET].key == before         # the current data is untouched
-    assert metric(at, "Private rows N") == "4,275"            # and still shown
+    assert metric(at, "Private rows N") == "4,500"            # and still shown
     # still usable: a good file is read at once
     at.file_uploader(key="data.upload").set_value(("people.csv", GOOD_CSV, "text/csv")).run()
     ok(at)
@@ -234,6 +280,7 @@ def test_mostly_identical_rows_are_a_dataset_with_a_note(data_page):
     the dataset impossible to prepare ('declare a length scale', which the Data page cannot do)."""
     content = b"flag,count\n" + b"".join(b"1,3\n" if i % 10 == 0 else b"0,0\n" for i in range(200))
     at = _upload(data_page, "flags.csv", content)
+    _publish(at, 10.0)
     ok(at)
     assert any("median pairwise distance is 0" in w.value and "Kernel & privacy" in w.value for w in at.warning)
     _use(at)
@@ -273,7 +320,7 @@ def test_a_too_large_upload_is_refused_in_memory(data_page):
 
 
 def test_scaling_from_the_publishable_subset(data_page):
-    at = data_page
+    at = _publish(data_page, 5.0)
     at.radio(key="data.scaling").set_value("public").run()
     _use(at)
     ok(at)

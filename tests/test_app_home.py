@@ -30,7 +30,9 @@ def test_paper_example_button_runs_algorithm1_and_records_it():
     assert 0 < dist < base, (dist, base)   # Algorithm 1 beats the uniform baseline at ε = 1 (as in Figure 1)
     recs = at.session_state[S.RELEASES]
     assert len(recs) == 1 and recs[0].release.mechanism == "algorithm1"
-    assert recs[0].release.seed == 0 and recs[0].release.n_points == 200
+    # a real release (issue 13: it used seed 0, the same noise as the Release page's first release)
+    assert recs[0].release.seed is None and recs[0].release.noise_source == "os-entropy"
+    assert recs[0].private and recs[0].release.n_points == 200
     assert recs[0].release.epsilon == 1.0 and recs[0].release.delta == 1e-6
     ds = at.session_state[S.DATASET]
     assert ds.n + ds.n_public + ds.n_heldout == 10_000

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from test_app_shared import as_float, errors, metric, new_app, ok
+from test_app_shared import as_float, errors, metric, new_app, ok, public_app
 
 from dpkme.mechanisms import calibrate_gaussian
 from dpkme.sensitivity import kme_sensitivity
@@ -14,7 +14,7 @@ from pages._shared import state as S
 
 @pytest.fixture
 def kernel_page():
-    at = new_app().run()
+    at = public_app().run()
     at.switch_page("pages/kernel.py").run()
     ok(at)
     return at
@@ -104,10 +104,13 @@ def test_other_kernel_families(kernel_page):
 
 
 def test_private_median_heuristic_is_charged_and_keeps_releases_private(kernel_page):
-    """The exponential mechanism picks ℓ from the declared grid; its pure-ε charge comes before the release's."""
+    """The exponential mechanism picks ℓ from the declared grid; its pure-ε charge comes before the release's.
+    Red team (issue 13): the choice used to reuse the Release page's current seed; it is now a real release."""
     import numpy as np
 
     at = kernel_page
+    at.session_state[S.NOISE_SOURCE] = "seeded"          # even in replay mode, the private choice uses OS entropy
+    at.run()
     ds = at.session_state[S.DATASET]
     assert at.number_input(key="kern.pl_lo").value == pytest.approx(ds.suggested_lengthscale / 10)
     at.select_slider(key="kern.pl_eps").set_value(0.3).run()
@@ -117,7 +120,7 @@ def test_private_median_heuristic_is_charged_and_keeps_releases_private(kernel_p
     grid = np.geomspace(ds.suggested_lengthscale / 10, ds.suggested_lengthscale * 10, 30)
     assert at.session_state[S.LENGTHSCALE_SOURCE] == "private-dp"
     assert at.session_state[S.LENGTHSCALE] == choice["lengthscale"] and np.isclose(grid, choice["lengthscale"]).any()
-    assert choice["seed"] == 0 and choice["epsilon"] == 0.3
+    assert choice["seed"] is None and choice["epsilon"] == 0.3        # a real choice: OS entropy, never a seed
     led = at.session_state[S.LEDGERS][ds.data_key]
     assert len(led) == 1 and led.charges[0].epsilon == 0.3 and led.charges[0].delta == 0
     assert led.charges[0].mechanism == "exponential"
@@ -129,12 +132,13 @@ def test_private_median_heuristic_is_charged_and_keeps_releases_private(kernel_p
     p = np.asarray(choice["owner_probabilities"])
     assert abs(np.log(grid[int(np.argmax(p))] / med)) < np.log(grid[1] / grid[0]) * 1.01
     # a release with this ℓ is private and composes with the choice in the ledger
+    at.session_state[S.NOISE_SOURCE] = "os-entropy"
     at.switch_page("pages/release.py").run()
     assert not errors(at)
     at.button(key="rel.go").click().run()
     ok(at)
     rec = at.session_state[S.RELEASES][-1]
-    assert rec.private and rec.release.seed == 1                     # a fresh seed after the choice's seed 0
+    assert rec.private and rec.release.seed is None                  # a real release, fresh noise
     assert len(at.session_state[S.LEDGERS][ds.data_key]) == 2
 
 
@@ -157,6 +161,8 @@ def test_median_heuristic_of_mostly_identical_rows_is_an_error_not_a_traceback(b
     at.switch_page("pages/data.py").run()
     at.radio(key="data.source").set_value("upload").run()
     at.file_uploader(key="data.upload").set_value(("flags.csv", TIED_CSV, "text/csv")).run()
+    at.slider(key="data.public_pct").set_value(10.0).run()
+    at.checkbox(key="data.public_declared").check().run()
     at.button(key="data.use").click().run()
     ok(at)
     assert at.session_state[S.DATASET].source == "upload"

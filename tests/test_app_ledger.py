@@ -2,14 +2,14 @@
 
 import pytest
 
-from test_app_shared import as_float, metric, new_app, ok
+from test_app_shared import as_float, metric, new_app, ok, public_app
 
 from dpkme.accounting import pld_epsilon
 from pages._shared import state as S
 
 
 def _with_releases(k: int):
-    at = new_app().run()
+    at = public_app().run()
     at.switch_page("pages/release.py").run()
     for _ in range(k):
         at.button(key="rel.go").click().run()
@@ -84,3 +84,36 @@ def test_held_out_test_composes_in_parallel_and_lab_ledgers_are_listed():
     assert metric(at, "Charges") == "3"
     others = at.dataframe[1].value
     assert any(str(n).startswith("two-sample lab: GMD") for n in others["data"])
+
+
+def test_ledger_survives_a_reload_through_export_and_import():
+    """Issue 13: the ledger lives in one browser session and a reload reset it silently. Now the page says so,
+    exports it, and an import after the reload restores every charge (merging, never forgetting)."""
+    at = _with_releases(2)
+    ds = at.session_state[S.DATASET]
+    assert any("reload" in m.value and "Export" in m.value for m in at.markdown)
+    led = at.session_state[S.LEDGERS][ds.data_key]
+    content = led.to_json(name=ds.name, about={"data_key": ds.data_key}).encode()
+    assert b"\"seed\"" not in content                       # no noise seed (the data's name may say "seed 0")
+    fresh = public_app().run()                                   # a reload: a new session, an empty ledger
+    fresh.switch_page("pages/ledger.py").run()
+    assert any("Nothing spent" in i.value for i in fresh.info)
+    fresh.file_uploader(key="bud.import").set_value(("dpkme_ledger.json", content, "application/json")).run()
+    ok(fresh)
+    assert any("Imported 2 charge(s)" in s.value for s in fresh.success)
+    new = fresh.session_state[S.LEDGERS][ds.data_key]
+    assert new.charges == led.charges
+    assert metric(fresh, "Charges") == "2"
+
+
+def test_importing_another_datas_ledger_or_garbage_is_a_clear_error():
+    at = _with_releases(1)
+    ds = at.session_state[S.DATASET]
+    other = at.session_state[S.LEDGERS][ds.data_key].to_json(about={"data_key": "sample:iris"}).encode()
+    at.file_uploader(key="bud.import").set_value(("other.json", other, "application/json")).run()
+    assert not at.exception
+    assert any("other data" in e.value for e in at.error)
+    at.file_uploader(key="bud.import").set_value(("junk.json", b"\x00garbage", "application/json")).run()
+    assert not at.exception
+    assert any("Could not import 'junk.json'" in e.value for e in at.error)
+    assert len(at.session_state[S.LEDGERS][ds.data_key]) == 1

@@ -4,7 +4,7 @@ charged (or not), the budget is enforced, noise sources, replay and repeat draws
 import numpy as np
 import pytest
 
-from test_app_shared import as_float, decode, errors, metric, new_app, ok, plotly_figures
+from test_app_shared import as_float, decode, errors, metric, new_app, ok, plotly_figures, public_app
 
 from pages._shared import state as S
 from pages._shared.mechanisms import REGISTRY
@@ -12,9 +12,16 @@ from pages._shared.mechanisms import REGISTRY
 
 @pytest.fixture
 def release_page():
-    at = new_app().run()
+    """The Release page on the default data with a declared-public 5 % subset."""
+    at = public_app().run()
     at.switch_page("pages/release.py").run()
     ok(at)
+    return at
+
+
+def _replay_mode(at, seed=0):
+    at.radio(key=S.NOISE_SOURCE).set_value("seeded").run()
+    at.number_input(key=S.SEED).set_value(seed).run()
     return at
 
 
@@ -36,11 +43,13 @@ def test_default_release_is_algorithm1_with_the_publishable_subset(release_page)
     ok(at)
     rec = at.session_state[S.RELEASES][-1]
     r = rec.release
-    assert r.mechanism == "algorithm1" and r.n_points == 200 and r.seed == 0 and r.noise_source == "seeded"
-    assert as_float(metric(at, "RKHS distance of this release")) == pytest.approx(rec.metrics["distance"], rel=2e-3)
+    # a real release by default: OS-entropy noise, no seed, labelled private
+    assert r.mechanism == "algorithm1" and r.n_points == 200 and r.seed is None and r.noise_source == "os-entropy"
+    assert rec.private and r.metadata()["differentially_private"] is True
+    # the metric shows 3 significant digits: within half a unit of the third digit (≤ 5e-3 relative)
+    assert as_float(metric(at, "RKHS distance of this release")) == pytest.approx(rec.metrics["distance"], rel=5e-3)
     assert rec.metrics["projection"] <= rec.metrics["distance"]          # noise only adds error
-    assert metric(at, "Seed") == "0"
-    assert at.session_state[S.SEED] == 1                                    # next release: fresh noise
+    assert metric(at, "Seed") == "not recorded"
     # ledger: one Gaussian charge at (1, 1e-6)
     led = _ledger(at)
     assert len(led) == 1 and led.charges[0].epsilon == 1.0 and led.charges[0].delta == 1e-6
@@ -123,24 +132,64 @@ def test_os_entropy_releases_record_no_seed_and_cannot_be_replayed(release_page)
 
 
 def test_replay_of_a_seeded_release_is_identical(release_page):
-    at = release_page
+    at = _replay_mode(release_page)
     _release(at)
+    rec = at.session_state[S.RELEASES][-1]
+    assert rec.release.seed == 0 and not rec.private                 # replay mode: a demo, not private
+    assert "replayable demo" in errors(at)
+    assert at.session_state[S.SEED] == 1                              # the next release gets fresh noise
     at.button(key="rel.replay").click().run()
-    ok(at)
+    assert not at.exception
     assert any("Identical" in s.value for s in at.success)
-    assert len(_ledger(at)) == 1       # replaying costs nothing
+    assert len(_ledger(at)) == 0       # a demo is never charged as a private release
+    assert at.session_state[S.NONPRIVATE][rec.data_key] == 1
+
+
+def test_seeds_are_never_reused_in_a_session(release_page):
+    """Red team (issue 13): two releases sharing a seed reveal the private coordinates
+    (α = (σ₂β₁ − σ₁β₂)/(σ₂ − σ₁)). Asking for seed 0 twice gives seeds 0 and then 1."""
+    at = _replay_mode(release_page, seed=0)
+    _release(at)
+    _replay_mode(at, seed=0)
+    assert at.number_input(key=S.SEED).value == 1                    # seed 0 is taken: the widget moves on
+    _release(at)
+    seeds = [r.release.seed for r in at.session_state[S.RELEASES]]
+    assert seeds == [0, 1]
+
+
+def test_three_releases_at_three_epsilons_share_no_noise(release_page):
+    """Red team (issue 13): with shared noise, the weights of releases at different ε are collinear
+    (w_ε = w_exact + (σ_ε/σ₁)·(noise term)); real releases must not be."""
+    at = release_page
+    at.selectbox(key=S.MECHANISM).set_value("alg1-public").run()
+    at.number_input(key=S.N_POINTS).set_value(40).run()
+    weights = []
+    for eps in (0.5, 1.0, 2.0):
+        at.session_state[S.EPS] = eps
+        at.run()
+        _release(at)
+        ok(at)
+        r = at.session_state[S.RELEASES][-1].release
+        assert r.seed is None and r.metadata()["differentially_private"] is True
+        weights.append(r.weights)
+    W = np.stack(weights)
+    # collinear would mean the differences w_2 - w_1 and w_3 - w_1 are parallel
+    d1, d2 = W[1] - W[0], W[2] - W[0]
+    cos = abs(d1 @ d2) / (np.linalg.norm(d1) * np.linalg.norm(d2))
+    assert cos < 0.99
 
 
 def test_repeat_draws_overlay_and_one_charge_with_count(release_page):
     at = release_page
+    at.selectbox(key=S.MECHANISM).set_value("alg1-public").run()
     _release(at)                                           # the results section (and the button) appear
     at.number_input(key=S.N_REPEATS).set_value(3).run()
     at.button(key="rel.repeat").click().run()
     ok(at)
     rep = at.session_state[S.REPEAT_DRAWS]
-    assert len(rep["releases"]) == 3 and len(set(rep["seeds"])) == 3
+    assert len(rep["releases"]) == 3 and rep["seeds"] == [None] * 3     # real releases: no seeds recorded
     w = [x.weights for x in rep["releases"]]
-    assert not np.allclose(w[0], w[1])                     # the randomness is visible
+    assert not np.allclose(w[0], w[1]) and not np.allclose(w[1], w[2])   # fresh noise for every draw
     led = _ledger(at)
     assert len(led) == 2 and led.charges[1].count == 3
     lines = {t["name"] for f in plotly_figures(at) for t in f["data"] if t.get("name", "").startswith("draw")}

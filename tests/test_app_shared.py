@@ -30,6 +30,22 @@ def new_app(timeout: float = 60):
     return AppTest.from_file(str(APP), default_timeout=timeout)
 
 
+def public_app(public_fraction: float = 0.05, timeout: float = 60):
+    """A fresh, unrun AppTest whose current data is the default table with a *declared-public* subset
+    (the default publishes no rows; tests of the publishable-points mechanisms need some)."""
+    from pages._shared import datasets as D
+    from pages._shared import state as S
+
+    at = new_app(timeout)
+    spec = {**D.DEFAULT_SPEC, "public_fraction": public_fraction, "public_declared": True}
+    ds = D.build_dataset(spec)
+    for key, value in {S.DATASET: ds, S.LENGTHSCALE: float(ds.suggested_lengthscale),
+                       S.LENGTHSCALE_SOURCE: "suggested", S.Q_SCALE: float(ds.q_scale),
+                       "data.public_pct": 100.0 * public_fraction, "data.public_declared": True}.items():
+        at.session_state[key] = value
+    return at
+
+
 def ok(at) -> None:
     """No exception box and no error message on the page."""
     assert not at.exception, [e.value for e in at.exception]
@@ -70,11 +86,36 @@ from pages._shared import state as S  # noqa: E402
 
 
 def _spec(**kw):
-    return {**D.DEFAULT_SPEC, **kw}
+    """The default data with a declared-public 5 % subset (most tests here need public rows)."""
+    return {**D.DEFAULT_SPEC, "public_fraction": 0.05, "public_declared": True, **kw}
+
+
+def test_default_dataset_publishes_no_rows():
+    """Issue 13: the default publishes nothing in the clear; every non-held-out row is private."""
+    ds = D.build_dataset(D.DEFAULT_SPEC)
+    assert ds.n_public == 0 and ds.n == 4500 and ds.n_heldout == 500
+    assert ds.preprocessing_record()["n_private"] == ds.n == 4500
+    assert "published in the clear" not in ds.guarantee()
+
+
+def test_a_publishable_subset_needs_the_statement_that_its_rows_are_public():
+    with pytest.raises(ValueError, match="state that those rows are public"):
+        D.build_dataset({**D.DEFAULT_SPEC, "public_fraction": 0.05})
+    ds = D.build_dataset(_spec())
+    assert ds.guarantee().startswith("differentially private for the 4,275 private rows; 250 rows published")
+
+
+def test_n_private_is_one_number_in_every_record():
+    """Issue 13: n_private was 4 275 in one record and 4 750 in another (the count before the held-out split)."""
+    ds = D.build_dataset(_spec())
+    rec = ds.preprocessing_record()
+    assert rec["n_private"] == rec["split"]["n_private"] == ds.n == 4275
+    assert rec["n_published_in_clear"] == 250 and rec["split"]["n_heldout"] == 475
+    assert "4750" not in json.dumps(rec)
 
 
 def test_default_dataset_is_the_paper_mixture_with_public_and_heldout_parts():
-    ds = D.build_dataset(D.DEFAULT_SPEC)
+    ds = D.build_dataset(_spec())
     n = D.DEFAULT_SPEC["params"]["n"]
     assert ds.n_public == round(0.05 * n)
     assert ds.n_heldout == round(0.1 * (n - ds.n_public))
@@ -150,7 +191,7 @@ def _record(noise="seeded", ds=None):
     rel = algorithm1(ds.X, ds.public[:20], kernel=paper_kernel(2), epsilon=1.0, delta=1e-6,
                      points_are_sample=True, random_state=seed)
     return S.ReleaseRecord(id=7, release=rel, dataset_key=ds.key, data_key=ds.data_key, dataset_name=ds.name,
-                           mechanism_key="alg1-public", mechanism_label="Algorithm 1", private=True,
+                           mechanism_key="alg1-public", mechanism_label="Algorithm 1", private=noise != "seeded",
                            charge=None), ds
 
 
@@ -177,15 +218,26 @@ def test_json_download_has_the_parameters_and_no_private_evaluation():
                 "sensitivity", "calibration", "neighbouring", "preprocessing"):
         assert key in meta, key
     assert meta["mechanism"] == "algorithm1" and meta["seed"] == 3 and meta["noise_source"] == "seeded"
-    assert meta["kernel"]["name"] == "gaussian" and meta["differentially_private"] is True
+    assert meta["kernel"]["name"] == "gaussian"
     assert "0.123456789" not in json.dumps(meta)   # evaluations use private data: never exported
+
+
+def test_seeded_json_is_a_replayable_demo_not_private():
+    """Red team (issue 13): a seeded release's JSON said "differentially_private": true next to its seed."""
+    rec, ds = _record()
+    rec.private = True                             # even if the app forgot to mark it, the library's claim wins
+    meta = json.loads(E.release_json(rec, ds))
+    assert meta["seed"] == 3 and meta["differentially_private"] is False
+    assert meta["status"] == "replayable demo, not private" and "seed" in meta["warning"]
 
 
 def test_real_releases_export_no_seed():
     rec, ds = _record(noise="os-entropy")
     assert rec.release.noise_source == "os-entropy"
     meta = json.loads(E.release_json(rec, ds))
-    assert meta["seed"] is None and "seed_withheld" in meta
+    assert meta["seed"] is None and meta["differentially_private"] is True
+    assert meta["guarantee"].startswith("differentially private for the")
+    assert meta["preprocessing"]["n_private"] == rec.release.n_private == ds.n
 
 
 # ---------------------------------------------------------------------- registry and charges

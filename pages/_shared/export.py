@@ -1,9 +1,10 @@
 """Downloads, built in memory: the released points and weights (CSV) and the parameters (JSON).
 
 What is *not* in a download: the RKHS distances and other evaluations shown in the
-app (they are computed from the private rows), and -- for releases whose noise
-came from OS entropy -- the seed (anyone holding the seed could regenerate the
-noise and subtract it).
+app (they are computed from the private rows), and -- for real releases, whose noise
+came from OS entropy or OpenDP -- any seed (anyone holding a seed could regenerate the
+noise and subtract it). A file says ``"differentially_private": true`` only for a real
+release with no data-dependent setting; seeded replays say "replayable demo, not private".
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import json
 
 import numpy as np
 import pandas as pd
+
+from dpkme.guards.leaks import privacy_claim
 
 from . import state as S
 
@@ -34,24 +37,33 @@ def release_csv(rec: S.ReleaseRecord, ds: S.Dataset | None) -> bytes:
     return buf.getvalue().encode("utf-8")
 
 
+def privacy_fields(obj, *, app_private: bool, reasons=(), ds: S.Dataset | None = None) -> dict:
+    """The privacy claim of a download: ``differentially_private`` is true only if the library's claim
+    (:func:`dpkme.guards.leaks.privacy_claim`: real noise, nothing data-dependent) and the app's checks both
+    hold; a file that says so never carries a seed. Seeded results say "replayable demo, not private"."""
+    claim = privacy_claim(obj)
+    private = bool(app_private and claim["differentially_private"])
+    out: dict = {"differentially_private": private}
+    if private:
+        out["seed"] = None
+        out["noise"] = "fresh noise nobody can regenerate (" + str(getattr(obj, "noise_source", "")) + "); no seed recorded"
+        if ds is not None:
+            out["guarantee"] = ds.guarantee()
+    else:
+        why = list(dict.fromkeys([*claim.get("not_private_because", []), *reasons]))
+        out["status"] = ("replayable demo, not private" if getattr(obj, "noise_source", None) == "seeded"
+                         else "NOT differentially private")
+        out["warning"] = "NOT differentially private: " + "; ".join(why or ["see the app"])
+    return out
+
+
 def release_metadata(rec: S.ReleaseRecord, ds: S.Dataset | None) -> dict:
     r = rec.release
     meta = r.metadata()
-    meta["noise_source"] = r.noise_source
-    if r.noise_source == "os-entropy":
-        meta["seed"] = None
-        meta["seed_withheld"] = (
-            "the seed of a real release is kept by the data owner: publishing it would let anyone "
-            "regenerate and subtract the noise"
-        )
-    else:
-        meta["seed_note"] = (
-            "seeded for teaching and replay: anyone with this seed can regenerate the noise, so this "
-            "file is NOT a private release if the seed is published"
-        )
-    meta["differentially_private"] = bool(rec.private)
-    if not rec.private:
-        meta["warning"] = "NOT differentially private: " + "; ".join(rec.warnings or ["see the app"])
+    meta.pop("not_private_because", None)
+    meta.update(privacy_fields(r, app_private=rec.private, reasons=rec.warnings, ds=ds))
+    if meta["differentially_private"] and meta.get("seed") is not None:   # never: privacy_fields sets seed None
+        raise RuntimeError("a file labelled differentially private would carry a seed; nothing was exported.")
     meta["mechanism_label"] = rec.mechanism_label
     meta["dataset"] = rec.dataset_name
     if ds is not None:
@@ -104,9 +116,8 @@ def function_csv(rec: S.ReleaseRecord, ds: S.Dataset | None) -> bytes:
 def function_json(rec: S.ReleaseRecord, ds: S.Dataset | None) -> bytes:
     r = rec.release
     meta = r.metadata()
-    if r.noise_source == "os-entropy":
-        meta["seed"] = None
-    meta["differentially_private"] = bool(rec.private)
+    meta.pop("not_private_because", None)
+    meta.update(privacy_fields(r, app_private=rec.private, reasons=rec.warnings, ds=ds))
     meta["mechanism_label"] = rec.mechanism_label
     meta["dataset"] = rec.dataset_name
     if ds is not None:

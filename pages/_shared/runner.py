@@ -11,6 +11,7 @@ from dpkme.accounting import PrivacyCharge
 from dpkme.guards import ALL_PAIRS_TERM, estimate_cost, mark_not_private
 
 from . import compute as C
+from . import noise as N
 from . import state as S
 from .mechanisms import REGISTRY, MechanismSpec, RunContext
 
@@ -19,24 +20,29 @@ class BudgetExceeded(ValueError):
     """The release would take the ledger beyond the user's total budget."""
 
 
-def make_context(ds: S.Dataset, *, noise_source: str, seed: int | None, progress=None,
+def make_context(ds: S.Dataset, *, noise_source: str = N.REAL, seed: int | None = None, progress=None,
                  kernel=None, eps: float | None = None) -> RunContext:
+    """The run's settings. Real releases (the default) get no seed; in replay mode the seed is claimed
+    for this session (:func:`~pages._shared.noise.claim_seed`), so no two releases share a noise stream."""
     ss = st.session_state
     kernel = C.current_kernel() if kernel is None else kernel
     eps = S.epsilon() if eps is None else eps
+    if noise_source not in N.LABELS:
+        raise ValueError(f"unknown noise source {noise_source!r}; choose one of {list(N.LABELS)}.")
+    random_state = None
+    if noise_source == N.REPLAY:
+        random_state = N.claim_seed(0 if seed is None else int(seed), f"release on {ds.name}")
     return RunContext(
         ds=ds, kernel=kernel, epsilon=eps, delta=S.delta(), calibration=ss[S.CALIBRATION],
-        sensitivity_mode=ss[S.SENS_MODE], random_state=(int(seed) if noise_source == "seeded" else None),
+        sensitivity_mode=ss[S.SENS_MODE], random_state=random_state,
         noise_source=noise_source, progress=progress or (lambda f, m: None),
     )
 
 
-def private_problems() -> list[str]:
-    """Reasons why a release with the current settings would NOT be differentially private."""
-    out = []
-    if st.session_state.get(S.LENGTHSCALE_SOURCE) == "private-data":
-        out.append("the kernel lengthscale was computed from the private rows (median heuristic)")
-    return out
+def private_problems(noise_source: str | None = None) -> list[str]:
+    """Reasons why a release with the current settings would NOT be differentially private
+    (:func:`pages._shared.noise.privacy_problems`: the app's one guard)."""
+    return N.privacy_problems(noise_source=noise_source)
 
 
 def check_budget(ds: S.Dataset, charge: PrivacyCharge | None, *, allow_over: bool,
@@ -155,7 +161,7 @@ def evaluate_function(ds: S.Dataset, release) -> dict:
 def perform(spec: MechanismSpec, params: dict, ctx: RunContext, *, allow_over: bool = False) -> S.ReleaseRecord:
     """Run ``spec`` (budget first), evaluate and record the release; returns the record."""
     ds = ctx.ds
-    problems = private_problems() if spec.spends_budget else []
+    problems = private_problems(ctx.noise_source) if spec.spends_budget else []
     private = not problems
     charge = spec.charge(ctx, params) if (spec.spends_budget and private) else None
     notes = list(problems)
@@ -184,7 +190,8 @@ def perform(spec: MechanismSpec, params: dict, ctx: RunContext, *, allow_over: b
 
 
 def replay(rec: S.ReleaseRecord, ds: S.Dataset):
-    """Re-run a seeded release with its recorded settings; returns the new Release (not recorded)."""
+    """Re-run a seeded release with its recorded settings; returns the new Release (not recorded, and as
+    little private as the original: a replay of a replayable demo)."""
     from dpkme.kernels import kernel_from_dict
 
     r = rec.replay
@@ -198,13 +205,14 @@ def replay(rec: S.ReleaseRecord, ds: S.Dataset):
 def repeat_draws(spec: MechanismSpec, params: dict, ctx: RunContext, k: int, *, allow_over: bool = False) -> dict:
     """``k`` independent releases with the same settings (one ledger charge with count ``k``).
 
-    Seeded: seeds ``seed + 1 .. seed + k`` (replayable); OS entropy: fresh seeds.
-    Returns ``{"dataset_key", "releases", "distances", "seeds", "charge", "notes"}``.
+    Replay mode: the next ``k`` unused seeds after the context's (replayable, not private); real releases:
+    fresh OS-entropy noise for every draw. Returns ``{"dataset_key", "releases", "distances", "seeds",
+    "charge", "notes"}``.
     """
     ds = ctx.ds
     if spec.output != "points":
         raise ValueError("repeat draws are offered for weighted-point releases only.")
-    problems = private_problems() if spec.spends_budget else []
+    problems = private_problems(ctx.noise_source) if spec.spends_budget else []
     charge = None
     if spec.spends_budget and not problems:
         one = spec.charge(ctx, params)
@@ -219,7 +227,7 @@ def repeat_draws(spec: MechanismSpec, params: dict, ctx: RunContext, k: int, *, 
     out, dists, seeds = [], [], []
     progress = ctx.progress
     for i in range(k):
-        ctx.random_state = None if base is None else base + 1 + i
+        ctx.random_state = None if base is None else N.claim_seed(base + 1 + i, f"repeat draw on {ds.name}")
         ctx.progress = lambda f, m, i=i: progress((i + f) / k, f"draw {i + 1} of {k}: {m}")
         r, _ = run_spec(spec, ctx, params)
         if problems:

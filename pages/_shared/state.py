@@ -38,6 +38,7 @@ widgets are created without ``value=`` and never conflict with it.
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import time
 from dataclasses import dataclass, field
@@ -54,6 +55,7 @@ DATASET = "dataset"
 RELEASES = "releases"
 REPEAT_DRAWS = "repeat_draws"
 LEDGERS = "ledgers"
+LOCKED_PUBLIC = "_locked_public"      # {data_key: publishable-subset id fixed when budget was first spent}
 NONPRIVATE = "nonprivate_releases"
 CURVES = "curves"
 PAPER_EXAMPLE = "paper_example"
@@ -78,7 +80,7 @@ N_POINTS = "rel.n_points"
 BASIS = "rel.basis"
 WEIGHTS = "rel.weights"
 Q_SCALE = "rel.q_scale"
-NOISE_SOURCE = "rel.noise_source"   # "seeded" | "os-entropy"
+NOISE_SOURCE = "rel.noise_source"   # "os-entropy" (default) | "opendp" | "seeded" (replay mode, not private)
 SEED = "rel.seed"
 N_FEATURES = "rel.n_features"
 SOLVER = "rel.solver"
@@ -104,7 +106,7 @@ DEFAULTS: dict[str, Any] = {
     N_POINTS: 200,
     BASIS: "full",
     WEIGHTS: "free",
-    NOISE_SOURCE: "seeded",
+    NOISE_SOURCE: "os-entropy",
     SEED: 0,
     N_FEATURES: 1000,
     N_REPEATS: 5,
@@ -164,6 +166,30 @@ class Dataset:
     def n_heldout(self) -> int:
         return 0 if self.heldout is None else int(self.heldout.shape[0])
 
+    @property
+    def partition(self) -> str:
+        """Id of the split into publishable / held-out / private rows (the ledger's parallel-composition unit)."""
+        sp = self.split or {}
+        return "split:" + json.dumps([sp.get("public_fraction", 0.0), sp.get("heldout_fraction", 0.0),
+                                      sp.get("seed")], sort_keys=True)
+
+    @property
+    def public_subset_id(self) -> str:
+        """Id of the publishable subset alone (which rows are published in the clear)."""
+        sp = self.split or {}
+        if not self.n_public:
+            return "none"
+        return "public:" + json.dumps([sp.get("public_fraction", 0.0), sp.get("seed")])
+
+    def guarantee(self) -> str:
+        """The guarantee in one line: who is protected, who is not."""
+        out = f"differentially private for the {self.n:,} private rows"
+        if self.n_public:
+            out += f"; {self.n_public:,} rows published in the clear (declared public, not protected)"
+        if self.n_heldout:
+            out += f"; {self.n_heldout:,} held-out rows never released"
+        return out
+
     def describe(self) -> str:
         pub = f", {self.n_public:,} public" if self.n_public else ""
         held = f", {self.n_heldout:,} held out" if self.n_heldout else ""
@@ -173,13 +199,19 @@ class Dataset:
         return Z if self.scaling is None else self.scaling.inverse(Z)
 
     def preprocessing_record(self) -> dict:
-        """JSON-friendly record of the public preprocessing (for a release's metadata)."""
+        """JSON-friendly record of the public preprocessing (for a release's metadata).
+
+        ``n_private`` is the one count of protected rows used everywhere (the release's N)."""
         return {
             "columns": list(self.columns),
             "scaling": None if self.scaling is None else self.scaling.to_dict(),
             "clip_box": None if self.clip_box is None else [np.asarray(b).tolist() for b in self.clip_box],
-            "publishable_subset": self.split,
+            "split": None if self.split is None else {
+                **self.split, "n_private": self.n, "n_published_in_clear": self.n_public,
+                "n_heldout": self.n_heldout},
             "n_private": self.n,
+            "n_published_in_clear": self.n_public,
+            "guarantee": self.guarantee(),
         }
 
 
@@ -236,10 +268,42 @@ def dataset() -> Dataset | None:
     return st.session_state.get(DATASET)
 
 
+def split_change_problem(ds: Dataset) -> str | None:
+    """Why ``ds`` may not be used now, if its publishable subset differs from the one fixed when budget was
+    first spent on these individuals (rows that earlier releases protected would be published raw)."""
+    locked = st.session_state.get(LOCKED_PUBLIC, {}).get(ds.data_key)
+    if locked is None or locked == ds.public_subset_id:
+        return None
+    return ("privacy budget has already been spent on these individuals with another publishable subset: "
+            "changing which rows are published in the clear would publish rows that earlier releases protected. "
+            "Keep the publishable fraction and the split seed as they were (or load other data).")
+
+
+def split_change_note(ds: Dataset) -> str | None:
+    """A warning if the held-out/private split differs from the one budget was spent under."""
+    led = st.session_state.get(LEDGERS, {}).get(ds.data_key)
+    if led is None or not len(led):
+        return None
+    parts = [p for p in led.partitions if p is not None]
+    if parts and any(p != ds.partition for p in parts):
+        return ("Budget was already spent on these individuals under another split. Rows may have moved between "
+                "the held-out and the private part, so the ledger no longer composes the parts in parallel: every "
+                "charge counts against every row (sequential composition).")
+    return None
+
+
 def set_dataset(ds: Dataset) -> None:
-    """Make ``ds`` current and adopt its public, data-independent suggestions."""
+    """Make ``ds`` current and adopt its public, data-independent suggestions.
+
+    Raises ValueError if the publishable subset would change after budget was spent on these individuals.
+    """
     ss = st.session_state
     old = ss.get(DATASET)
+    if old is not None and old.data_key in ss.get(LEDGERS, {}):
+        ledger_for(old)                   # fixes the old split's publishable subset if budget was spent on it
+    problem = split_change_problem(ds)
+    if problem:
+        raise ValueError(problem)
     ss[DATASET] = ds
     if old is None or old.key != ds.key:
         ss[LENGTHSCALE] = float(ds.suggested_lengthscale)
@@ -294,10 +358,44 @@ def ledger_for(ds: Dataset) -> BudgetLedger:
         for c in led.charges:
             fresh.add(c)
         ledgers[ds.data_key] = led = fresh
+    led.partition = ds.partition          # charges on parts are stamped with the split they were made under
+    if len(led):
+        lock_public_subset(ds)
     return led
 
 
+def lock_public_subset(ds: Dataset) -> None:
+    """Fix the publishable subset of these individuals (called when budget is first spent on them)."""
+    st.session_state.setdefault(LOCKED_PUBLIC, {}).setdefault(ds.data_key, ds.public_subset_id)
+
+
 LEDGER_NAMES = "ledger_names"
+
+
+def ledger_export(ds: Dataset) -> bytes:
+    """The ledger of ``ds``'s individuals as JSON (charges, budget, split; no data, no seed)."""
+    return ledger_for(ds).to_json(name=ds.name, about={"data_key": ds.data_key}).encode("utf-8")
+
+
+def ledger_import(ds: Dataset, content: bytes) -> int:
+    """Merge an exported ledger into ``ds``'s ledger; returns the number of charges added.
+
+    Merging is conservative: the result holds every charge of both (nothing already spent is forgotten).
+    Raises ValueError for a malformed file or a ledger of other individuals.
+    """
+    imported = BudgetLedger.from_json(content)
+    owner = imported.about.get("data_key")
+    if owner is not None and owner != ds.data_key:
+        raise ValueError(f"this ledger belongs to other data ({owner!r}), not to {ds.name!r}; load that data on "
+                         "the Data page first.")
+    led = ledger_for(ds)
+    current = list(led.charges)
+    added = [c for c in imported.charges if c not in current]
+    for c in added:
+        led.add(c)
+    if added:
+        lock_public_subset(ds)
+    return len(added)
 
 
 def ledger_for_key(data_key: str, name: str) -> BudgetLedger:
@@ -325,6 +423,8 @@ def ledger_name(data_key: str) -> str:
 def add_release(rec: ReleaseRecord) -> None:
     releases().append(rec)
     ds = dataset()
+    if ds is not None:
+        lock_public_subset(ds)
     if rec.charge is not None and ds is not None:
         ledger_for(ds).add(rec.charge)
     if not rec.private:
@@ -374,7 +474,7 @@ def relabel_charge(charge: PrivacyCharge, label: str | None = None, *, parts=Non
 
 def _charge_key(charges) -> tuple:
     return tuple((c.label, c.mechanism, c.epsilon, c.delta, c.noise_multiplier, c.count,
-                  tuple(c.details.get("parts") or ())) for c in charges)
+                  tuple(c.details.get("parts") or ()), c.details.get("partition")) for c in charges)
 
 
 def composed(charges, delta_target: float) -> dict:

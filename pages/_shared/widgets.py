@@ -217,6 +217,7 @@ def sidebar_summary() -> None:
             st.caption("none loaded")
             return
         st.caption(ds.describe())
+        st.caption("Guarantee: " + ds.guarantee() + ".")
         led = S.ledger_for(ds)
         eps_b, delta_b = S.budget()
         n_rel = len(S.releases_for(ds))
@@ -233,5 +234,9 @@ def sidebar_summary() -> None:
             st.progress(min(best / eps_b, 1.0) if eps_b > 0 and math.isfinite(best) else 1.0)
         st.caption(f"{len(led)} charge(s), {n_rel} release(s) in this session")
         if S.nonprivate_count(ds):
-            st.warning(f"{S.nonprivate_count(ds)} NOT private release(s) of this data")
+            st.warning(f"{S.nonprivate_count(ds)} NOT private release(s) of this data (replayable demos or "
+                       "data-dependent settings)")
+        if len(led):
+            st.caption("The ledger lives in this browser session: a reload starts an empty one. Export it on the "
+                       "Budget ledger page and import it after a reload.")
 
