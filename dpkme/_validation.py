@@ -19,6 +19,7 @@ __all__ = [
     "check_positive_float",
     "check_random_state",
     "noise_rng",
+    "spawn_streams",
     "check_weights",
     "check_in",
     "new_seed",
@@ -245,6 +246,29 @@ def noise_rng(random_state) -> tuple[np.random.Generator, int | None, str]:
         return np.random.default_rng(), None, "os-entropy"
     rng, seed = check_random_state(random_state)
     return rng, seed, "seeded" if seed is not None else "generator"
+
+
+def spawn_streams(rng: np.random.Generator, n: int) -> list[np.random.Generator]:
+    """``n`` statistically independent child generators of ``rng`` (:meth:`numpy.random.Generator.spawn`).
+
+    A release uses one child for its public randomness (synthetic points drawn
+    from q, random frequencies) and another for its privacy noise, so that
+    the noise does not depend on how much public randomness was drawn before
+    it, and publishing or replaying the public part reveals nothing about the
+    noise stream. For a generator made from an int ``seed`` (as by
+    :func:`noise_rng`), child ``i`` is exactly
+    ``numpy.random.default_rng(numpy.random.SeedSequence(seed).spawn(n)[i])``
+    (independence of spawned SeedSequences: O'Neill's design, NumPy's
+    "Parallel random number generation"), so a seeded release replays
+    identically. For a Generator whose bit generator has no SeedSequence
+    (built from a raw state), the children are spawned from a SeedSequence
+    seeded with 256 bits drawn from it.
+    """
+    try:
+        return rng.spawn(n)
+    except TypeError:  # no SeedSequence behind the bit generator
+        ss = np.random.SeedSequence([int(v) for v in rng.integers(0, 2**63, size=4)])
+        return [np.random.Generator(type(rng.bit_generator)(child)) for child in ss.spawn(n)]
 
 
 #: Largest magnitude accepted for a data value (after any declared scaling): with |x| <= 1e100, squared

@@ -44,6 +44,7 @@ from ._validation import (
     check_array,
     check_positive_int,
     noise_rng,
+    spawn_streams,
 )
 from .features import RandomFourierFeatures
 from .kernels import Kernel
@@ -216,8 +217,9 @@ def algorithm2(
     q_scale, q_loc
         Parameters of q (public; the paper uses :math:`\mathcal N(0, 500^2 I)`).
     random_state : None, int or numpy.random.Generator
-        Seeds the frequencies, the noise and the solver (independent child
-        streams). An int makes the release replayable (``noise_source="seeded"``,
+        Seeds the frequencies, the noise and the solver: independent child
+        streams 0, 1 and 2 (:func:`dpkme._validation.spawn_streams`; for an int
+        ``seed``, ``SeedSequence(seed).spawn(3)[i]``). An int makes the release replayable (``noise_source="seeded"``,
         teaching only: the seed removes the noise); ``None`` uses OS entropy and
         records no seed (``"os-entropy"``, a real release).
     feature_dtype : {"float32", "float64"}
@@ -247,7 +249,7 @@ def algorithm2(
     spec = reduced_set.get_solver(solver)
     options = {**reduced_set.preset_options(spec.name, preset), **(solver_options or {})}
     rng, seed, noise_source = noise_rng(random_state)  # OS entropy: no seed recorded (not replayable)
-    rng_features, rng_noise, rng_solver = rng.spawn(3)
+    rng_features, rng_noise, rng_solver = spawn_streams(rng, 3)
     reporter = reduced_set.Progress(progress)
     reporter(0.0, "drawing random features", force=True)
 

@@ -62,6 +62,7 @@ from ._validation import (
     check_positive_float,
     check_positive_int,
     noise_rng,
+    spawn_streams,
 )
 from .kernels import Kernel
 from .release import Release
@@ -442,7 +443,8 @@ def algorithm1(
         Private data.
     Z : array (M, D), optional
         Public synthetic points. If omitted, ``n_points`` points are drawn from
-        :math:`q = \mathcal N(\text{q\_center}, \text{q\_scale}^2 I)` with the release's rng.
+        :math:`q = \mathcal N(\text{q\_center}, \text{q\_scale}^2 I)` with the
+        release's public stream (see ``random_state``).
     points_are_sample : bool
         Declare that ``Z`` is a publishable subset (a sample of the same
         population); enables the public shrinkage target of ``basis="auto"``.
@@ -455,6 +457,15 @@ def algorithm1(
     basis_cache : SubspaceBasis, optional
         A basis already fitted on the same ``Z``, kernel and ``tol`` (public work
         can be reused across releases).
+    random_state : None, int or numpy.random.Generator
+        Split into two independent child streams
+        (:func:`dpkme._validation.spawn_streams`): child 0 draws the points from
+        q, child 1 the privacy noise; for an int ``seed`` these are
+        ``SeedSequence(seed).spawn(2)[0]`` and ``[1]``, so the noise does not
+        depend on how many points were drawn. An int makes the release
+        replayable (``noise_source="seeded"``, teaching only: the seed removes
+        the noise); ``None`` uses OS entropy and records no seed
+        (``"os-entropy"``, a real release).
 
     Returns
     -------
@@ -475,10 +486,11 @@ def algorithm1(
             f"under replace-one the public size must equal the number of rows; got n_private={n_pub} for {n} rows."
         )
     rng, seed, noise_source = noise_rng(random_state)
+    rng_public, rng_noise = spawn_streams(rng, 2)  # independent streams: points from q, privacy noise
     if Z is None:
         if n_points is None or q_scale is None:
             raise ValueError("give public points Z, or n_points and q_scale to draw them from q.")
-        Z = draw_points_from_q(n_points, dim, scale=q_scale, rng=rng, center=q_center)
+        Z = draw_points_from_q(n_points, dim, scale=q_scale, rng=rng_public, center=q_center)
         source = "q"
     else:
         Z = check_array(Z, name="Z", n_features=dim)
@@ -500,7 +512,7 @@ def algorithm1(
     # --- the only access to the private data: the projected empirical KME ---
     kbar = kernel.row_means(Z, X) * (n / n_pub)
     alpha = B.coordinates(kbar)
-    beta = alpha + gaussian_noise(alpha.shape, sigma=cal.sigma, rng=rng)
+    beta = alpha + gaussian_noise(alpha.shape, sigma=cal.sigma, rng=rng_noise)
     del X, kbar, alpha  # nothing below may read the private data
     # --- post-processing of beta with public inputs only ---
     if basis == "auto":

@@ -22,7 +22,7 @@ import mpmath as mp
 import numpy as np
 import pytest
 
-from dpkme.mechanisms import analytic_sigma, calibrate_gaussian, gaussian_epsilon
+from dpkme.mechanisms import UnprovenCalibrationWarning, analytic_sigma, calibrate_gaussian, gaussian_epsilon
 
 
 # --------------------------------------------------------------------------- 1. calibration
@@ -81,7 +81,8 @@ def test_calibration_record_reports_the_exact_delta():
 
 def test_classic_calibration_above_one_is_checked_exactly():
     # epsilon >= 1: the classic sigma's guarantee rests on the exact condition, which must be exact
-    cal = calibrate_gaussian(epsilon=2.0, delta=1e-5, sensitivity=1.0, method="classic")
+    with pytest.warns(UnprovenCalibrationWarning):
+        cal = calibrate_gaussian(epsilon=2.0, delta=1e-5, sensitivity=1.0, method="classic")
     assert exact_delta(cal.sigma, 2.0) <= cal.achieved_delta <= 1e-5
 
 
@@ -94,3 +95,96 @@ def test_gaussian_epsilon_never_below_the_exact_epsilon():
             if math.isfinite(eps) and exact_delta(float(sigma), eps) > delta:
                 bad.append((float(sigma), delta))
     assert not bad, bad
+
+
+# --------------------------------------------------------------------------- 2. independent streams
+from dpkme.kernels import GaussianKernel  # noqa: E402
+from dpkme.subspace import SubspaceBasis, algorithm1  # noqa: E402
+
+KERNEL = GaussianKernel(lengthscale=1.0)
+
+
+def _private_data(n=40, dim=2, seed=11):
+    return np.random.default_rng(seed).normal(size=(n, dim))
+
+
+def _alg1_noise(rel, X):
+    """The noise vector beta - alpha of an Algorithm 1 release, recovered from its public weights."""
+    B = SubspaceBasis.fit(rel.points, kernel=KERNEL)
+    beta = B.factor.T @ rel.weights[B.accepted]
+    alpha = B.coordinates(KERNEL.row_means(rel.points, X))
+    return beta - alpha
+
+
+def _child(seed, n, i):
+    """Generator of child ``i`` of ``SeedSequence(seed).spawn(n)`` (the documented stream layout)."""
+    return np.random.default_rng(np.random.SeedSequence(seed).spawn(n)[i])
+
+
+def test_algorithm1_points_and_noise_come_from_the_documented_child_streams():
+    X = _private_data()
+    seed = 1234
+    rel = algorithm1(X, kernel=KERNEL, epsilon=0.05, delta=1e-5, n_points=8, q_scale=1.5, random_state=seed)
+    # child 0: the public points drawn from q
+    np.testing.assert_array_equal(rel.points, 1.5 * _child(seed, 2, 0).standard_normal((8, 2)))
+    # child 1: the privacy noise, sigma * N(0, I_F)
+    noise = _alg1_noise(rel, X)
+    expected = rel.sigma * _child(seed, 2, 1).standard_normal(noise.shape[0])
+    np.testing.assert_allclose(noise, expected, rtol=1e-6, atol=1e-9 * rel.sigma)
+    assert rel.seed == seed and rel.noise_source == "seeded"
+
+
+def test_algorithm1_noise_does_not_depend_on_how_many_points_were_drawn():
+    """With one shared stream the noise started after the M x D point draws; now it is its own stream."""
+    X = _private_data()
+    small = algorithm1(X, kernel=KERNEL, epsilon=0.05, delta=1e-5, n_points=5, q_scale=1.5, random_state=7)
+    large = algorithm1(X, kernel=KERNEL, epsilon=0.05, delta=1e-5, n_points=9, q_scale=1.5, random_state=7)
+    np.testing.assert_array_equal(large.points[:5], small.points)  # q draws are a prefix
+    n_small, n_large = _alg1_noise(small, X), _alg1_noise(large, X)
+    assert n_small.shape[0] == 5 and n_large.shape[0] == 9
+    np.testing.assert_allclose(n_large[:5], n_small, rtol=1e-6, atol=1e-9 * small.sigma)
+
+
+def test_algorithm1_with_public_points_draws_noise_from_the_same_child():
+    X = _private_data()
+    Z = np.random.default_rng(99).normal(size=(6, 2))
+    rel = algorithm1(X, Z, kernel=KERNEL, epsilon=0.05, delta=1e-5, random_state=5)
+    noise = _alg1_noise(rel, X)
+    np.testing.assert_allclose(noise, rel.sigma * _child(5, 2, 1).standard_normal(noise.shape[0]),
+                               rtol=1e-6, atol=1e-9 * rel.sigma)
+
+
+def test_algorithm1_replay_and_os_entropy_semantics_are_kept():
+    X = _private_data()
+    kw = dict(kernel=KERNEL, epsilon=1.0, delta=1e-5, n_points=6, q_scale=1.5)
+    a, b = algorithm1(X, random_state=3, **kw), algorithm1(X, random_state=3, **kw)
+    np.testing.assert_array_equal(a.points, b.points)
+    np.testing.assert_array_equal(a.weights, b.weights)
+    c, d = algorithm1(X, random_state=None, **kw), algorithm1(X, random_state=None, **kw)
+    assert c.seed is None and c.noise_source == "os-entropy"
+    assert not np.array_equal(c.points, d.points)
+
+
+def test_algorithm2_frequencies_and_noise_come_from_the_documented_child_streams(monkeypatch):
+    import dpkme.random_features as rf
+
+    captured = {}
+    original = rf.privatise_feature_mean
+
+    def spy(X, features, **kw):
+        out = original(X, features, **kw)
+        captured.update(mu_tilde=out[0], sigma=out[1].sigma, features=features,
+                        mean=features.mean_embedding(X))
+        return out
+
+    monkeypatch.setattr(rf, "privatise_feature_mean", spy)
+    X = _private_data(n=30)
+    seed, J = 321, 16
+    rel = rf.algorithm2(X, kernel=KERNEL, epsilon=0.5, delta=1e-5, n_points=3, n_features=J, random_state=seed,
+                        preset="interactive")
+    assert rel.seed == seed and rel.noise_source == "seeded"
+    freqs = KERNEL.sample_frequencies(J // 2, 2, _child(seed, 3, 0))
+    np.testing.assert_array_equal(captured["features"].frequencies_, freqs)
+    noise = captured["mu_tilde"] - captured["mean"]
+    np.testing.assert_allclose(noise, captured["sigma"] * _child(seed, 3, 1).standard_normal(J), rtol=1e-9,
+                               atol=1e-12)
