@@ -118,7 +118,7 @@ from ._validation import (
 )
 from .kernels import Kernel
 from .release import Release
-from .sensitivity import NEIGHBOURING, SENSITIVITY_MODES, check_private_kernel, kme_sensitivity
+from .sensitivity import NEIGHBOURING, SENSITIVITY_MODES, check_domain, check_private_kernel, enforce_domain, kme_sensitivity
 
 __all__ = [
     "DEFAULT_MAX_DATABASES",
@@ -685,6 +685,7 @@ def database_scores(
     n_private: int | None = None,
     max_databases: int = DEFAULT_MAX_DATABASES,
     progress: Callable[[float, str], object] | None = None,
+    clip: bool = False,
 ) -> DatabaseScores:
     r"""Distances :math:`\|\mu_D - \mu_R\|_{\mathcal H}` of all :math:`\binom{|G|+M-1}{M}` databases.
 
@@ -707,6 +708,9 @@ def database_scores(
         See :func:`score_sensitivity`.
     domain : (lower, upper), optional
         Declared box containing the data (tightens ``"tight"`` replace-one).
+        Rows outside it are refused (ValueError with their count and columns,
+        never their values) unless ``clip=True``
+        (:func:`dpkme.sensitivity.enforce_domain`).
     n_private : int, optional
         Public normaliser N (add-remove); must equal ``len(X)`` for replace-one.
     max_databases : int
@@ -714,10 +718,15 @@ def database_scores(
     progress : callable, optional
         ``progress(fraction, message)`` with increasing fractions from 0 to 1
         (at most ~100 calls); exceptions it raises cancel the call.
+    clip : bool
+        Clip every row to ``domain`` instead of refusing rows outside it (a
+        per-row map: the guarantee holds).
     """
     t0 = time.perf_counter()
     progress = _throttled(progress)
     X, G, m, n_pub = _check_args(X, candidates, kernel, m, neighbouring, sensitivity, n_private)
+    X = enforce_domain(X, domain, clip=clip)  # the box sensitivity holds only for data inside the box
+    domain = None if domain is None else check_domain(domain, X.shape[1])
     n_cand = G.shape[0]
     total, limit = _check_limit(n_cand, m, max_databases)
     sens = score_sensitivity(n=n_pub, kernel=kernel, neighbouring=neighbouring, mode=sensitivity, domain=domain)
@@ -743,7 +752,8 @@ def database_scores(
     return DatabaseScores(
         candidates=G, m=m, kernel=kernel, distances=dist, sensitivity=sens, neighbouring=neighbouring,
         sensitivity_mode=sensitivity, n_private=n_pub, max_databases=limit, seconds=time.perf_counter() - t0,
-        params={"domain": None if domain is None else [np.asarray(b, dtype=float).tolist() for b in domain]},
+        params={"domain": None if domain is None else [np.asarray(b, dtype=float).tolist() for b in domain],
+                "clip": clip},
     )
 
 
@@ -759,6 +769,7 @@ def exponential_probabilities(
     domain=None,
     n_private: int | None = None,
     max_databases: int = DEFAULT_MAX_DATABASES,
+    clip: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The mechanism's full output distribution (teaching and tests; reads private data).
 
@@ -771,7 +782,7 @@ def exponential_probabilities(
     """
     scores = database_scores(X, candidates, kernel=kernel, m=m, neighbouring=neighbouring,
                              sensitivity=sensitivity, domain=domain, n_private=n_private,
-                             max_databases=max_databases)
+                             max_databases=max_databases, clip=clip)
     return scores.probabilities(epsilon), enumerate_multisets(scores.n_candidates, scores.m,
                                                               max_databases=max_databases)
 
@@ -791,6 +802,7 @@ def exponential_mechanism(
     max_databases: int = DEFAULT_MAX_DATABASES,
     progress: Callable[[float, str], object] | None = None,
     return_diagnostics: bool = False,
+    clip: bool = False,
 ):
     r"""Release a synthetic database of M points by the exact exponential mechanism.
 
@@ -816,7 +828,7 @@ def exponential_mechanism(
     eps = check_epsilon(epsilon)
     scores = database_scores(X, candidates, kernel=kernel, m=m, neighbouring=neighbouring,
                              sensitivity=sensitivity, domain=domain, n_private=n_private,
-                             max_databases=max_databases, progress=progress)
+                             max_databases=max_databases, progress=progress, clip=clip)
     return scores.release(eps, random_state=random_state, return_diagnostics=return_diagnostics)
 
 

@@ -139,7 +139,7 @@ from ._validation import (
 from .kernels import GaussianKernel, Kernel, LaplacianKernel
 from .mechanisms import GaussianCalibration, calibrate_gaussian, gaussian_delta
 from .release import Release
-from .sensitivity import check_release_args, kme_sensitivity
+from .sensitivity import check_domain, check_release_args, enforce_domain, kme_sensitivity
 
 __all__ = [
     "CALIBRATIONS",
@@ -742,6 +742,7 @@ def gp_release(
     sampler: GPSampler | None = None,
     keep_true_values: bool = True,
     progress: Callable[[float, str], object] | None = None,
+    clip: bool = False,
 ) -> GPRelease:
     r"""Release :math:`f_D + s\,\mathcal{GP}(0, k_f)` at public points, :math:`(\varepsilon,\delta)`-DP.
 
@@ -770,7 +771,9 @@ def gp_release(
     neighbouring : {"replace-one", "add-remove"}
     sensitivity : {"tight", "paper"}
     domain : (lower, upper), optional
-        Declared box containing the data (tightens replace-one).
+        Declared box containing the data (tightens replace-one). Rows outside
+        it are refused (ValueError with their count and columns, never their
+        values) unless ``clip=True`` (:func:`dpkme.sensitivity.enforce_domain`).
     n_private : int, optional
         Public normaliser (add-remove); must equal len(X) for replace-one.
     random_state : None, int or Generator
@@ -782,6 +785,9 @@ def gp_release(
         Store the private :math:`f_D(p)` in ``true_values`` for display.
     progress : callable, optional
         ``progress(fraction, message)``; exceptions it raises cancel the release.
+    clip : bool
+        Clip every row to ``domain`` instead of refusing rows outside it (a
+        per-row map: the guarantee holds).
 
     Returns
     -------
@@ -793,6 +799,8 @@ def gp_release(
         raise ValueError(f"progress must be callable as progress(fraction, message), got {progress!r}.")
     X = check_array(X, name="X")
     n, dim = X.shape
+    X = enforce_domain(X, domain, clip=clip)  # the box sensitivity holds only for data inside the box
+    domain = None if domain is None else check_domain(domain, dim)
     n_pub = n if n_private is None else check_positive_int(n_private, name="n_private")
     if neighbouring == "replace-one" and n_pub != n:
         raise ValueError(
@@ -848,7 +856,7 @@ def gp_release(
                 "sensitivity_mode": sensitivity, "analytic_scale": s_analytic, "hall_scale": s_hall,
                 "noise_reduction_vs_hall": 1.0 - s_analytic / s_hall,
                 "domain": None if domain is None else [np.asarray(b, dtype=float).tolist() for b in domain],
-                "noise_variance": var},
+                "clip": clip, "noise_variance": var},
     )
 
 

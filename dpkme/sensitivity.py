@@ -36,11 +36,13 @@ from __future__ import annotations
 
 import math
 
-from ._validation import check_delta, check_epsilon, check_in, check_positive_float, check_positive_int
+import numpy as np
+
+from ._validation import check_array, check_delta, check_epsilon, check_in, check_positive_float, check_positive_int
 from .kernels import Kernel
 
 __all__ = ["NEIGHBOURING", "SENSITIVITY_MODES", "kme_sensitivity", "feature_mean_sensitivity", "check_private_kernel",
-           "check_release_args"]
+           "check_release_args", "check_domain", "enforce_domain"]
 
 NEIGHBOURING = ("replace-one", "add-remove")
 SENSITIVITY_MODES = ("tight", "paper")
@@ -76,6 +78,98 @@ def check_release_args(kernel, epsilon, delta, *, calibration: str, neighbouring
     return epsilon, delta
 
 
+def check_domain(domain, dim: int) -> tuple[np.ndarray, np.ndarray]:
+    """Validate a declared box ``(lower, upper)`` for data with ``dim`` columns.
+
+    Each bound is a number (the same for every column) or a vector of ``dim``
+    finite numbers, with ``lower <= upper`` in every column. Returns the two
+    bounds as float vectors of length ``dim``. ValueError otherwise, naming the
+    problem.
+    """
+    dim = check_positive_int(dim, name="dim")
+    try:
+        lower, upper = domain
+    except (TypeError, ValueError):
+        raise ValueError(f"domain must be a pair (lower, upper) of numbers or length-{dim} vectors, "
+                         f"got {domain!r:.80}.") from None
+    bounds = []
+    for name, b in (("lower", lower), ("upper", upper)):
+        if np.ndim(b) == 0:
+            b = [b] * dim
+        v = check_array(b, name=f"domain {name} bound", ndim=1)  # ValueError on text / non-finite values
+        if v.shape[0] != dim:
+            raise ValueError(f"the domain's {name} bound has {v.shape[0]} entries but X has {dim} columns.")
+        bounds.append(v)
+    lo, hi = bounds
+    bad = np.flatnonzero(hi < lo)
+    if bad.size:
+        raise ValueError(f"the declared domain needs lower <= upper in every column; column {int(bad[0])} has "
+                         f"lower={lo[bad[0]]!r} > upper={hi[bad[0]]!r}.")
+    return lo, hi
+
+
+def enforce_domain(X, domain, *, clip: bool = False, name: str = "X") -> np.ndarray:
+    r"""Make the data satisfy the declared box that its sensitivity assumes: refuse it, or clip to it.
+
+    A declared box :math:`[l, u]` lowers the replace-one sensitivity of
+    :func:`kme_sensitivity` to :math:`\sqrt{2a - 2k_{\min}}/N` with
+    :math:`k_{\min}` the smallest kernel value over the box. That bound holds
+    only for datasets inside the box: one row outside can move the embedding
+    by more, and the released noise is then too small. So every mechanism
+    that accepts ``domain`` calls this where it reads ``X``:
+
+    * ``clip=False`` (default): rows outside the box are refused with a
+      ValueError that gives how many rows lie outside and in which columns,
+      never their values;
+    * ``clip=True``: every row is clipped to the box coordinate-wise,
+      :math:`x \mapsto \min(\max(x, l), u)`. Clipping is applied to each row
+      separately, so datasets that differ in one row still differ in one row
+      after clipping and the mechanism on the clipped data is
+      :math:`(\varepsilon,\delta)`-DP for the original data under the same
+      neighbouring relation; the clipped values enter the release, which
+      ``params`` records.
+
+    The box must be public (declared, not read off the private data).
+
+    Parameters
+    ----------
+    X : array (N, D)
+        Private data, already validated.
+    domain : (lower, upper) or None
+        See :func:`check_domain`. ``None``: nothing to enforce (``X`` is returned as is).
+    clip : bool
+        Clip to the box instead of refusing (ValueError when no box is declared).
+    name : str
+        Name of the data in messages.
+
+    Returns
+    -------
+    ndarray
+        ``X`` itself when it lies in the box (or no box is declared), else a clipped copy.
+    """
+    if not isinstance(clip, (bool, np.bool_)):
+        raise ValueError(f"clip must be True or False, got {clip!r:.80}.")
+    if domain is None:
+        if clip:
+            raise ValueError("clip=True needs a declared domain (lower, upper) to clip to.")
+        return X
+    X = np.asarray(X)
+    lo, hi = check_domain(domain, X.shape[1])
+    outside = (X < lo) | (X > hi)
+    if not outside.any():
+        return X
+    if clip:
+        return np.clip(X, lo, hi)
+    rows = int(outside.any(axis=1).sum())
+    cols = np.flatnonzero(outside.any(axis=0))
+    per_col = ", ".join(f"column {int(j)}: {int(outside[:, j].sum())} row(s)" for j in cols[:10])
+    more = f", and {cols.size - 10} more column(s)" if cols.size > 10 else ""
+    raise ValueError(
+        f"{rows} of {X.shape[0]} rows of {name} lie outside the declared domain ({per_col}{more}); the sensitivity "
+        "was lowered for that box, so the guarantee would not hold. Declare a box that contains every possible row "
+        "(from public knowledge, not from the data), or pass clip=True to clip each row to the box.")
+
+
 def kme_sensitivity(
     *,
     n: int,
@@ -98,7 +192,10 @@ def kme_sensitivity(
         :math:`\sqrt a/N` (add/remove). ``"paper"``: :math:`2\sqrt a/N`
         (Lemma 13 of Balog et al. 2018) regardless of the relation.
     domain : (lower, upper), optional
-        A box declared by the user (public), used for :math:`k_{\min}`.
+        A box declared by the user (public), used for :math:`k_{\min}`. The
+        bound is only valid for data inside the box: the mechanisms enforce it
+        where they read the data (:func:`enforce_domain`, refuse or
+        ``clip=True``).
 
     Returns
     -------

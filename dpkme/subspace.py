@@ -66,7 +66,7 @@ from ._validation import (
 )
 from .kernels import Kernel
 from .release import Release
-from .sensitivity import check_release_args, kme_sensitivity
+from .sensitivity import check_domain, check_release_args, enforce_domain, kme_sensitivity
 
 __all__ = [
     "SubspaceBasis",
@@ -413,6 +413,7 @@ def algorithm1(
     neighbouring: str = "replace-one",
     sensitivity: str = "tight",
     domain=None,
+    clip: bool = False,
     basis: str = "full",
     tol: float = DEFAULT_TOL,
     weights: str = "free",
@@ -445,6 +446,15 @@ def algorithm1(
         Public synthetic points. If omitted, ``n_points`` points are drawn from
         :math:`q = \mathcal N(\text{q\_center}, \text{q\_scale}^2 I)` with the
         release's public stream (see ``random_state``).
+    domain : (lower, upper), optional
+        A public box declared to contain every possible row; it lowers the
+        "tight" replace-one sensitivity (:func:`dpkme.sensitivity.kme_sensitivity`).
+        Data outside it is refused (ValueError giving the number of rows and
+        the columns, not the values) unless ``clip=True``.
+    clip : bool, default=False
+        Clip every row to ``domain`` instead of refusing rows outside it
+        (a per-row map: the guarantee holds; see
+        :func:`dpkme.sensitivity.enforce_domain`).
     points_are_sample : bool
         Declare that ``Z`` is a publishable subset (a sample of the same
         population); enables the public shrinkage target of ``basis="auto"``.
@@ -480,6 +490,9 @@ def algorithm1(
     check_in(weights, {"free", "simplex", "l1"}, name="weights")
     X = check_array(X, name="X")
     n, dim = X.shape
+    X = enforce_domain(X, domain, clip=clip)  # the box sensitivity below holds only for data inside the box
+    if domain is not None:
+        domain = check_domain(domain, dim)
     n_pub = n if n_private is None else check_positive_int(n_private, name="n_private")
     if neighbouring == "replace-one" and n_pub != n:
         raise ValueError(
@@ -528,7 +541,8 @@ def algorithm1(
         params={"n_points": int(Z.shape[0]), "basis_dim": B.dim, "basis": basis, "tol": tol,
                 "points_source": source, "q_scale": q_scale, "weights": weights,
                 "sensitivity_mode": sensitivity, "achieved_delta": cal.achieved_delta,
-                "calibration_proven": cal.proven},
+                "calibration_proven": cal.proven,
+                "domain": None if domain is None else [domain[0].tolist(), domain[1].tolist()], "clip": clip},
     )
 
 

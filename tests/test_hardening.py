@@ -188,3 +188,91 @@ def test_algorithm2_frequencies_and_noise_come_from_the_documented_child_streams
     noise = captured["mu_tilde"] - captured["mean"]
     np.testing.assert_allclose(noise, captured["sigma"] * _child(seed, 3, 1).standard_normal(J), rtol=1e-9,
                                atol=1e-12)
+
+
+# --------------------------------------------------------------------------- 3. declared domain enforced
+from dpkme.exponential import database_scores, exponential_mechanism  # noqa: E402
+from dpkme.gp_release import gp_release  # noqa: E402
+from dpkme.sensitivity import enforce_domain, kme_sensitivity  # noqa: E402
+
+BOX = ([0.0, 0.0], [1.0, 1.0])
+SECRET = 7.123456789  # an out-of-box value that must never appear in an error message
+
+
+def _boxed_data(outside: int = 0):
+    X = np.random.default_rng(2).uniform(0.0, 1.0, size=(30, 2))
+    X[:outside, 1] = SECRET  # rows outside the box in column 1
+    return X
+
+
+def _assert_refused(call, outside):
+    with pytest.raises(ValueError) as info:
+        call()
+    msg = str(info.value)
+    assert f"{outside} of 30 rows" in msg and "column 1" in msg and "clip=True" in msg, msg
+    assert "7.12" not in msg and "7.1" not in msg, msg  # counts only, never values
+
+
+def test_enforce_domain_refuses_rows_outside_the_box_naming_count_and_column_not_values():
+    _assert_refused(lambda: enforce_domain(_boxed_data(3), BOX), 3)
+    X = _boxed_data(0)
+    np.testing.assert_array_equal(enforce_domain(X, BOX), X)  # inside: unchanged
+    assert enforce_domain(X, None) is X  # no declared domain: nothing to enforce
+
+
+def test_enforce_domain_clips_only_when_asked():
+    X = _boxed_data(3)
+    C = enforce_domain(X, BOX, clip=True)
+    assert C is not X and np.all(C <= 1.0) and np.all(C >= 0.0)
+    np.testing.assert_array_equal(C[3:], X[3:])
+    np.testing.assert_array_equal(C[:3, 1], 1.0)
+    assert X[0, 1] == SECRET  # the caller's array is not modified
+    with pytest.raises(ValueError, match="clip=True needs a declared domain"):
+        enforce_domain(X, None, clip=True)
+
+
+@pytest.mark.parametrize("domain, match", [
+    (([0.0, 0.0, 0.0], [1.0, 1.0, 1.0]), "3 entries but X has 2 columns"),
+    (([0.0, 1.0], [1.0, 0.5]), "lower <= upper"),
+    (([0.0, np.nan], [1.0, 1.0]), "non-finite"),
+    ((0.0,), "pair"),
+])
+def test_enforce_domain_validates_the_box(domain, match):
+    with pytest.raises(ValueError, match=match):
+        enforce_domain(_boxed_data(), domain)
+
+
+def test_scalar_bounds_broadcast_over_the_columns():
+    X = _boxed_data()
+    np.testing.assert_array_equal(enforce_domain(X, (0.0, 1.0)), X)
+
+
+def test_algorithm1_enforces_the_declared_domain():
+    kw = dict(kernel=KERNEL, epsilon=1.0, delta=1e-5, n_points=6, q_scale=0.5, domain=BOX)
+    _assert_refused(lambda: algorithm1(_boxed_data(2), random_state=0, **kw), 2)
+    clipped = algorithm1(_boxed_data(2), random_state=0, clip=True, **kw)
+    same = algorithm1(np.clip(_boxed_data(2), 0.0, 1.0), random_state=0, **kw)
+    np.testing.assert_array_equal(clipped.weights, same.weights)
+    assert clipped.params["clip"] is True and clipped.params["domain"] == [[0.0, 0.0], [1.0, 1.0]]
+    # the smaller box sensitivity is used
+    assert clipped.sensitivity == kme_sensitivity(n=30, kernel=KERNEL, domain=BOX) < kme_sensitivity(
+        n=30, kernel=KERNEL)
+
+
+def test_exponential_mechanism_enforces_the_declared_domain():
+    G = np.array([[0.0, 0.0], [0.5, 0.5], [1.0, 1.0]])
+    kw = dict(kernel=KERNEL, m=2, domain=BOX)
+    _assert_refused(lambda: database_scores(_boxed_data(4), G, **kw), 4)
+    _assert_refused(lambda: exponential_mechanism(_boxed_data(4), G, epsilon=1.0, random_state=0, **kw), 4)
+    a = database_scores(_boxed_data(4), G, clip=True, **kw)
+    b = database_scores(np.clip(_boxed_data(4), 0.0, 1.0), G, **kw)
+    np.testing.assert_array_equal(a.distances, b.distances)
+
+
+def test_gp_release_enforces_the_declared_domain():
+    grid = (np.linspace(0, 1, 5), np.linspace(0, 1, 4))
+    kw = dict(kernel=KERNEL, epsilon=1.0, delta=1e-5, grid=grid, domain=BOX)
+    _assert_refused(lambda: gp_release(_boxed_data(1), random_state=0, **kw), 1)
+    a = gp_release(_boxed_data(1), random_state=0, clip=True, **kw)
+    b = gp_release(np.clip(_boxed_data(1), 0.0, 1.0), random_state=0, **kw)
+    np.testing.assert_array_equal(a.values, b.values)
