@@ -245,7 +245,7 @@ def _check_neighbours(D, Dn, neighbouring):
 
 # --------------------------------------------------------------------------- exhibit mechanisms
 def clipped_mean_release(X, *, epsilon, delta, neighbouring="replace-one", n_private=None, rng,
-                         noise_factor: float = 1.0):
+                         noise_factor: float = 1.0, calibration=None):
     r"""Gaussian mechanism on the mean of rows clipped to the unit L2 ball: the generic vector release.
 
     :math:`f(D) = \frac1N\sum_n \mathrm{clip}_1(x_n)` with public :math:`N`, L2
@@ -253,7 +253,10 @@ def clipped_mean_release(X, *, epsilon, delta, neighbouring="replace-one", n_pri
     :func:`dpkme.mechanisms.calibrate_gaussian` (analytic) and
     :func:`dpkme.mechanisms.gaussian_noise`. ``noise_factor`` < 1 deliberately
     under-noises it (**not private**; for the audit's ``"half-noise"`` exhibit).
-    Returns ``(value, calibration)``.
+    ``calibration``: the result of an earlier call with the same ε, δ and
+    sensitivity, reused instead of calibrating again (an audit calibrates once
+    for all its runs; the calibration is verified in high precision, so it
+    costs more than a run). Returns ``(value, calibration)``.
     """
     X = check_array(X, name="X")
     n_pub = X.shape[0] if n_private is None else check_positive_int(n_private, name="n_private")
@@ -261,7 +264,13 @@ def clipped_mean_release(X, *, epsilon, delta, neighbouring="replace-one", n_pri
     norms = np.linalg.norm(X, axis=1)
     Xc = X * np.minimum(1.0, 1.0 / np.maximum(norms, 1e-300))[:, None]
     sens = (2.0 if neighbouring == "replace-one" else 1.0) / n_pub
-    cal = calibrate_gaussian(epsilon=epsilon, delta=delta, sensitivity=sens)
+    if calibration is None:
+        cal = calibrate_gaussian(epsilon=epsilon, delta=delta, sensitivity=sens)
+    else:
+        cal = calibration
+        if (cal.epsilon, cal.delta, cal.sensitivity) != (float(epsilon), float(delta), sens):
+            raise ValueError(f"calibration is for (epsilon, delta, sensitivity) = ({cal.epsilon}, {cal.delta}, "
+                             f"{cal.sensitivity}), not ({epsilon}, {delta}, {sens}).")
     value = Xc.sum(axis=0) / n_pub
     return value + gaussian_noise(value.shape, sigma=cal.sigma * float(noise_factor), rng=rng), cal
 
@@ -343,7 +352,8 @@ def audit_gaussian(*, epsilon=2.0, delta=1e-2, variant: str = "correct", n: int 
 
     def run(which, seed):
         v, _ = clipped_mean_release(D if which == 0 else Dn, epsilon=eps, delta=dl, neighbouring=neighbouring,
-                                    n_private=n_pub, rng=np.random.default_rng(seed), noise_factor=factor)
+                                    n_private=n_pub, rng=np.random.default_rng(seed), noise_factor=factor,
+                                    calibration=cal)
         return float(v @ u)
 
     sd, sp = _collect(run, runs, random_state, progress, "Gaussian mechanism")
