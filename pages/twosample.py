@@ -15,7 +15,9 @@ from scipy import stats
 
 from dpkme.accounting import BudgetLedger
 from dpkme.guards import estimate_cost
+from dpkme.guards import mark_not_private
 from pages._shared import compute as C
+from pages._shared import noise as N
 from pages._shared import state as S
 from pages._shared.figures import PALETTE
 from pages._shared.widgets import (PAGE_DATA, PAGE_KERNEL, PAGE_LEDGER, PAGE_RELEASE, StoppableProgress, guard,
@@ -101,7 +103,7 @@ def record_charges(led, result, label: str, parts_of=None) -> list:
     for c in added:
         c.details.setdefault("neighbouring", "replace-one")
         c.details.setdefault("noise_source", result.noise_source)
-    trial = BudgetLedger(epsilon_budget=led.epsilon_budget, delta_budget=led.delta_budget)
+    trial = BudgetLedger(epsilon_budget=led.epsilon_budget, delta_budget=led.delta_budget, partition=led.partition)
     for c in list(led.charges) + added:
         trial.add(c)
     if trial.exceeds_budget() and not ss.get(S.ALLOW_OVER):
@@ -133,6 +135,11 @@ def null_figure(res) -> go.Figure:
 
 def show_result(stored: dict) -> None:
     res = stored["result"]
+    for p in stored.get("problems") or []:
+        st.error(f"This result is NOT differentially private: {p}.")
+    if stored.get("seed") is not None:
+        st.caption(f"Replay mode: privacy noise from seed {stored['seed']}, the null simulation from an independent "
+                   "child stream of it.")
     a, b, c = st.columns(3)
     a.metric("Decision", "reject H₀" if res.reject else "keep H₀",
              help=f"H₀: both samples come from the same distribution; at α = {res.alpha:g}.")
@@ -142,8 +149,10 @@ def show_result(stored: dict) -> None:
                   "often (see the curves).")
     d, e, f = st.columns(3)
     d.metric("Private statistic", f"{res.statistic:.4g}")
-    e.metric("Privacy of the test", f"ε = {res.epsilon:.3g}" if res.private else "none",
-             help=f"δ = {res.delta:.0e}: the test's noisy moments together are (ε, δ)-DP." if res.private else None)
+    really_private = res.private and not stored.get("problems")
+    e.metric("Privacy of the test", f"ε = {res.epsilon:.3g}" if really_private else "NOT private",
+             help=f"δ = {res.delta:.0e}: the test's noisy moments together are (ε, δ)-DP." if really_private
+             else "; ".join(stored.get("problems") or ["no privacy noise"]))
     ref = stored.get("reference")
     if ref is not None:
         f.metric("Non-private p (owner only)", f"{ref.p_value:.3g}",
@@ -176,6 +185,35 @@ def show_result(stored: dict) -> None:
 def privacy_line() -> None:
     st.caption(f"Privacy: ε = {eps:g}, δ = {delta:.0e} for the whole test (Kernel & privacy page).")
     st.page_link(PAGE_KERNEL, label="Change ε and δ", icon=":material/tune:")
+
+
+def noise_line() -> tuple[str, int | None]:
+    """The test's noise source (a real, unseeded test by default) and, in replay mode, the requested seed."""
+    return N.noise_controls("tst.noise", "tst.seed", what="tests")
+
+
+def test_streams(source: str, seed: int | None, what: str) -> dict:
+    """Independent randomness for one test: the privacy noise, the null simulation and the resampling.
+
+    Real tests: fresh OS entropy for each (no seed). Replay mode: a seed claimed for this session (never
+    shared with another release or test) for the noise, and a child stream of it for the null simulation."""
+    if source != N.REPLAY:
+        return {"random_state": None, "null_random_state": None, "resample_random_state": None, "seed": None}
+    s = N.claim_seed(0 if seed is None else seed, what)
+    return {"random_state": s, "null_random_state": N.null_seed(s),
+            "resample_random_state": N.null_seed(N.null_seed(s)), "seed": s}
+
+
+def finish_test(result, problems: list[str]):
+    """Stamp a test that is not private (seeded replay, or a lengthscale read off the private rows)."""
+    if problems:
+        mark_not_private(result, problems, warn=False)
+    return result
+
+
+def not_private_counted(key: str) -> None:
+    counts = ss.setdefault(S.NONPRIVATE, {})
+    counts[key] = counts.get(key, 0) + 1
 
 
 def read_upload(label: str, key: str):
@@ -212,10 +250,6 @@ if mode == "release":
         st.warning("This test needs held-out rows: set a held-out fraction > 0 on the Data page.")
         st.page_link(PAGE_DATA, label="Data", icon=":material/table_view:")
         st.stop()
-    if ds.n_public < 2:
-        st.warning("The features must be public: set a publishable fraction > 0 on the Data page.")
-        st.page_link(PAGE_DATA, label="Data", icon=":material/table_view:")
-        st.stop()
     recs = S.releases_for(ds, kind="points")
     if not recs:
         st.info("No weighted-points release of this dataset yet.")
@@ -239,33 +273,47 @@ if mode == "release":
         alpha = float(st.select_slider("Significance level α", options=[0.01, 0.05, 0.1], key="tst.alpha",
                                        persist_state="session"))
         privacy_line()
-        ss.setdefault("tst.seed", 0)
-        seed = int(st.number_input("Seed (teaching, replayable)", min_value=0, max_value=2**31 - 1, step=1,
-                                   key="tst.seed", persist_state="session"))
+        noise, seed = noise_line()
+        problems = N.privacy_problems(noise_source=noise, kernel=kind in ("me", "rff"))
+        for p in problems:
+            st.error(f"This test would NOT be differentially private: {p}.")
+        if ds.n_public < 2:
+            st.caption("Features: built from the release's own points (public: a post-processing of the release), "
+                       "since this data has no publishable subset.")
         go_btn = st.button("Run the test", type="primary", key="tst.go", width="stretch")
-    cfg = json.dumps({"mode": mode, "ds": ds.key, "rel": sel, "n": n_syn, "f": [kind, J], "a": alpha, "s": seed,
-                      "eps": eps, "delta": delta})
+    cfg = json.dumps({"mode": mode, "ds": ds.key, "rel": sel, "n": n_syn, "f": [kind, J], "a": alpha,
+                      "noise": noise, "s": seed, "eps": eps, "delta": delta})
     if go_btn:
         with guard("run the test") as res:
             if not eps > 0:
                 raise ValueError("ε must be positive (Kernel & privacy page).")
             kernel = C.current_kernel()
-            feats = build_features(kind, J, ds.public, seed=seed, lengthscale=kernel.lengthscale)
             r = rec.release
             w = r.weights
             if (w < 0).any():
                 from dpkme.subspace import project_weights
 
                 w = project_weights(w, r.kernel.gram(r.points), constraint="simplex")
+            streams = test_streams(noise, seed, f"two-sample test of release #{rec.id}")
+            public = ds.public if ds.n_public >= 2 else r.points[w > 0]
+            feats = build_features(kind, J, public, seed=streams["seed"], lengthscale=kernel.lengthscale)
             result = release_test((r.points, w), ds.heldout, features=feats, epsilon=eps, delta=delta, alpha=alpha,
-                                  n_synthetic=n_syn, random_state=seed, null_random_state=seed,
-                                  resample_random_state=seed)
-            added = record_charges(S.ledger_for(ds), result, f"#{rec.id} vs held-out",
-                                   {"*": S.PART_HELDOUT})
+                                  n_synthetic=n_syn, random_state=streams["random_state"],
+                                  null_random_state=streams["null_random_state"],
+                                  resample_random_state=streams["resample_random_state"])
+            finish_test(result, problems)
+            if problems:          # not private: never charged as a private test, counted as a non-private result
+                added = []
+                not_private_counted(ds.data_key)
+                note = "NOT private (" + "; ".join(problems) + "): not charged to the ledger as a private test."
+            else:
+                added = record_charges(S.ledger_for(ds), result, f"#{rec.id} vs held-out", {"*": S.PART_HELDOUT})
+                note = ("Charged to the held-out rows only: the release read the private rows, a disjoint part of "
+                        "the same people.")
             ss["tst.result"] = {"key": cfg, "mode": mode, "result": result, "reference": None, "charges": added,
-                                "ledger_key": ds.data_key, "ledger_name": ds.name,
-                                "ledger_note": "Charged to the held-out rows only: the release read the private "
-                                               "rows, a disjoint part of the same people."}
+                                "ledger_key": ds.data_key, "ledger_name": ds.name, "ledger_note": note,
+                                "problems": problems, "seed": streams["seed"]}
+            N.advance("tst.seed", streams["seed"])
         if res.ok:
             st.rerun()
     stored = ss.get("tst.result")
@@ -286,7 +334,6 @@ if mode == "one":
         ss.setdefault("tst.source", "case")
         source = st.radio("Samples", list(SOURCES), format_func=SOURCES.get, key="tst.source",
                           persist_state="session")
-        ss.setdefault("tst.seed", 0)
         if source == "case":
             ss.setdefault("tst.case", "GMD")
             case = st.selectbox("Case", list(CASES), format_func=CASE_LABEL.get, key="tst.case",
@@ -305,6 +352,9 @@ if mode == "one":
                                            "nte": "each holder on its own sample (no trusted entity)"}.get)
             st.caption("500 more rows of each distribution are generated as the public sample the features are "
                        "built from.")
+            ss.setdefault("tst.data_seed", 0)
+            st.number_input("Seed of the generated samples (public: which simulated people)", min_value=0,
+                            max_value=2**31 - 1, step=1, key="tst.data_seed", persist_state="session")
         elif source == "groups":
             if ds.n_heldout < 10 or ds.n_public < 2:
                 st.warning("Needs held-out rows and a publishable subset: set both fractions > 0 on the Data page.")
@@ -318,6 +368,9 @@ if mode == "one":
             design = "nte"
         else:
             st.caption("Two tables with the same numeric columns, read in memory and never stored.")
+            ss.setdefault("tst.data_seed", 0)
+            st.number_input("Seed of the publishable split (public)", min_value=0, max_value=2**31 - 1, step=1,
+                            key="tst.data_seed", persist_state="session")
             upx = read_upload("Sample X", "tst.upload_x")
             upy = read_upload("Sample Y", "tst.upload_y")
             ss.setdefault("tst.up_public", 0.1)
@@ -333,25 +386,32 @@ if mode == "one":
         alpha = float(st.select_slider("Significance level α", options=[0.01, 0.05, 0.1], key="tst.alpha",
                                        persist_state="session"))
         privacy_line()
-        seed = int(st.number_input("Seed (teaching, replayable)", min_value=0, max_value=2**31 - 1, step=1,
-                                   key="tst.seed", persist_state="session"))
+        noise, seed = noise_line()
+        problems = N.privacy_problems(noise_source=noise, kernel=source == "groups" and kind in ("me", "rff"))
+        for p in problems:
+            st.error(f"This test would NOT be differentially private: {p}.")
         go_btn = st.button("Run the test", type="primary", key="tst.go", width="stretch")
-    src_cfg = ({"case": case, "n": n, "d": dim} if source == "case" else
+    data_seed = int(ss.get("tst.data_seed", 0))
+    src_cfg = ({"case": case, "n": n, "d": dim, "data_seed": data_seed} if source == "case" else
                {"shift": ss.get("tst.shift"), "ds": ds.key} if source == "groups" else
                {"x": upx and upx[2], "y": upy and upy[2], "pub": ss.get("tst.up_public")})
     cfg = json.dumps({"mode": mode, "source": source, **src_cfg, "design": design, "f": [kind, J], "a": alpha,
-                      "s": seed, "eps": eps, "delta": delta}, default=str)
+                      "noise": noise, "s": seed, "eps": eps, "delta": delta}, default=str)
     if go_btn:
         with guard("run the test") as res:
             if not eps > 0:
                 raise ValueError("ε must be positive (Kernel & privacy page).")
-            common = dict(epsilon=eps, delta=delta, alpha=alpha, random_state=seed, null_random_state=seed)
+            streams = test_streams(noise, seed, f"two-sample test ({source})")
+            common = dict(epsilon=eps, delta=delta, alpha=alpha, random_state=streams["random_state"],
+                          null_random_state=streams["null_random_state"])
             if source == "case":
-                data = make_case(case, n, dim=dim, n_public=500, random_state=seed)
+                # generated people: their samples (and the public sample for the features) come from the public
+                # data seed; the test's privacy noise and null simulation have their own streams
+                data = make_case(case, n, dim=dim, n_public=500, random_state=data_seed)
                 X, Y, public = data.X, data.Y, data.public
-                feats = build_features(kind, J, public, seed=seed)
-                lkey = f"two-sample lab:{case}:{n}:{dim}:{seed}"
-                lname = f"two-sample lab: {case} (n = {n:,}, d = {dim}, seed {seed})"
+                feats = build_features(kind, J, public, seed=data_seed)
+                lkey = f"two-sample lab:{case}:{n}:{dim}:{data_seed}"
+                lname = f"two-sample lab: {case} (n = {n:,}, d = {dim}, data seed {data_seed})"
                 label = f"lab {case}"
                 parts = {"X": "sample X", "Y": "sample Y"} if design == "nte" else None
                 note = ("Generated people, so a ledger of their own. " + (
@@ -359,7 +419,7 @@ if mode == "one":
                     if design == "nte" else "The curator's mean and second moment compose to exactly (ε, δ)."))
             elif source == "groups":
                 kernel = C.current_kernel()
-                feats = build_features(kind, J, ds.public, seed=seed, lengthscale=kernel.lengthscale)
+                feats = build_features(kind, J, ds.public, seed=streams["seed"], lengthscale=kernel.lengthscale)
                 shift = float(ss.get("tst.shift", 0.0)) * kernel.lengthscale / math.sqrt(ds.dim)
                 X, Y = ds.X, ds.heldout + shift
                 lkey, lname = ds.data_key, ds.name
@@ -378,8 +438,8 @@ if mode == "one":
                     raise ValueError("the two tables have no numeric column in common.")
                 Xu, Yu = numeric_matrix(upx[1], cols), numeric_matrix(upy[1], cols)
                 X, Y, public, info = split_public(Xu, Yu, public_fraction=float(ss["tst.up_public"]),
-                                                  random_state=seed)
-                feats = build_features(kind, J, public, seed=seed)
+                                                  random_state=data_seed)
+                feats = build_features(kind, J, public, seed=data_seed)
                 lkey = f"upload-pair:{upx[2]}:{upy[2]}"
                 lname = f"uploaded samples '{upx[0]}' and '{upy[0]}'"
                 label = "uploads"
@@ -389,15 +449,24 @@ if mode == "one":
                         f"{info['n_test'][1]:,}.")
             if design == "tcmc":
                 result = tcmc_test(X, Y, features=feats, **common)
-                reference = nonprivate_test(X, Y, features=feats, alpha=alpha, null_random_state=seed)
+                reference = nonprivate_test(X, Y, features=feats, alpha=alpha,
+                                            null_random_state=streams["null_random_state"])
             else:
                 result = nte_test(X, Y, features=feats, **common)
                 reference = nonprivate_test(X, Y, features=feats, design="two-sample", alpha=alpha,
-                                            null_random_state=seed)
-            led = S.ledger_for(ds) if lkey == ds.data_key else S.ledger_for_key(lkey, lname)
-            added = record_charges(led, result, label, parts)
+                                            null_random_state=streams["null_random_state"])
+            finish_test(result, problems)
+            if problems:
+                added = []
+                not_private_counted(lkey)
+                note = "NOT private (" + "; ".join(problems) + "): not charged to the ledger as a private test."
+            else:
+                led = S.ledger_for(ds) if lkey == ds.data_key else S.ledger_for_key(lkey, lname)
+                added = record_charges(led, result, label, parts)
             ss["tst.result"] = {"key": cfg, "mode": mode, "result": result, "reference": reference, "charges": added,
-                                "ledger_key": lkey, "ledger_name": lname, "ledger_note": note}
+                                "ledger_key": lkey, "ledger_name": lname, "ledger_note": note,
+                                "problems": problems, "seed": streams["seed"]}
+            N.advance("tst.seed", streams["seed"])
         if res.ok:
             st.rerun()
     stored = ss.get("tst.result")

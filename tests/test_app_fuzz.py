@@ -293,7 +293,7 @@ def test_a_random_tour_across_all_pages_never_raises(seq):
 def test_a_release_still_works_after_fuzzing_the_release_page():
     at, log = fuzz("pages/release.py", 7, steps=STEPS)
     # back to sane settings: the default dataset, the default mechanism, a small M, a fresh budget
-    at.session_state[S.MECHANISM] = "alg1-public"
+    at.session_state[S.MECHANISM] = "alg1-q"           # the default data publishes no rows: random points from q
     at.session_state["rel.n_points"] = 50
     at.session_state[S.EPS_TYPED] = False
     at.session_state[S.EPS] = 1.0

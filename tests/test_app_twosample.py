@@ -4,14 +4,14 @@ type-I error and power curves with a partial (stopped) result; charges and their
 import numpy as np
 import pytest
 
-from test_app_shared import as_float, metric, new_app, ok, plotly_figures
+from test_app_shared import as_float, errors, metric, new_app, ok, plotly_figures, public_app
 
 from pages._shared import state as S
 
 
 @pytest.fixture
 def test_page():
-    at = new_app().run()
+    at = public_app().run()
     at.switch_page("pages/release.py").run()
     at.button(key="rel.go").click().run()
     at.switch_page("pages/twosample.py").run()
@@ -24,15 +24,39 @@ def _ledger(at, key=None):
     return at.session_state[S.LEDGERS][key or ds.data_key]
 
 
-def test_release_is_not_distinguishable_from_held_out_rows_and_only_the_held_out_part_pays(test_page):
+def _replay(at, seed=0):
+    at.radio(key="tst.noise").set_value("seeded").run()
+    at.number_input(key="tst.seed").set_value(seed).run()
+    return at
+
+
+def test_release_is_not_distinguishable_from_held_out_rows_in_replay_mode(test_page):
+    """A seeded replay (deterministic decision): labelled not private, never charged, and its null simulation
+    has its own stream (issue 13: the page fed one seed to both)."""
+    at = _replay(test_page)
+    before = len(_ledger(at))
+    at.button(key="tst.go").click().run()
+    assert not at.exception
+    assert metric(at, "Decision") == "keep H₀"
+    assert 0.05 < as_float(metric(at, "p-value (private test)")) <= 1
+    assert metric(at, "Privacy of the test") == "NOT private" and "replayable demo" in errors(at)
+    assert len(_ledger(at)) == before                                  # a demo is not charged as private
+    stored = at.session_state["tst.result"]
+    res = stored["result"]
+    assert stored["seed"] == 0 and res.params["private"] is False
+    assert at.number_input(key="tst.seed").value == 1                   # the next test gets fresh noise
+
+
+def test_release_test_is_real_by_default_and_only_the_held_out_part_pays(test_page):
     at = test_page
     assert at.radio(key="tst.mode").value == "release"
+    assert at.radio(key="tst.noise").value == "os-entropy"            # a real test by default
     assert at.radio(key="tst.features").value == "scf"                 # SCF by default
     before = len(_ledger(at))
     at.button(key="tst.go").click().run()
     ok(at)
-    assert metric(at, "Decision") == "keep H₀"
-    assert 0.05 < as_float(metric(at, "p-value (private test)")) <= 1
+    assert 0 <= as_float(metric(at, "p-value (private test)")) <= 1
+    assert at.session_state["tst.result"]["seed"] is None
     led = _ledger(at)
     new = led.charges[before:]
     assert len(new) == 2 and all(c.details["parts"] == (S.PART_HELDOUT,) for c in new)
@@ -56,11 +80,32 @@ def test_bundled_mean_shift_case_is_detected_and_charged_to_its_own_ledger(test_
     led = _ledger(at, "two-sample lab:GMD:5000:100:0")
     assert len(led) == 2 and led.totals()["pld"][0] == pytest.approx(1.0, rel=0.2)   # exactly (ε, δ) at its δ
     assert len(_ledger(at)) == 1                                          # the dataset's ledger is untouched
-    # the same Gaussian: H0 is kept
+    # the same Gaussian: H0 is kept (replay mode: a deterministic decision)
     at.selectbox(key="tst.case").set_value("SG").run()
+    _replay(at)
+    at.button(key="tst.go").click().run()
+    assert not at.exception
+    assert metric(at, "Decision") == "keep H₀"
+
+
+def test_a_lengthscale_from_the_private_rows_makes_the_test_not_private(test_page):
+    """Red team (issue 13): ME/RFF features use the session's lengthscale; when it was read off the private
+    rows, the test was still labelled private and charged."""
+    at = test_page
+    at.session_state[S.LENGTHSCALE_SOURCE] = "private-data"
+    at.radio(key="tst.features").set_value("me").run()
+    assert "would NOT be differentially private" in errors(at) and "lengthscale" in errors(at)
+    before = len(_ledger(at))
+    at.button(key="tst.go").click().run()
+    assert not at.exception
+    assert metric(at, "Privacy of the test") == "NOT private"
+    assert len(_ledger(at)) == before
+    assert at.session_state["tst.result"]["result"].params["private"] is False
+    # SCF features do not use the lengthscale: that test is private
+    at.radio(key="tst.features").set_value("scf").run()
     at.button(key="tst.go").click().run()
     ok(at)
-    assert metric(at, "Decision") == "keep H₀"
+    assert len(_ledger(at)) == before + 2
 
 
 def test_private_vs_held_out_groups_each_holder_pays_its_part(test_page):
