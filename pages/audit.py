@@ -14,7 +14,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from dpkme.audit import AUDITS, VARIANTS, AuditResult, run_audit
+from dpkme.audit import AUDITS, VARIANTS, AuditResult, audit_power, run_audit, runs_for_power
 from dpkme.features import CosineBiasFeatures, RandomFourierFeatures
 from dpkme.guards import estimate_cost
 from dpkme.mechanisms import calibrate_gaussian, gaussian_epsilon, l1_from_l2_sensitivity
@@ -77,29 +77,138 @@ EPS_OPTIONS = [0.5, 1.0, 2.0, 4.0]
 DELTA_OPTIONS = [1e-5, 1e-4, 1e-3, 1e-2, 5e-2]
 RUNS_OPTIONS = [500, 1000, 2000, 3000, 5000, 10000, 20000, 50000, 100000]
 CONFIDENCE_OPTIONS = [0.9, 0.95, 0.99, 0.999]
-QUICK_SECONDS = 2.0        # the suggested number of runs keeps the predicted time below this
+QUICK_SECONDS = 2.0        # the quick suggestion keeps the predicted time below this
+# ---------------------------------------------------------------------- power (dpkme.audit.power)
+BUG_FACTOR = math.sqrt(2.0)   # the reference bug: noise calibrated to sensitivity/√2 (noise √2 too small)
+POWER_TARGET = 0.95           # power at which "no violation found" starts to mean something
 
 
-def suggested_runs(mechanism: str, variant: str = "correct") -> int:
+@st.cache_data(max_entries=32, show_spinner=False)
+def pair_model(mechanism: str) -> tuple[str | None, float]:
+    """How the power of this audit is known: ("exact" | "approximate" | None, μ of the pair / claimed μ).
+
+    "exact": the scalar is Gaussian with a known μ (a 10-run probe of the correct mechanism reads it; the ratio does
+    not depend on ε, δ); "approximate": a Gaussian release audited through an approximate likelihood ratio; None:
+    pure ε-DP audits, whose scalar is not one Gaussian variable.
+    """
+    if mechanism in PURE_DP:
+        return None, 1.0
+    params = run_audit(mechanism, runs=10, random_state=0).params
+    if "mu_pair" in params and "mu_claimed" in params:
+        return "exact", float(params["mu_pair"]) / float(params["mu_claimed"])
+    return ("approximate", 1.0) if "mu_pair" in params else (None, 1.0)
+
+
+@st.cache_data(max_entries=512, show_spinner=False)
+def power_at(runs: int, epsilon: float, delta: float, alpha: float, factor: float) -> tuple[float, float]:
+    """(power, Monte-Carlo standard error) of a Gaussian audit against noise ``factor`` times too small."""
+    p = audit_power(runs, epsilon=epsilon, delta=delta, alpha=alpha, factor=factor,
+                    replicates=1000 if runs <= 20000 else 200, random_state=0)
+    return p.power, p.standard_error
+
+
+@st.cache_data(max_entries=128, show_spinner=False)
+def runs_for_target(epsilon: float, delta: float, alpha: float, factor: float) -> int | None:
+    """Runs per dataset for ``POWER_TARGET`` power (about: 300 simulated splits, 2 % resolution); None beyond
+    the largest option or when the bug does not show on the pair (``factor`` ≤ 1)."""
+    if not factor > 1.0:
+        return None
+    try:
+        return runs_for_power(POWER_TARGET, epsilon=epsilon, delta=delta, alpha=alpha, factor=factor,
+                              replicates=300, random_state=0, max_runs=max(RUNS_OPTIONS))
+    except ValueError:
+        return None
+
+
+def fmt_prob(p: float) -> str:
+    if p < 0.005:
+        return "below 1 %"
+    if p > 0.995:
+        return "above 99 %"
+    return f"{100 * p:.0f} %"
+
+
+def fmt_se(se: float) -> str:
+    return "Monte-Carlo error below 0.1 %" if 100 * se < 0.05 else f"± {100 * se:.1f} % Monte-Carlo error"
+
+
+def power_option(mechanism: str, epsilon: float, delta: float, confidence: float) -> int | None:
+    """Smallest run option with ``POWER_TARGET`` power against a √2 bug (None without an exact power model)."""
+    try:
+        kind, ratio = pair_model(mechanism)
+        if kind != "exact" or not delta > 0:
+            return None
+        n = runs_for_target(epsilon, delta, round(1.0 - confidence, 12), BUG_FACTOR * ratio)
+    except ValueError:   # a setting the power model does not cover: no power-based suggestion
+        return None
+    return None if n is None else next((r for r in RUNS_OPTIONS if r >= n), None)
+
+
+def power_statement(mechanism: str, epsilon: float, delta: float, confidence: float, runs: int) -> str:
+    """What this audit's number of runs buys: its power against a factor-√2 sensitivity bug (markdown)."""
+    kind, ratio = pair_model(mechanism)
+    if kind is None or not delta > 0:
+        return ("**Power:** not computed for this audit (its scalar is not one Gaussian variable): the chance that "
+                "it would catch a sensitivity bug is unknown, so read “no violation found” as weak evidence.")
+    alpha = round(1.0 - confidence, 12)
+    factor = BUG_FACTOR * ratio
+    p, se = power_at(int(runs), float(epsilon), float(delta), alpha, factor)
+    if kind == "exact" and not factor > 1.0:
+        return (f"**Power:** on this audit's pair the change is only {ratio:.2f} of the claimed sensitivity, so a "
+                "factor-√2 sensitivity bug would not even violate the claim on it: at "
+                f"{runs:,} runs this audit catches a factor-√2 sensitivity bug with probability {fmt_prob(p)} "
+                f"(at most α = {alpha:g}). A pair that attains the sensitivity is needed to test for it.")
+    text = (f"**Power:** at {runs:,} runs this audit catches a factor-√2 sensitivity bug (noise calibrated to "
+            f"Δ/√2) with probability **{fmt_prob(p)}** ({fmt_se(se)}, `dpkme.audit.audit_power`).")
+    if kind == "approximate":
+        return (text + " Computed for an exact Gaussian likelihood ratio; this audit's scalar is approximate, so "
+                "its power is likely lower.")
+    n = runs_for_target(float(epsilon), float(delta), alpha, factor)
+    if n is None:
+        text += (f" {100 * POWER_TARGET:.0f} % power is not reached within {max(RUNS_OPTIONS):,} runs at these "
+                 "settings: “no violation found” says little here.")
+    elif p < POWER_TARGET:
+        opt = next((r for r in RUNS_OPTIONS if r >= n), n)
+        text += (f" {100 * POWER_TARGET:.0f} % power needs about {n:,} runs: run at least {opt:,} before reading "
+                 "“no violation found” as meaningful.")
+    else:
+        text += f" ({100 * POWER_TARGET:.0f} % power from about {n:,} runs.)"
+    return text
+
+
+def suggested_runs(mechanism: str, variant: str = "correct", epsilon: float = 2.0, delta: float = 1e-2,
+                   confidence: float = 0.95) -> int:
     """Runs per dataset offered when a mechanism or variant is chosen.
 
-    Correct mechanisms: the largest of 500, 1 000, 2 000 runs predicted to take at most ``QUICK_SECONDS``
-    (:func:`dpkme.guards.estimate_cost`); broken variants: enough runs to catch them (``CATCH_RUNS``).
+    Broken variants: enough runs to catch them (``CATCH_RUNS``). Correct mechanisms: the smallest option with
+    ``POWER_TARGET`` power against a factor-√2 sensitivity bug (:func:`power_option`) when the size guard lets it
+    run without confirmation (:func:`dpkme.guards.estimate_cost`); otherwise the largest of 500, 1 000, 2 000 runs
+    predicted to take at most ``QUICK_SECONDS``.
     """
     if variant in CATCH_RUNS:
         return CATCH_RUNS[variant]
     quick = [r for r in (500, 1000, 2000) if estimate_cost("audit", audit=mechanism, runs=r).seconds <= QUICK_SECONDS]
-    return max(quick) if quick else 500
+    runs = max(quick) if quick else 500
+    powered = power_option(mechanism, epsilon, delta, confidence)
+    if powered is not None and powered > runs and \
+            not estimate_cost("audit", audit=mechanism, runs=powered).needs_confirmation:
+        runs = powered
+    return runs
+
+
+def _suggest() -> int:
+    mech = ss["aud.mech"]
+    return suggested_runs(mech, ss.get("aud.variant", "correct"), float(ss.get("aud.eps", 2.0)),
+                          0.0 if mech in PURE_DP else float(ss.get("aud.delta", 1e-2)), float(ss.get("aud.conf", 0.95)))
 
 
 def _on_mechanism_change() -> None:
-    mech = ss["aud.mech"]
-    ss["aud.variant"] = VARIANTS[mech][0]
-    ss["aud.runs"] = suggested_runs(mech)
+    ss["aud.variant"] = VARIANTS[ss["aud.mech"]][0]
+    ss["aud.runs"] = _suggest()
 
 
 def _on_variant_change() -> None:
-    ss["aud.runs"] = suggested_runs(ss["aud.mech"], ss["aud.variant"])
+    ss["aud.runs"] = _suggest()
 
 
 def fmt_num(x) -> str:
@@ -273,6 +382,9 @@ def show_audit_result(res: AuditResult, stale: bool) -> None:
         st.success(f"**No violation found** — ε_lb = {fmt_num(res.epsilon_lower_bound)} ≤ claimed ε = "
                    f"{res.claimed_epsilon:g}. An audit can refute a claim, never prove it: this pair, this "
                    "scalar and this many runs found nothing.", icon=":material/verified_user:")
+    with guard("compute the power of the audit"):
+        st.markdown(power_statement(res.mechanism, res.claimed_epsilon, res.claimed_delta, round(1.0 - res.alpha, 12),
+                                    res.runs))
     if res.curve_margin is not None:
         outcome = "positive: the claimed curve is refuted" if res.curve_violation else "not positive: no violation"
         st.caption(f"Curve test (every tabulated δ′ at once, jointly valid at {conf:.3g}): largest "
@@ -324,9 +436,12 @@ if ss["aud.mech"] not in AUDITS:
 ss.setdefault("aud.variant", "correct")
 ss.setdefault("aud.eps", 2.0)
 ss.setdefault("aud.delta", 1e-2)
-ss.setdefault("aud.runs", suggested_runs(ss["aud.mech"], ss["aud.variant"]))
 ss.setdefault("aud.conf", 0.95)
 ss.setdefault("aud.seed", 0)
+if "aud.runs" not in ss:
+    with guard("suggest a number of runs"):
+        ss["aud.runs"] = _suggest()
+ss.setdefault("aud.runs", 2000)
 
 aud_left, aud_right = st.columns([1, 2], gap="large")
 with aud_left:
@@ -356,14 +471,18 @@ with aud_left:
                  "probability about 1/runs, so at δ = 1e-5 the same runs certify only a smaller ε (no false "
                  "alarm, just less power). Real releases use a much smaller δ."))
         st.caption("δ is large on purpose: n runs can only see events of probability about 1/n.")
-    aud_runs = int(st.select_slider("Runs per dataset", options=RUNS_OPTIONS, format_func=lambda r: f"{r:,}",
-                                    key="aud.runs", persist_state="session",
-                                    help="More runs resolve rarer events and tighten the bound, at a proportional "
-                                         "cost. Changing the mechanism or variant suggests a value."))
     aud_conf = float(st.select_slider("Confidence 1 − α", options=CONFIDENCE_OPTIONS, format_func=lambda c: f"{c:g}",
                                       key="aud.conf", persist_state="session",
                                       help="Probability that the lower bound is valid. A correct mechanism is "
                                            "falsely refuted with probability at most α."))
+    aud_runs = int(st.select_slider("Runs per dataset", options=RUNS_OPTIONS, format_func=lambda r: f"{r:,}",
+                                    key="aud.runs", persist_state="session",
+                                    help="More runs resolve rarer events, tighten the bound and raise the audit's "
+                                         "power, at a proportional cost. Changing the mechanism or variant "
+                                         "suggests a value: enough runs for 95 % power against a factor-√2 "
+                                         "sensitivity bug when the size guard allows it."))
+    with guard("compute the power of the audit"):
+        st.caption(power_statement(aud_mech, aud_eps, aud_delta, aud_conf, aud_runs))
     aud_seed = int(st.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1, key="aud.seed",
                                    persist_state="session", help="The same seed replays the same audit exactly."))
     aud_cfg = {"mechanism": aud_mech, "variant": aud_variant, "epsilon": aud_eps, "delta": aud_delta,
@@ -429,6 +548,13 @@ see only part of the privacy loss.
 **Why broken ones are caught.** With half the noise, or features whose norm reaches √2, the true ε of the worst pair
 is far above the claim (for a claimed ε = 2 at δ = 10⁻², about 5.1 with half the noise). With enough runs the lower
 bound climbs past the claim, and the claim is refuted at confidence 1 − α.
+
+**Power: what "no violation found" is worth.** The chance that an audit catches a broken mechanism grows with
+the runs. For the Gaussian mechanism at ε = 2, δ = 10⁻² and 95 % confidence, noise calibrated to Δ/√2 instead of Δ
+(the true ε of the pair is then 3.2, not 2) is caught by 2 000 runs per dataset only about a third of the time, by
+10 000 runs about 98 % of the time. The page states this power next to the runs and with every verdict
+(`dpkme.audit.audit_power`: exact binomial sums given the threshold the audit picks, the pick simulated); read
+"no violation found" as evidence only at 95 % power or more.
 
 **Why δ = 10⁻².** In n runs an event of probability much below 1/n is never seen. The part of the privacy loss
 that δ excuses lives in such rare events when δ is tiny, so a few thousand runs cannot test a claim at δ = 10⁻⁵
