@@ -42,6 +42,7 @@ import numpy as np
 
 from ._validation import (
     check_array,
+    check_in,
     check_positive_int,
     noise_rng,
     spawn_streams,
@@ -67,8 +68,9 @@ def privatise_feature_mean(
     delta: float,
     calibration: str = "analytic",
     neighbouring: str = "replace-one",
-    rng: np.random.Generator,
+    rng: np.random.Generator | None = None,
     n_private: int | None = None,
+    noise: str = "numpy",
 ):
     r"""The private step of Algorithm 2: the noisy mean feature vector.
 
@@ -93,8 +95,9 @@ def privatise_feature_mean(
 
     or the analytic Gaussian mechanism's smallest valid :math:`\sigma`.
     Everything computed from the returned vector alone is post-processing.
-    Floating-point noise is assumed to behave like ideal Gaussian noise (as in
-    all standard implementations of the Gaussian mechanism).
+    With ``noise="numpy"`` floating-point noise is assumed to behave like ideal
+    Gaussian noise (as in most implementations of the Gaussian mechanism);
+    ``noise="opendp"`` removes that assumption.
 
     Parameters
     ----------
@@ -109,11 +112,17 @@ def privatise_feature_mean(
     calibration : {"analytic", "classic"}
     neighbouring : {"replace-one", "add-remove"}
     rng : numpy.random.Generator
-        Source of the noise.
+        Source of the noise for ``noise="numpy"`` (required then); must be
+        ``None`` for ``noise="opendp"``.
     n_private : int, optional
         Public size :math:`N` used for normalisation and sensitivity. Must equal
         the number of rows under replace-one (the default); required to be
         declared for add-remove.
+    noise : {"numpy", "opendp"}, default="numpy"
+        Sampler of the Gaussian noise (:func:`dpkme.mechanisms.add_gaussian_noise`):
+        numpy's generator (assumes idealised floating-point numerics, Mironov
+        2012) or OpenDP's exact, floating-point-safe sampler given exactly
+        :math:`\sigma` (not seedable).
 
     Returns
     -------
@@ -121,7 +130,7 @@ def privatise_feature_mean(
     calibration : dpkme.mechanisms.GaussianCalibration
         :math:`\sigma`, the sensitivity and the achieved :math:`\delta`.
     """
-    from .mechanisms import calibrate_gaussian, gaussian_noise  # local: avoids import cycles
+    from .mechanisms import NOISE_SOURCES, add_gaussian_noise, calibrate_gaussian  # local: avoids import cycles
 
     if not isinstance(features, RandomFourierFeatures):
         raise ValueError(
@@ -131,8 +140,12 @@ def privatise_feature_mean(
     features._check_fitted()
     epsilon, delta = check_release_args(features.kernel, epsilon, delta, calibration=calibration,
                                         neighbouring=neighbouring)
-    if not isinstance(rng, np.random.Generator):
-        raise ValueError(f"rng must be a numpy.random.Generator, got {rng!r}.")
+    check_in(noise, NOISE_SOURCES, name="noise")
+    if noise == "numpy" and not isinstance(rng, np.random.Generator):
+        raise ValueError(f"rng must be a numpy.random.Generator (noise='numpy'), got {rng!r}.")
+    if noise == "opendp" and rng is not None:
+        raise ValueError("noise='opendp' draws from OpenDP's own generator: pass rng=None, not both (the generator "
+                         "would be ignored and the result cannot be replayed).")
     X = check_array(X, name="X", n_features=features.n_features_in_)
     n = X.shape[0]
     if n_private is None:
@@ -151,7 +164,7 @@ def privatise_feature_mean(
     mean = features.mean_embedding(X)
     if n_pub != n:
         mean *= n / n_pub
-    return mean + gaussian_noise(mean.shape, sigma=cal.sigma, rng=rng), cal
+    return add_gaussian_noise(mean, sigma=cal.sigma, rng=rng, noise=noise), cal
 
 
 def _data_shape(X) -> tuple[int, int]:
@@ -184,6 +197,7 @@ def algorithm2(
     progress: Callable[[float, str], object] | None = None,
     solver_options: dict | None = None,
     preset: str = "accurate",
+    noise: str = "numpy",
 ) -> Release:
     r"""Release a DP weighted synthetic dataset by Algorithm 2 (random-features RKHS).
 
@@ -232,6 +246,12 @@ def algorithm2(
         overrides ``preset``.
     preset : {"accurate", "interactive"}
         Named solver options (:data:`dpkme.reduced_set.PRESETS`).
+    noise : {"numpy", "opendp"}, default="numpy"
+        Sampler of the Gaussian noise (:func:`privatise_feature_mean`).
+        ``"opendp"`` cannot be seeded (an int ``random_state`` is a ValueError);
+        the release records ``noise_source="opendp"`` and no seed, and
+        ``random_state`` (None or a Generator) then drives only the
+        frequencies and the solver.
 
     Returns
     -------
@@ -248,8 +268,13 @@ def algorithm2(
         raise ValueError(f"n_features must be even (paired cos/sin features), got {n_features}.")
     spec = reduced_set.get_solver(solver)
     options = {**reduced_set.preset_options(spec.name, preset), **(solver_options or {})}
+    from .mechanisms import check_noise_source  # local: avoids import cycles
+
+    check_noise_source(noise, random_state)
     rng, seed, noise_source = noise_rng(random_state)  # OS entropy: no seed recorded (not replayable)
     rng_features, rng_noise, rng_solver = spawn_streams(rng, 3)
+    if noise == "opendp":
+        rng_noise, seed, noise_source = None, None, "opendp"  # OpenDP's own generator: not replayable
     reporter = reduced_set.Progress(progress)
     reporter(0.0, "drawing random features", force=True)
 
@@ -259,7 +284,7 @@ def algorithm2(
     # Stage 1 -- the only access to the private data.
     mu_tilde, cal = privatise_feature_mean(
         X, features, epsilon=epsilon, delta=delta, calibration=calibration, neighbouring=neighbouring,
-        rng=rng_noise, n_private=n_private)
+        rng=rng_noise, n_private=n_private, noise=noise)
     n_pub = int(n_private) if n_private is not None else n_rows
     del X  # nothing below may read the private data
     reporter(0.05, "noisy mean feature vector computed", force=True)

@@ -421,6 +421,7 @@ def algorithm1(
     n_private: int | None = None,
     random_state=None,
     basis_cache: SubspaceBasis | None = None,
+    noise: str = "numpy",
 ) -> Release:
     r"""Release a DP weighted synthetic dataset by Algorithm 1 of Balog et al. (2018).
 
@@ -476,12 +477,20 @@ def algorithm1(
         replayable (``noise_source="seeded"``, teaching only: the seed removes
         the noise); ``None`` uses OS entropy and records no seed
         (``"os-entropy"``, a real release).
+    noise : {"numpy", "opendp"}, default="numpy"
+        Sampler of the Gaussian noise (:func:`dpkme.mechanisms.add_gaussian_noise`).
+        ``"numpy"``: child 1 of ``random_state``; assumes idealised
+        floating-point numerics (Mironov 2012). ``"opendp"``: OpenDP's exact
+        sampler with exactly the calibrated :math:`\sigma`, resistant to
+        floating-point attacks, from its own cryptographically secure generator:
+        it cannot be seeded (an int ``random_state`` is a ValueError), the
+        release records ``noise_source="opendp"`` and no seed.
 
     Returns
     -------
     Release
     """
-    from .mechanisms import calibrate_gaussian, gaussian_noise  # local: avoids import cycles
+    from .mechanisms import add_gaussian_noise, calibrate_gaussian, check_noise_source  # local: avoids cycles
 
     t0 = time.perf_counter()
     epsilon, delta = check_release_args(kernel, epsilon, delta, calibration=calibration, neighbouring=neighbouring,
@@ -498,8 +507,11 @@ def algorithm1(
         raise ValueError(
             f"under replace-one the public size must equal the number of rows; got n_private={n_pub} for {n} rows."
         )
+    check_noise_source(noise, random_state)
     rng, seed, noise_source = noise_rng(random_state)
     rng_public, rng_noise = spawn_streams(rng, 2)  # independent streams: points from q, privacy noise
+    if noise == "opendp":
+        seed, noise_source = None, "opendp"  # OpenDP's own generator: nothing recorded can replay the noise
     if Z is None:
         if n_points is None or q_scale is None:
             raise ValueError("give public points Z, or n_points and q_scale to draw them from q.")
@@ -525,7 +537,7 @@ def algorithm1(
     # --- the only access to the private data: the projected empirical KME ---
     kbar = kernel.row_means(Z, X) * (n / n_pub)
     alpha = B.coordinates(kbar)
-    beta = alpha + gaussian_noise(alpha.shape, sigma=cal.sigma, rng=rng_noise)
+    beta = add_gaussian_noise(alpha, sigma=cal.sigma, rng=rng_noise if noise == "numpy" else None, noise=noise)
     del X, kbar, alpha  # nothing below may read the private data
     # --- post-processing of beta with public inputs only ---
     if basis == "auto":

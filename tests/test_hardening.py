@@ -276,3 +276,115 @@ def test_gp_release_enforces_the_declared_domain():
     a = gp_release(_boxed_data(1), random_state=0, clip=True, **kw)
     b = gp_release(np.clip(_boxed_data(1), 0.0, 1.0), random_state=0, **kw)
     np.testing.assert_array_equal(a.values, b.values)
+
+
+# --------------------------------------------------------------------------- 4. OpenDP's sampler as an option
+from scipy import stats  # noqa: E402
+
+from dpkme.features import RandomFourierFeatures  # noqa: E402
+from dpkme.mechanisms import add_gaussian_noise, check_noise_source  # noqa: E402
+from dpkme.random_features import algorithm2, privatise_feature_mean  # noqa: E402
+
+#: Each statistical test below fails by chance with probability at most this (two-sided).
+FALSE_FAILURE = 1e-6
+
+
+def test_opendp_noise_has_the_calibrated_variance():
+    r"""n = 40 000 OpenDP draws at sigma = 0.37: sum(x^2)/sigma^2 ~ chi^2(n), sum(x)/(sigma sqrt n) ~ N(0, 1).
+
+    Two-sided tests at level 1e-6 each: a correct sampler fails them with
+    probability < 2e-6. Power: a sigma off by a relative 2 % moves the chi-square
+    statistic by 4 % of n = 1600, i.e. 5.7 of its standard deviations
+    (sqrt(2n) = 283), beyond the critical 4.9, so it is caught with probability > 0.75;
+    3 % or more is caught with probability > 0.999.
+    """
+    n, sigma = 40_000, 0.37
+    x = add_gaussian_noise(np.zeros(n), sigma=sigma, noise="opendp")
+    assert x.shape == (n,) and x.dtype == np.float64
+    q = float(np.sum((x / sigma) ** 2))
+    lo, hi = stats.chi2.ppf(FALSE_FAILURE / 2, n), stats.chi2.isf(FALSE_FAILURE / 2, n)
+    assert lo <= q <= hi, (q / n, lo / n, hi / n)
+    z = float(np.sum(x)) / (sigma * math.sqrt(n))
+    assert abs(z) <= stats.norm.isf(FALSE_FAILURE / 2), z
+    # and the shift is added exactly (no sign or scale slip): mean of value + noise ~ value
+    y = add_gaussian_noise(np.full(2000, 5.0), sigma=1e-3, noise="opendp")
+    assert abs(float(np.mean(y)) - 5.0) <= stats.norm.isf(FALSE_FAILURE / 2) * 1e-3 / math.sqrt(2000)
+
+
+def test_opendp_gets_exactly_the_calibrated_sigma(monkeypatch):
+    """OpenDP takes the scale (standard deviation) directly: it must be our sigma bit for bit."""
+    import opendp.prelude as dp
+
+    scales = []
+    original = dp.m.make_gaussian
+
+    def spy(*args, scale, **kw):
+        scales.append(scale)
+        return original(*args, scale=scale, **kw)
+
+    monkeypatch.setattr(dp.m, "make_gaussian", spy)
+    X = _private_data()
+    rel = algorithm1(X, kernel=KERNEL, epsilon=0.7, delta=1e-6, n_points=6, q_scale=1.5, noise="opendp")
+    assert scales == [rel.sigma]
+    assert rel.sigma == calibrate_gaussian(epsilon=0.7, delta=1e-6, sensitivity=rel.sensitivity).sigma
+    assert type(scales[0]) is float
+    scales.clear()
+    rel2 = algorithm2(X, kernel=KERNEL, epsilon=0.7, delta=1e-6, n_points=3, n_features=16, noise="opendp",
+                      preset="interactive")
+    assert scales == [rel2.sigma]
+
+
+def test_opendp_release_records_its_source_and_no_seed():
+    X = _private_data()
+    rel = algorithm1(X, kernel=KERNEL, epsilon=1.0, delta=1e-6, n_points=6, q_scale=1.5, noise="opendp")
+    assert rel.noise_source == "opendp" and rel.seed is None
+    assert rel.metadata()["noise_source"] == "opendp" and "seed_warning" not in rel.metadata()
+    # a Generator may still drive the public randomness (points from q); the noise is OpenDP's
+    gen = algorithm1(X, kernel=KERNEL, epsilon=1.0, delta=1e-6, n_points=6, q_scale=1.5, noise="opendp",
+                     random_state=np.random.default_rng(0))
+    assert gen.noise_source == "opendp" and gen.seed is None
+    rel2 = algorithm2(X, kernel=KERNEL, epsilon=1.0, delta=1e-6, n_points=3, n_features=16, noise="opendp",
+                      preset="interactive")
+    assert rel2.noise_source == "opendp" and rel2.seed is None
+    default = algorithm1(X, kernel=KERNEL, epsilon=1.0, delta=1e-6, n_points=6, q_scale=1.5)
+    assert default.noise_source == "os-entropy"
+
+
+@pytest.mark.parametrize("seed", [0, 12, np.int64(3)])
+def test_opendp_noise_cannot_be_seeded(seed):
+    X = _private_data()
+    with pytest.raises(ValueError, match="cannot be replayed"):
+        algorithm1(X, kernel=KERNEL, epsilon=1.0, delta=1e-6, n_points=6, q_scale=1.5, noise="opendp",
+                   random_state=seed)
+    with pytest.raises(ValueError, match="cannot be replayed"):
+        algorithm2(X, kernel=KERNEL, epsilon=1.0, delta=1e-6, n_points=3, n_features=16, noise="opendp",
+                   random_state=seed)
+
+
+def test_noise_option_is_validated():
+    with pytest.raises(ValueError, match="noise must be one of"):
+        check_noise_source("secure", None)
+    with pytest.raises(ValueError, match="noise must be one of"):
+        algorithm1(_private_data(), kernel=KERNEL, epsilon=1.0, delta=1e-6, n_points=4, q_scale=1.0,
+                   noise="scipy")
+    assert check_noise_source("numpy", 3) == "numpy" and check_noise_source("opendp", None) == "opendp"
+    with pytest.raises(ValueError, match="rng"):
+        add_gaussian_noise(np.zeros(3), sigma=1.0)  # numpy noise needs a generator
+
+
+def test_privatise_feature_mean_with_opendp_needs_no_generator():
+    X = _private_data()
+    f = RandomFourierFeatures(KERNEL, n_components=16, random_state=0).fit(2)
+    mu, cal = privatise_feature_mean(X, f, epsilon=1.0, delta=1e-6, noise="opendp")
+    assert mu.shape == (16,) and np.all(np.isfinite(mu))
+    with pytest.raises(ValueError, match="rng"):
+        privatise_feature_mean(X, f, epsilon=1.0, delta=1e-6)  # numpy noise: a generator is required
+    with pytest.raises(ValueError, match="not both"):
+        privatise_feature_mean(X, f, epsilon=1.0, delta=1e-6, noise="opendp", rng=np.random.default_rng(0))
+
+
+def test_add_gaussian_noise_numpy_path_is_the_plain_sampler():
+    v = np.arange(5.0)
+    out = add_gaussian_noise(v, sigma=0.5, rng=np.random.default_rng(4))
+    np.testing.assert_array_equal(out, v + 0.5 * np.random.default_rng(4).standard_normal(5))
+    assert add_gaussian_noise(np.zeros(0), sigma=0.5, noise="opendp").shape == (0,)
