@@ -16,13 +16,14 @@ from pages._shared.widgets import (PAGE_LEDGER, PAGE_RELEASE, delta_control, eps
                                    size_guard)
 from dpkme.guards import estimate_cost
 from pages._shared.frame import require_frame
+from pages._shared import noise as N
+from pages._shared.export import privacy_fields
+from dpkme.guards import mark_not_private
 
 require_frame(__file__)
 
 ss = st.session_state
 ds = require_dataset()
-if "clu._next_seed" in ss:  # set after a seeded run; applied before the seed widget exists
-    ss["clu.seed"] = int(ss.pop("clu._next_seed"))
 
 st.title("Private clustering — DP kernel k-means")
 st.markdown(
@@ -105,12 +106,10 @@ with left:
         ss.setdefault("clu.accountant", "pld")
         accountant = st.radio("Calibrate with", ["pld", "rdp"], key="clu.accountant", persist_state="session",
                               horizontal=True, format_func={"pld": "PLD (exact Gaussian DP)", "rdp": "Rényi DP"}.get)
-    ss.setdefault("clu.noise", "seeded")
-    noise = st.radio("Noise source", ["seeded", "os-entropy"], key="clu.noise", persist_state="session",
-                     format_func={"seeded": "Seeded — teaching, replayable", "os-entropy": "OS entropy — no seed"}.get)
-    ss.setdefault("clu.seed", 0)
-    seed = int(st.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1, key="clu.seed",
-                               persist_state="session", disabled=noise != "seeded"))
+    noise, seed = N.noise_controls("clu.noise", "clu.seed", what="runs")
+    problems = N.privacy_problems(noise_source=noise)
+    for p in problems:
+        st.error(f"A run would NOT be differentially private: {p}.")
     run_est = None
     with guard("estimate the cost of the run"):
         run_est = estimate_cost("kmeans", n=ds.n, k=k, dim=ds.dim, n_features=J, n_iter=T, preimages="auto")
@@ -159,19 +158,27 @@ if go_btn and plan is not None and run_ok:
         bar = st.progress(0.0, text="starting")
     with guard("run DP k-means") as res:
         label = f"DP k-means (k = {k}, T = {T}, J = {J})"
-        charge = S.relabel_charge(plan.total_charge(label), parts=(S.PART_PRIVATE,), noise_source=noise)
-        note = check_budget(ds, charge, allow_over=bool(ss.get(S.ALLOW_OVER)))
-        if ss.get(S.LENGTHSCALE_SOURCE) == "private-data":
+        if N.LENGTHSCALE_PROBLEM in problems:
             raise ValueError("the kernel lengthscale was computed from the private rows: the feature map would not "
                              "be public. Choose a declared or public lengthscale on the Kernel & privacy page.")
-        led = S.ledger_for(ds)
-        led.add(charge)                                  # charged before the private rows are read
+        charge = S.relabel_charge(plan.total_charge(label), parts=(S.PART_PRIVATE,), noise_source=noise)
+        note = None
+        used_seed = None
+        if problems:          # replay mode: a demo, not private — never charged as a private run
+            used_seed = N.claim_seed(seed or 0, f"DP k-means on {ds.name}")
+            counts = ss.setdefault(S.NONPRIVATE, {})
+            counts[ds.data_key] = counts.get(ds.data_key, 0) + 1
+        else:
+            note = check_budget(ds, charge, allow_over=bool(ss.get(S.ALLOW_OVER)))
+            S.ledger_for(ds).add(charge)                 # charged before the private rows are read
         result = dp_kernel_kmeans(
-            ds.X, k=k, plan=plan, kernel=kernel, n_features=J, random_state=seed if noise == "seeded" else None,
+            ds.X, k=k, plan=plan, kernel=kernel, n_features=J, random_state=used_seed,
             progress=lambda f, m: bar.progress(min(max(float(f), 0.0), 1.0), text=m), **init_kwargs(init))
-        ss["clu.result"] = {"key": cfg, "result": result, "charge": charge, "note": note, "ds": ds.key}
-        if noise == "seeded":
-            ss["clu._next_seed"] = seed + 1                  # the next run gets fresh noise
+        if problems:
+            mark_not_private(result, problems, warn=False)
+        ss["clu.result"] = {"key": cfg, "result": result, "charge": None if problems else charge, "note": note,
+                            "ds": ds.key, "problems": problems}
+        N.advance("clu.seed", used_seed)
     bar.empty()
     if res.ok:
         st.rerun()
@@ -271,16 +278,22 @@ def show_run(stored: dict) -> None:
         "updated in the last iteration": hist[-1].updated if len(hist) > 1 else [False] * result.k,
     })
     st.dataframe(released, hide_index=True)
-    st.caption(f"Charged: {stored['charge'].label} — ε = {stored['charge'].epsilon:.3g}, δ = {stored['charge'].delta:.0e}, "
-               f"noise multiplier {stored['charge'].noise_multiplier:.3g} (one Gaussian charge for all {result.n_iter} "
-               "iterations). A centre whose noisy size falls below max(1, 3σₙ) keeps its previous position.")
+    if stored.get("charge") is not None:
+        st.caption(f"Charged: {stored['charge'].label} — ε = {stored['charge'].epsilon:.3g}, "
+                   f"δ = {stored['charge'].delta:.0e}, noise multiplier {stored['charge'].noise_multiplier:.3g} (one "
+                   f"Gaussian charge for all {result.n_iter} iterations). A centre whose noisy size falls below "
+                   "max(1, 3σₙ) keeps its previous position.")
+    for p in stored.get("problems") or []:
+        st.error(f"This run is NOT differentially private: {p}. Not charged to the ledger as a private run.")
     buf = io.StringIO()
     released.to_csv(buf, index=False)
     e1, e2 = st.columns(2)
     e1.download_button("Download the released centres (CSV)", data=buf.getvalue().encode(),
                        file_name="dpkme_dp_kmeans_centres.csv", mime="text/csv", key="clu.dl", on_click="ignore",
                        icon=":material/download:")
-    e2.download_button("Download the run (JSON, no local view)", data=json.dumps(result.to_dict(), default=str, indent=1),
+    run_json = {**result.to_dict(), **privacy_fields(result, app_private=not stored.get("problems"),
+                                                     reasons=stored.get("problems") or (), ds=ds)}
+    e2.download_button("Download the run (JSON, no local view)", data=json.dumps(run_json, default=str, indent=1),
                        file_name="dpkme_dp_kmeans.json", mime="application/json", key="clu.dl_json", on_click="ignore",
                        icon=":material/download:")
     st.page_link(PAGE_LEDGER, label="Budget ledger", icon=":material/account_balance_wallet:")

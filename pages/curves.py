@@ -1,6 +1,5 @@
 """Privacy–utility curves: RKHS distance against M and ε, with repetitions; paper presets; CSV export."""
 
-import io
 import json
 
 import numpy as np
@@ -12,7 +11,9 @@ from dpkme.data import paper_mixture
 from dpkme.reproduce import fig1, fig2_alg1
 from dpkme.subspace import draw_points_from_q
 from pages._shared import compute as C
+from pages._shared import noise as N
 from pages._shared import state as S
+from pages._shared.export import owner_only_csv
 from pages._shared.figures import PALETTE, curves_figure
 from pages._shared.mechanisms import algorithm2_available
 from pages._shared.runner import evaluation_cost
@@ -33,6 +34,10 @@ st.markdown(
     "Nothing here is published, so nothing is added to the ledger — but never publish these curves for "
     "private data either (they are computed from it)."
 )
+
+for _p in N.privacy_problems(kernel=True):   # the one guard every page with a lengthscale calls
+    st.warning(f"Releases with the current kernel settings would NOT be private: {_p}. Curves on your data show how "
+               "such releases behave; they are not private either.")
 
 PRESETS = {
     "custom": "Your data and settings",
@@ -101,9 +106,8 @@ def comparison_section(kind: str) -> None:
         ss.setdefault("crv.reps", 3)
         reps = st.number_input("Repetitions per point", min_value=1, max_value=20, step=1, key="crv.reps",
                                persist_state="session")
-        ss.setdefault("crv.seed", 0)
-        seed = st.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1, key="crv.seed",
-                               persist_state="session")
+        crv_noise, seed = N.noise_controls("crv.noise", "crv.seed", label="Noise of the runs", what="curves",
+                                           labels=N.SIMULATION_LABELS)
         st.caption(f"δ = {S.delta():.0e} for Algorithms 1 and 2 ({ss[S.CALIBRATION]} calibration, Kernel & privacy "
                    "page) and the GP release (analytic calibration); the exponential mechanism spends no δ.")
     eps_values = sorted({round(float(v), 6) for v in np.geomspace(e_lo, e_hi, int(n_eps))}) if e_hi > e_lo \
@@ -124,7 +128,7 @@ def comparison_section(kind: str) -> None:
         size_ok = size_guard(est, key="crv.cmp_size", what="this comparison")
         run = st.button("Compute the comparison", type="primary", key="crv.cmp_go", disabled=not size_ok)
     cfg = {"kind": kind, "src": src, "ds": ds.key if src == "current" else None, "axis": per_axis, "m": m,
-           "alg2": bool(with_alg2), "eps": eps_values, "reps": int(reps), "seed": int(seed), "delta": S.delta(),
+           "alg2": bool(with_alg2), "eps": eps_values, "reps": int(reps), "seed": seed, "delta": S.delta(),
            "cal": ss[S.CALIBRATION], "sens": ss[S.SENS_MODE],
            "kernel": C.kernel_spec() if src == "current" else None}
     cfg_key = json.dumps(cfg, sort_keys=True, default=str)
@@ -139,8 +143,10 @@ def comparison_section(kind: str) -> None:
             fn = K.exponential_comparison if kind == "exp" else K.gp_comparison
             out = fn(cd, epsilons=eps_values, delta=S.delta(), m=m, per_axis=per_axis, reps=int(reps),
                      with_alg2=with_alg2, calibration=ss[S.CALIBRATION], sensitivity=ss[S.SENS_MODE],
-                     seed=int(seed), progress=lambda f, msg: bar.progress(min(max(float(f), 0.0), 1.0), text=msg))
+                     seed=N.run_seed(crv_noise, seed, "comparison curves"),
+                     progress=lambda f, msg: bar.progress(min(max(float(f), 0.0), 1.0), text=msg))
             ss["crv.cmp_result"] = {"key": cfg_key, "kind": kind, "out": out}
+            N.advance("crv.seed", seed if crv_noise == N.REPLAY else None)
         bar.empty()
     stored = ss.get("crv.cmp_result")
     with right:
@@ -193,9 +199,7 @@ def comparison_section(kind: str) -> None:
                 "weighted points, and its RKHS distance is infinite.")
         st.caption("Evaluation for the data owner: every value except the GP's expected error is computed from the "
                    "private rows. Nothing here is a release or is charged to the ledger.")
-        buf = io.StringIO()
-        t.to_csv(buf, index=False)
-        st.download_button("Download the comparison (CSV)", data=buf.getvalue().encode(),
+        st.download_button("Download the comparison (CSV, owner only)", data=owner_only_csv(t),
                            file_name=f"dpkme_{kind}_comparison.csv", mime="text/csv", key="crv.cmp_dl",
                            on_click="ignore", icon=":material/download:")
     st.stop()
@@ -288,8 +292,8 @@ with left:
     ss.setdefault("crv.reps", 3)
     reps = st.number_input("Repetitions per point", min_value=1, max_value=20, step=1, key="crv.reps",
                            persist_state="session")
-    ss.setdefault("crv.seed", 0)
-    seed = st.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1, key="crv.seed", persist_state="session")
+    crv_noise, seed = N.noise_controls("crv.noise", "crv.seed", label="Noise of the runs", what="curves",
+                                       labels=N.SIMULATION_LABELS)
     est = None
     with guard("estimate the cost of the curves"):
         runs = int(reps) * (int(n_eps) if preset == "custom" else 3)
@@ -319,11 +323,11 @@ if preset == "custom":
     a2 = "Algorithm 2" in mechs
     config = {"preset": preset, "kind": kind, "mechs": list(mechs), "a2": [a2j, a2s] if a2 else None,
               "eps": eps_values, "m_max": int(m_max), "reps": int(reps),
-              "seed": int(seed), "ds": ds.key, "kernel": kernel.to_dict(), "delta": S.delta(),
+              "seed": seed, "ds": ds.key, "kernel": kernel.to_dict(), "delta": S.delta(),
               "cal": ss[S.CALIBRATION], "sens": ss[S.SENS_MODE]}
 else:
     config = {"preset": preset, "dim": int(dim), "n": int(n_paper), "m_max": int(m_max), "reps": int(reps),
-              "seed": int(seed), "alg2": bool(with_alg2)}
+              "seed": seed, "alg2": bool(with_alg2)}
 config_key = json.dumps(config, sort_keys=True, default=str)
 
 
@@ -340,11 +344,12 @@ if run:
         bar.progress(min(max(float(f), 0.0), 1.0), text=f"{msg} ({f:.0%})")
 
     with guard("compute the curves") as res:
+        run_seed = N.run_seed(crv_noise, seed, "privacy-utility curves")   # fresh unless in replay mode
         if preset == "custom":
             if kind == "public":
                 Z, sample = ds.public[: int(m_max)], True
             else:
-                rng = np.random.default_rng(int(seed))
+                rng = np.random.default_rng(run_seed)
                 Z, sample = draw_points_from_q(int(m_max), ds.dim, scale=float(ss.get(S.Q_SCALE, ds.q_scale)),
                                                rng=rng, center=ds.q_center), False
             kxx = C.mean_kxx(ds.key, C.kernel_key(kernel), ds.X)
@@ -354,7 +359,7 @@ if run:
             curves = subspace_curves(
                 ds.X, Z, kernel=kernel, epsilons=eps_values, delta=S.delta(), m_grid=paper_m_grid(int(m_max), 60),
                 reps=int(reps), calibration=ss[S.CALIBRATION], sensitivity=ss[S.SENS_MODE], points_are_sample=sample,
-                mean_kxx=kxx, random_state=int(seed), progress=lambda f, m: progress(share * f, m))
+                mean_kxx=kxx, random_state=run_seed, progress=lambda f, m: progress(share * f, m))
             table = _long_table(curves, f"{ds.name}: {kind}")
             if "Algorithm 1" not in mechs:
                 table = table[table["method"] != "Algorithm 1"]
@@ -364,7 +369,7 @@ if run:
                 rows = alg2_sweep(ds, kernel, epsilons=eps_values, m_grid=paper_m_grid(int(m_max), 8),
                                   reps=int(reps), delta=S.delta(), calibration=ss[S.CALIBRATION],
                                   n_features=int(a2j), solver=a2s, q_scale=float(ss.get(S.Q_SCALE, ds.q_scale)),
-                                  seed=int(seed), mean_kxx=kxx,
+                                  seed=run_seed, mean_kxx=kxx,
                                   progress=lambda f, m: progress(share + (1 - share) * f, m))
                 extra = pd.DataFrame(rows)
                 extra["scenario"] = f"{ds.name}: q"
@@ -374,7 +379,7 @@ if run:
             X = _paper_data(int(n_paper), int(dim))
             fn = fig1 if preset == "fig1" else fig2_alg1
             share = 0.15 if with_alg2 else 1.0
-            out = fn(X, max_m=int(m_max), reps=int(reps), seed=int(seed), progress=lambda f, m: progress(share * f, m))
+            out = fn(X, max_m=int(m_max), reps=int(reps), seed=run_seed, progress=lambda f, m: progress(share * f, m))
             table = _from_reproduce(out, f"{preset} D={dim} N={n_paper}")
             if with_alg2:
                 from dpkme.reproduce_alg2 import fig2_alg2
@@ -383,7 +388,7 @@ if run:
 
                 from pages._shared.alg2 import fast_options
 
-                res2 = fig2_alg2(X, n_features=1000, max_m=min(int(m_max), 1000), seed=int(seed),
+                res2 = fig2_alg2(X, n_features=1000, max_m=min(int(m_max), 1000), seed=run_seed,
                                  mean_kxx=out["mean_kxx"], solver_options=fast_options(DEFAULT_SOLVER),
                                  progress=lambda f, m: progress(share + (1 - share) * f, m))
                 rows = [{"scenario": f"{preset} D={dim} N={n_paper}", "method": "Algorithm 2", "M": m, "F": np.nan,
@@ -391,6 +396,7 @@ if run:
                         for eps, ds_ in zip(res2["epsilons"], res2["alg2"]) for m, d in zip(res2["M"], ds_)]
                 table = pd.concat([table, pd.DataFrame(rows)], ignore_index=True)
         ss[S.CURVES] = {"key": config_key, "table": table, "label": PRESETS[preset]}
+        N.advance("crv.seed", run_seed if crv_noise == N.REPLAY else None)
     bar.empty()
 
 stored = ss.get(S.CURVES)
@@ -451,9 +457,7 @@ if len(eps_list) > 1:
     st.plotly_chart(curves_figure(eps_list, e_series, xlabel="ε (log scale)",
                                   title=f"Distance against ε at M = {m_pick}"), key="crv.fig_eps")
 
-buf = io.StringIO()
-t.to_csv(buf, index=False)
-st.download_button("Download the curve data (CSV)", data=buf.getvalue().encode(), file_name="dpkme_curves.csv",
+st.download_button("Download the curve data (CSV, owner only)", data=owner_only_csv(t), file_name="dpkme_curves.csv",
                    mime="text/csv", key="crv.dl", on_click="ignore", icon=":material/download:")
 with st.expander("Table"):
     st.dataframe(t, hide_index=True, height=260)

@@ -52,7 +52,7 @@ def test_run_charges_first_and_draws_k_centres_with_their_paths(clu_page):
     assert np.allclose(_final_centres(at), res.centre_path()[-1])
     assert any("LOCAL VIEW" in w.value for w in at.warning)         # the owner's colouring is labelled
     assert len(at.get("download_button")) == 2
-    assert at.session_state["clu.seed"] == 1                        # the next run gets fresh noise
+    assert res.seed is None and res.noise_source == "os-entropy"     # a real run by default: no seed
     # changing k changes the number of released centres
     at.number_input(key="clu.k").set_value(3).run()
     at.button(key="clu.go").click().run()
@@ -73,6 +73,31 @@ def test_released_json_has_no_local_view(clu_page):
     at.button(key="clu.go").click().run()
     d = at.session_state["clu.result"]["result"].to_dict()
     assert "local_view" not in json.dumps(d) and "labels" not in d
+
+
+def test_replay_mode_run_is_a_demo_not_charged_and_its_json_says_so(clu_page):
+    """Red team (issue 13): clustering JSON exports carried the seed without the warning."""
+    from pages._shared.export import privacy_fields
+
+    at = clu_page
+    at.radio(key="clu.noise").set_value("seeded").run()
+    at.button(key="clu.go").click().run()
+    assert not at.exception
+    stored = at.session_state["clu.result"]
+    res = stored["result"]
+    assert res.seed == 0 and stored["charge"] is None and len(_ledger(at)) == 0
+    assert any("NOT differentially private" in e.value for e in at.error)
+    fields = privacy_fields(res, app_private=not stored["problems"], reasons=stored["problems"])
+    assert fields["differentially_private"] is False and fields["status"] == "replayable demo, not private"
+    assert at.number_input(key="clu.seed").value == 1                # the next run gets the next unused seed
+    # a real run: private, charged, and its JSON holds no seed
+    at.radio(key="clu.noise").set_value("os-entropy").run()
+    at.button(key="clu.go").click().run()
+    ok(at)
+    stored = at.session_state["clu.result"]
+    fields = privacy_fields(stored["result"], app_private=True)
+    assert fields["differentially_private"] is True and fields["seed"] is None and stored["result"].seed is None
+    assert len(_ledger(at)) == 1
 
 
 def test_budget_is_enforced(clu_page):

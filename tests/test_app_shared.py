@@ -276,3 +276,15 @@ def test_epsilon_grid_is_log_spaced_from_0_01_to_10():
     assert g[0] == 0.01 and g[-1] == 10.0 and 1.0 in g
     ratios = np.diff(np.log(g))
     assert np.all(ratios > 0) and ratios.max() < math.log(2.01)
+
+
+def test_owner_only_curve_csv_is_labelled_inside_the_file():
+    """Issue 13: curve CSVs hold private quantities (distances to the private embedding) and said so only on
+    the page; the file itself now says it is owner-only and not a private release."""
+    t = pd.DataFrame({"method": ["Algorithm 1"], "epsilon": [1.0], "M": [10], "distance": [0.0123]})
+    data = E.owner_only_csv(t)
+    first = data.decode().splitlines()[0]
+    assert first.startswith("# OWNER ONLY - NOT A PRIVATE RELEASE")
+    back = pd.read_csv(io.BytesIO(data), comment="#")
+    assert list(back.columns) == ["method", "epsilon", "M", "distance", "owner_only"]
+    assert back["distance"].iloc[0] == 0.0123 and "do not publish" in back["owner_only"].iloc[0]

@@ -124,3 +124,19 @@ def function_json(rec: S.ReleaseRecord, ds: S.Dataset | None) -> bytes:
         meta["preprocessing"] = ds.preprocessing_record()
     meta["csv_columns"] = list(function_frame(rec, ds).columns)
     return json.dumps(meta, indent=2, default=_default).encode("utf-8")
+
+
+# --------------------------------------------------------------------------- owner-only evaluations
+OWNER_ONLY_NOTICE = ("# OWNER ONLY - NOT A PRIVATE RELEASE: these numbers were computed from the private rows "
+                     "(distances to the private embedding). Do not publish this file.")
+
+
+def owner_only_csv(df: pd.DataFrame) -> bytes:
+    """A CSV of owner-only evaluations, labelled as such inside the file (first line, a ``#`` comment:
+    ``pandas.read_csv(..., comment="#")`` reads it), plus an ``owner_only`` column on every row."""
+    buf = io.StringIO()
+    buf.write(OWNER_ONLY_NOTICE + "\n")
+    out = df.copy()
+    out["owner_only"] = "computed from the private rows - do not publish"
+    out.to_csv(buf, index=False)
+    return buf.getvalue().encode("utf-8")

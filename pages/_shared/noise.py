@@ -105,8 +105,23 @@ def privacy_problems(*, noise_source: str | None = None, kernel: bool = True) ->
     return out
 
 
+#: Labels for owner-only simulations (curves): nothing is released, but replay mode still makes them reproducible.
+SIMULATION_LABELS = {
+    REAL: "Fresh noise for every run (default)",
+    REPLAY: "Replay (teaching): reproducible runs from a seed",
+}
+
+
+def run_seed(source: str, seed: int | None, what: str) -> int:
+    """The seed of an owner-only simulation (curves): in replay mode the claimed seed, otherwise a fresh one from
+    OS entropy that is used internally and never shown or exported."""
+    if source == REPLAY:
+        return claim_seed(0 if seed is None else int(seed), what)
+    return int(np.random.SeedSequence().entropy % (2**63))
+
+
 def noise_controls(source_key: str, seed_key: str, *, options=(REAL, REPLAY), label: str = "Noise source",
-                   what: str = "results") -> tuple[str, int | None]:
+                   what: str = "results", labels: dict | None = None) -> tuple[str, int | None]:
     """Radio for the noise source (a real release by default) and, in replay mode, the seed.
 
     Returns ``(noise_source, requested_seed or None)``; the seed actually used is
@@ -120,12 +135,13 @@ def noise_controls(source_key: str, seed_key: str, *, options=(REAL, REPLAY), la
     if ss.get(source_key) not in options:
         ss[source_key] = REAL
     ss.setdefault(seed_key, 0)
-    st.radio(label, options, key=source_key, persist_state="session", format_func=LABELS.get,
+    st.radio(label, options, key=source_key, persist_state="session", format_func=(labels or LABELS).get,
              help="Real releases draw fresh noise from OS entropy and record no seed. Replay mode is for "
                   "teaching: the seed is recorded so a run can be repeated exactly, which is why it is not private.")
     source = ss[source_key]
     if source == REPLAY:
-        st.warning(REPLAY_WARNING, icon=":material/replay:")
+        if labels is None:
+            st.warning(REPLAY_WARNING, icon=":material/replay:")
         ss[seed_key] = next_free_seed(int(ss.get(seed_key, 0)))
         st.number_input("Seed (replay mode)", min_value=0, max_value=2**53 - 1, step=1, key=seed_key,
                         persist_state="session",
