@@ -3,7 +3,8 @@
 Usage::
 
     python benchmarks/bench_audit.py [--runs 20000] [--alpha 0.05] [--repetitions 500]
-                                     [--sections audits,power,cost] [--markdown-only] [--readme]
+                                     [--sections audits,power,power-curve,cost] [--replicates 4000]
+                                     [--markdown-only] [--readme]
 
 Sections
 
@@ -18,12 +19,20 @@ Sections
    independent audits are simulated from it directly. Reports how often a
    mis-calibrated variant is *missed* (and a 95 % Clopper-Pearson upper bound),
    and how often a correct one is falsely flagged (at most alpha by validity).
-3. **cost** -- :func:`dpkme.guards.estimate_cost` against measured wall-clock
+3. **power-curve** -- the audit's power against a factor-√2 sensitivity bug
+   (noise calibrated to Δ/√2) at the app's default setting (Gaussian mechanism,
+   ε = 2, δ = 10⁻², 95 % confidence) for 1 000 to 20 000 runs, and the runs
+   needed for 90 % and 95 % power: :func:`dpkme.audit.audit_power` and
+   :func:`dpkme.audit.runs_for_power` with ``--replicates`` simulated selection
+   splits (seed 0). Also the false-refutation probability of the correct
+   mechanism (factor 1). Not in the default ``--sections``.
+4. **cost** -- :func:`dpkme.guards.estimate_cost` against measured wall-clock
    times for every mechanism at a few sizes (the ratio measured / predicted).
 
 Writes ``benchmarks/results/audit.json`` and ``benchmarks/results/audit.md``
 (``--markdown-only`` rebuilds the markdown from the JSON); ``--readme`` also writes the audit table
-into README.md (between its ``audit-table`` markers).
+into README.md (between its ``audit-table`` markers) and the power table (between its ``audit-power``
+markers).
 """
 
 from __future__ import annotations
@@ -41,7 +50,14 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from dpkme.audit import EXHIBITS, audit_scores, clopper_pearson_upper, run_audit  # noqa: E402
+from dpkme.audit import (  # noqa: E402
+    EXHIBITS,
+    audit_power,
+    audit_scores,
+    clopper_pearson_upper,
+    run_audit,
+    runs_for_power,
+)
 from dpkme.guards import estimate_cost  # noqa: E402
 
 OUT = ROOT / "benchmarks" / "results"
@@ -128,7 +144,34 @@ def power_section(repetitions: int) -> list[dict]:
     return rows
 
 
-# --------------------------------------------------------------------------- 3. cost
+# --------------------------------------------------------------------------- 3. power curve
+#: The app's default live audit (pages/audit.py): Gaussian mechanism, eps = 2, delta = 1e-2, 95 % confidence.
+POWER_SETTING = {"mechanism": "gaussian", "epsilon": 2.0, "delta": 1e-2, "alpha": 0.05}
+POWER_RUNS = (1000, 2000, 5000, 10000, 20000)
+POWER_FACTOR = 2 ** 0.5
+
+
+def power_curve_section(replicates: int) -> dict:
+    t0 = time.perf_counter()
+    rows = []
+    for n in POWER_RUNS:
+        bug = audit_power(n, factor=POWER_FACTOR, replicates=replicates, random_state=0, **POWER_SETTING)
+        ok = audit_power(n, factor=1.0, replicates=replicates, random_state=0, **POWER_SETTING)
+        rows.append({"runs": n, "power": bug.power, "standard_error": bug.standard_error,
+                     "false_refutation": ok.power, "false_refutation_se": ok.standard_error})
+        _log(f"  runs {n:6d}: power {bug.power:.4f} (se {bug.standard_error:.4f}); correct mechanism refuted "
+             f"{ok.power:.5f} (se {ok.standard_error:.5f})")
+    needed = {}
+    for target in (0.9, 0.95):
+        needed[str(target)] = runs_for_power(target, factor=POWER_FACTOR, replicates=replicates, random_state=0,
+                                             **POWER_SETTING)
+        _log(f"  runs for power {target:g}: {needed[str(target)]}")
+    return {"setting": dict(POWER_SETTING), "factor": POWER_FACTOR, "replicates": replicates,
+            "true_epsilon": bug.true_epsilon, "rows": rows, "runs_for_power": needed,
+            "seconds": time.perf_counter() - t0}
+
+
+# --------------------------------------------------------------------------- 4. cost
 def _cost_cases():
     from dpkme.clustering import dp_kernel_kmeans
     from dpkme.exponential import exponential_mechanism, grid_candidates
@@ -247,18 +290,47 @@ def audit_table_lines(a: dict) -> list[str]:
     return out
 
 
+def power_curve_lines(p: dict) -> list[str]:
+    """The power table (markdown lines): used in audit.md and, with ``--readme``, in README.md."""
+    st = p["setting"]
+    conf = 1 - st["alpha"]
+    out = ["| runs per dataset | power against a √2 bug | false refutation of the correct mechanism |",
+           "|---:|---:|---:|"]
+    for r in p["rows"]:
+        out.append(f"| {r['runs']:,} | {100 * r['power']:.1f} % (± {100 * r['standard_error']:.2f}) | "
+                   f"{100 * r['false_refutation']:.2f} % |")
+    need = p["runs_for_power"]
+    out += ["", f"{st['mechanism'].capitalize()} mechanism, claimed ε = {st['epsilon']:g}, δ = {st['delta']:g}, "
+            f"confidence {conf:g}, noise calibrated to Δ/√2 (the pair's true ε is {p['true_epsilon']:.2f}); "
+            f"± one Monte-Carlo standard error ({p['replicates']:,} simulated selection splits, seed 0). "
+            f"90 % power needs about {need['0.9']:,} runs, 95 % about {need['0.95']:,}. Command: "
+            f"`python benchmarks/bench_audit.py --sections power-curve --replicates {p['replicates']} --readme` "
+            f"({p['seconds']:.0f} s)."]
+    return out
+
+
 README = ROOT / "README.md"
 README_START, README_END = "<!-- audit-table:start (benchmarks/bench_audit.py --readme) -->", "<!-- audit-table:end -->"
+POWER_START = "<!-- audit-power:start (benchmarks/bench_audit.py --sections power-curve --readme) -->"
+POWER_END = "<!-- audit-power:end -->"
+
+
+def _replace_between(text: str, start: str, end: str, body: str, path: Path) -> str:
+    i, j = text.find(start), text.find(end)
+    if i < 0 or j < i:
+        raise SystemExit(f"{path} has no {start} ... {end} section")
+    return text[: i + len(start)] + "\n" + body + "\n" + text[j:]
 
 
 def update_readme(res: dict, path: Path = README) -> None:
-    """Replace the README's audit table (between the two markers) by the one of ``res``."""
+    """Replace the README's audit table and power table (each between its markers) by those of ``res``."""
     text = path.read_text()
-    i, j = text.find(README_START), text.find(README_END)
-    if i < 0 or j < i:
-        raise SystemExit(f"{path} has no {README_START} ... {README_END} section")
-    table = "\n".join(audit_table_lines(res["audits"]))
-    path.write_text(text[: i + len(README_START)] + "\n" + table + "\n" + text[j:])
+    if "audits" in res:
+        text = _replace_between(text, README_START, README_END, "\n".join(audit_table_lines(res["audits"])), path)
+    if "power_curve" in res:
+        text = _replace_between(text, POWER_START, POWER_END, "\n".join(power_curve_lines(res["power_curve"])),
+                                path)
+    path.write_text(text)
 
 
 def markdown(res: dict) -> str:
@@ -285,6 +357,12 @@ def markdown(res: dict) -> str:
                        f"{r['lb_mean']:.2f} [{r['lb_q01']:.2f}, {r['lb_q99']:.2f}] | "
                        f"{r['claimed_epsilon']:g} |")
         out += [""]
+    if "power_curve" in res:
+        out += ["## Power against a factor-√2 sensitivity bug", "",
+                "Probability that the audit refutes the claim when the noise is calibrated to Δ/√2 instead of Δ "
+                "(`dpkme.audit.audit_power`: exact binomial sums over the evaluation runs given the event the "
+                "audit picks, the pick simulated with the audit's own rules), and that it falsely refutes the "
+                "correct mechanism (at most α by validity).", ""] + power_curve_lines(res["power_curve"]) + [""]
     if "cost" in res:
         c = res["cost"]
         ratios = [r["ratio"] for r in c["rows"]]
@@ -308,7 +386,10 @@ def main(argv=None) -> int:
     ap.add_argument("--runs", type=int, default=20000, help="runs per dataset in the audit table")
     ap.add_argument("--alpha", type=float, default=0.05, help="miss probability of the bounds in the table")
     ap.add_argument("--repetitions", type=int, default=500, help="simulated audits per row of the power study")
-    ap.add_argument("--sections", default="audits,power,cost")
+    ap.add_argument("--replicates", type=int, default=4000,
+                    help="simulated selection splits per point of the power curve")
+    ap.add_argument("--sections", default="audits,power,cost",
+                    help="comma-separated: audits, power, power-curve, cost")
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--markdown-only", action="store_true", help="rebuild audit.md from audit.json")
     ap.add_argument("--readme", action="store_true", help="also write the audit table into README.md")
@@ -328,6 +409,9 @@ def main(argv=None) -> int:
     if "power" in sections:
         _log("power:")
         res["power"] = {"repetitions": args.repetitions, "rows": power_section(args.repetitions)}
+    if "power-curve" in sections:
+        _log("power curve:")
+        res["power_curve"] = power_curve_section(args.replicates)
     if "cost" in sections:
         _log("cost:")
         res["cost"] = {"rows": cost_section()}
@@ -336,11 +420,13 @@ def main(argv=None) -> int:
                    "commands": {"audits": f"python benchmarks/bench_audit.py --sections audits --runs {args.runs}",
                                 "power": f"python benchmarks/bench_audit.py --sections power --repetitions "
                                          f"{args.repetitions}",
+                                "power-curve": "python benchmarks/bench_audit.py --sections power-curve "
+                                               f"--replicates {args.replicates}",
                                 "cost": "python benchmarks/bench_audit.py --sections cost"}}
     args.out.mkdir(parents=True, exist_ok=True)
     json_path.write_text(json.dumps(res, indent=2, default=float))
     md_path.write_text(markdown(res))
-    if args.readme and "audits" in res:
+    if args.readme:
         update_readme(res)
     _log(f"wrote {json_path} and {md_path}" + (" and the README's audit table" if args.readme else ""))
     return 0

@@ -198,3 +198,25 @@ def test_bad_inputs_are_named(kwargs, name):
 def test_bad_search_inputs_are_named(kwargs, name):
     with pytest.raises(ValueError, match=name):
         runs_for_power(**kwargs)
+
+
+# ---------------------------------------------------------------------------- README and benchmark
+def test_readme_power_table_is_the_benchmarks_and_reproduces():
+    """README's power table is what benchmarks/bench_audit.py --sections power-curve wrote, and it recomputes."""
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("bench_audit", root / "benchmarks" / "bench_audit.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    curve = json.loads((root / "benchmarks" / "results" / "audit.json").read_text())["power_curve"]
+    readme = (root / "README.md").read_text()
+    i, j = readme.index(bench.POWER_START) + len(bench.POWER_START), readme.index(bench.POWER_END)
+    assert readme[i:j].strip() == "\n".join(bench.power_curve_lines(curve)).strip()
+    assert [r["runs"] for r in curve["rows"]] == [1000, 2000, 5000, 10000, 20000]
+    row = next(r for r in curve["rows"] if r["runs"] == 2000)
+    again = audit_power(2000, factor=curve["factor"], replicates=curve["replicates"], random_state=0,
+                        **curve["setting"])
+    assert again.power == pytest.approx(row["power"], rel=1e-12)
