@@ -83,6 +83,10 @@ with left:
 
     noise_source, seed = N.noise_controls(S.NOISE_SOURCE, S.SEED, options=N.release_options(spec),
                                           what="releases")
+    if noise_source == N.REAL:
+        st.caption(N.FLOAT_CAVEAT + (" Choose OpenDP's sampler above for noise hardened against that."
+                                     if N.OPENDP in N.release_options(spec) else
+                                     " This mechanism offers numpy's sampler only."))
     st.checkbox("Allow exceeding the budget (teaching)", key=S.ALLOW_OVER, persist_state="session")
 
     size_ok = True

@@ -333,3 +333,20 @@ def test_small_releases_show_their_predicted_cost_without_asking(release_page):
     assert any(c.value.startswith("Predicted: about") for c in at.caption)
     assert not any("Large computation" in w.value for w in at.warning)
     assert not at.button(key="rel.go").disabled
+
+
+@pytest.mark.parametrize("key", ["alg1-q", "alg1-public"])
+def test_opendp_sampler_is_offered_for_algorithm1_and_gives_a_real_release(release_page, key):
+    """Issue 13: OpenDP's vetted samplers as an option for single releases; numpy's caveat is stated otherwise."""
+    at = release_page
+    at.selectbox(key=S.MECHANISM).set_value(key).run()
+    at.number_input(key=S.N_POINTS).set_value(30).run()
+    assert any("OpenDP" in o for o in at.radio(key=S.NOISE_SOURCE).options)
+    assert any("Mironov 2012" in c.value for c in at.caption)
+    at.radio(key=S.NOISE_SOURCE).set_value("opendp").run()
+    _release(at)
+    ok(at)
+    rec = at.session_state[S.RELEASES][-1]
+    assert rec.release.noise_source == "opendp" and rec.release.seed is None and rec.private
+    assert rec.release.metadata()["differentially_private"] is True
+    assert len(_ledger(at)) == 1

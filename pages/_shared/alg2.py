@@ -79,7 +79,7 @@ def _run(ctx: RunContext, p: dict):
         ds.X, kernel=ctx.kernel, epsilon=ctx.epsilon, delta=ctx.delta, n_points=p["n_points"],
         n_features=p["n_features"], solver=p["solver"], calibration=ctx.calibration, initial_points=initial,
         q_scale=p["q_scale"], q_loc=ds.q_center if ds.q_center is not None else 0.0,
-        random_state=ctx.random_state, progress=ctx.progress, preset=PRESET,
+        random_state=ctx.random_state, progress=ctx.progress, preset=PRESET, noise=ctx.noise,
     )
 
 
@@ -105,7 +105,7 @@ Algorithm 1 does not apply here); then a *reduced-set* solver finds $(z_m, w_m)$
 $\|\sum_m w_m\phi(z_m) - \tilde\mu\|$ (eq. 5). The solver sees only $\tilde\mu$ and public inputs: it is
 post-processing, so a poor solution can hurt accuracy but never privacy.""",
     spends_budget=True, requires=lambda ds: None, controls=_controls, run=_run, charge=_charge,
-    evaluate_projection=False, tags=("algorithm2",), cost=_cost,
+    evaluate_projection=False, tags=("algorithm2", "opendp"), cost=_cost,
 ))
 
 

@@ -38,9 +38,14 @@ class RunContext:
     delta: float
     calibration: str
     sensitivity_mode: str
-    random_state: int | None          # None: fresh seed from OS entropy (recorded in the release)
-    noise_source: str                 # "seeded" | "os-entropy"
+    random_state: int | None          # None: fresh OS-entropy noise, nothing recorded; an int: replay mode
+    noise_source: str                 # "os-entropy" | "opendp" | "seeded" (replay mode, not private)
     progress: Callable[[float, str], None] = lambda f, m: None
+
+    @property
+    def noise(self) -> str:
+        """The library's ``noise=`` argument: OpenDP's vetted sampler or numpy's."""
+        return "opendp" if self.noise_source == "opendp" else "numpy"
 
 
 @dataclass(frozen=True)
@@ -181,7 +186,7 @@ def _alg1_public_run(ctx: RunContext, p: dict) -> Release:
     return algorithm1(
         ctx.ds.X, Z, kernel=ctx.kernel, epsilon=ctx.epsilon, delta=ctx.delta, points_are_sample=True,
         calibration=ctx.calibration, sensitivity=ctx.sensitivity_mode, basis=p["basis"], weights=p["weights"],
-        random_state=ctx.random_state, basis_cache=B,
+        random_state=ctx.random_state, basis_cache=B, noise=ctx.noise,
     )
 
 
@@ -193,7 +198,7 @@ register(MechanismSpec(
     "Figure 1 scenario): they are already public, so releasing them costs nothing; only the weights carry "
     "information about the private rows.",
     spends_budget=True, requires=_needs_public, controls=_alg1_public_controls, run=_alg1_public_run,
-    charge=_alg1_charge, evaluate_projection=True, tags=("algorithm1",), cost=_alg1_cost,
+    charge=_alg1_charge, evaluate_projection=True, tags=("algorithm1", "opendp"), cost=_alg1_cost,
 ))
 
 
@@ -216,6 +221,7 @@ def _alg1_q_run(ctx: RunContext, p: dict) -> Release:
         ctx.ds.X, None, kernel=ctx.kernel, epsilon=ctx.epsilon, delta=ctx.delta, n_points=p["n_points"],
         q_scale=p["q_scale"], q_center=p["q_center"], calibration=ctx.calibration,
         sensitivity=ctx.sensitivity_mode, basis=p["basis"], weights=p["weights"], random_state=ctx.random_state,
+        noise=ctx.noise,
     )
 
 
@@ -227,7 +233,7 @@ register(MechanismSpec(
     "spread (the paper's Figure 2 scenario, $q=\\mathcal N(0, 500^2 I)$). Points far from the data get tiny "
     "weights; in higher dimensions few random points land near the data (Proposition 5).",
     spends_budget=True, requires=lambda ds: None, controls=_alg1_q_controls, run=_alg1_q_run,
-    charge=_alg1_charge, evaluate_projection=True, tags=("algorithm1",), cost=_alg1_cost,
+    charge=_alg1_charge, evaluate_projection=True, tags=("algorithm1", "opendp"), cost=_alg1_cost,
 ))
 
 

@@ -42,6 +42,10 @@ REPLAY_WARNING = ("**Replay mode (teaching): not private.** The noise comes from
                   "releases. Switch back to a real release before publishing anything.")
 LENGTHSCALE_PROBLEM = "the kernel lengthscale was computed from the private rows (median heuristic)"
 
+#: Where the default (numpy) sampler falls short of the proofs.
+FLOAT_CAVEAT = ("Noise from numpy's floating-point sampler: the guarantee assumes idealised real arithmetic; "
+                "floating-point samplers can in principle leak through their low-order bits (Mironov 2012).")
+
 #: Session key: ``{seed: what used it}`` for every seed handed out in this session.
 USED_SEEDS = "_used_seeds"
 
