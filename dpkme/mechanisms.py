@@ -768,8 +768,10 @@ def add_gaussian_noise(value, *, sigma, rng=None, noise: str = "numpy") -> np.nd
       is the continuous Gaussian's exact profile (Balle & Wang), which the
       discrete Gaussian matches up to its lattice step (Canonne, Kamath & Steinke 2020,
       Section 2: "essentially the same privacy"), here :math:`2^{-1074}`,
-      immeasurably below :math:`\sigma`. Cost: about 2-3 s per 10 000
-      coordinates on one core (``benchmarks/bench_opendp.py``). Cannot be seeded.
+      immeasurably below :math:`\sigma`. Cost: about 0.5 s of one core
+      per 10 000 coordinates (~19 000 draws/s, some 4 000 times numpy's; more on
+      a loaded machine), measured by ``benchmarks/bench_opendp.py``
+      (``benchmarks/results/opendp.md``). Cannot be seeded.
 
     Parameters
     ----------
