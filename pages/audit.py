@@ -99,7 +99,7 @@ def pair_model(mechanism: str) -> tuple[str | None, float]:
     return ("approximate", 1.0) if "mu_pair" in params else (None, 1.0)
 
 
-@st.cache_data(max_entries=512, show_spinner=False)
+@st.cache_data(max_entries=512, show_spinner="Computing the audit's power…")
 def power_at(runs: int, epsilon: float, delta: float, alpha: float, factor: float) -> tuple[float, float]:
     """(power, Monte-Carlo standard error) of a Gaussian audit against noise ``factor`` times too small."""
     p = audit_power(runs, epsilon=epsilon, delta=delta, alpha=alpha, factor=factor,
@@ -107,7 +107,7 @@ def power_at(runs: int, epsilon: float, delta: float, alpha: float, factor: floa
     return p.power, p.standard_error
 
 
-@st.cache_data(max_entries=128, show_spinner=False)
+@st.cache_data(max_entries=128, show_spinner="Finding the runs for 95 % power…")
 def runs_for_target(epsilon: float, delta: float, alpha: float, factor: float) -> int | None:
     """Runs per dataset for ``POWER_TARGET`` power (about: 300 simulated splits, 2 % resolution); None beyond
     the largest option or when the bug does not show on the pair (``factor`` ≤ 1)."""
