@@ -85,6 +85,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import threading
 import warnings
 from dataclasses import dataclass
 
@@ -177,18 +178,32 @@ def _delta_high_precision(sigma: float, epsilon: float, sensitivity: float, prec
     :math:`\text{err} = (t_1 + t_2)\,2^{-p+6}\,(4 + \varepsilon + (a + b + 1)^2)`,
     its ends computed exactly (no further rounding).
     """
-    import mpmath  # a dependency of dp-accounting (pinned in requirements.txt); imported on first use
+    ctx = _mp_context()
+    ctx.prec = prec
+    s, e, d = ctx.mpf(sigma), ctx.mpf(epsilon), ctx.mpf(sensitivity)
+    a = d / (2 * s)
+    b = e * s / d
+    t1 = ctx.ncdf(a - b)
+    t2 = ctx.exp(e) * ctx.ncdf(-a - b)
+    value = t1 - t2
+    err = (t1 + t2) * ctx.ldexp(1, 6 - prec) * (4 + e + (a + b + 1) ** 2)
+    # exact (unrounded) ends, so that comparing them with delta involves no further rounding
+    return ctx.fsub(value, err, exact=True), ctx.fadd(value, err, exact=True)
 
-    with mpmath.workprec(prec):
-        s, e, d = mpmath.mpf(sigma), mpmath.mpf(epsilon), mpmath.mpf(sensitivity)
-        a = d / (2 * s)
-        b = e * s / d
-        t1 = mpmath.ncdf(a - b)
-        t2 = mpmath.exp(e) * mpmath.ncdf(-a - b)
-        value = t1 - t2
-        err = (t1 + t2) * mpmath.ldexp(1, 6 - prec) * (4 + e + (a + b + 1) ** 2)
-    # exact (unrounded) ends: mpmath arithmetic outside workprec would round them to 53 bits
-    return mpmath.fsub(value, err, exact=True), mpmath.fadd(value, err, exact=True)
+
+_MP = threading.local()
+
+
+def _mp_context():
+    """This thread's own mpmath context (mpmath's global ``mp`` precision is shared by all threads, and the
+    Streamlit app calibrates in several threads at once). mpmath ships with dp-accounting (pinned in
+    requirements.txt); it is imported on first use."""
+    ctx = getattr(_MP, "ctx", None)
+    if ctx is None:
+        import mpmath
+
+        ctx = _MP.ctx = mpmath.MPContext()
+    return ctx
 
 
 def _delta_verified(sigma: float, epsilon: float, sensitivity: float, delta: float) -> tuple[bool, float]:

@@ -86,6 +86,31 @@ def test_classic_calibration_above_one_is_checked_exactly():
     assert exact_delta(cal.sigma, 2.0) <= cal.achieved_delta <= 1e-5
 
 
+def test_high_precision_check_is_not_disturbed_by_other_threads():
+    """mpmath's global precision is shared by threads (the app calibrates in several): the check has its own."""
+    import threading
+
+    cases = [(1e-3, 1e-9), (1e-4, 1e-11), (0.3, 1e-7)]
+    expected = [analytic_sigma(epsilon=e, delta=d, sensitivity=1.0) for e, d in cases]
+    stop = threading.Event()
+    saved = mp.mp.prec
+
+    def meddle():
+        while not stop.is_set():
+            mp.mp.prec = 12
+            mp.mp.prec = 53
+
+    t = threading.Thread(target=meddle, daemon=True)
+    t.start()
+    try:
+        got = [[analytic_sigma(epsilon=e, delta=d, sensitivity=1.0) for e, d in cases] for _ in range(10)]
+    finally:
+        stop.set()
+        t.join()
+        mp.mp.prec = saved
+    assert all(g == expected for g in got)
+
+
 def test_gaussian_epsilon_never_below_the_exact_epsilon():
     """gaussian_epsilon rounds toward a larger epsilon, verified in high precision too."""
     bad = []
