@@ -235,3 +235,26 @@ def test_curve_test_flags_an_undernoised_gaussian():
 def test_analytic_curve_dataclass():
     c = AnalyticCurve(np.array([1e-3, 1e-1]), np.array([2.0, 1.0]), np.array([3.0, 2.0]), "x")
     assert c.pair_epsilon_at(1e-2) == pytest.approx(1.5)
+
+
+def test_clopper_pearson_bounds_stay_valid_at_extreme_alpha():
+    """Regression (property test): at alpha = 6.9e-258 scipy's Beta quantile gave up (a RuntimeWarning) and
+    returned 2.4e-33 for k = 3, n = 1000, far above the true quantile (~3.5e-89): an invalid lower bound."""
+    import warnings
+
+    from scipy.special import betaln
+
+    from dpkme.audit.bounds import clopper_pearson_lower, clopper_pearson_upper
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        lo = clopper_pearson_lower(3, 1000, 6.9e-258)
+        up = clopper_pearson_upper(3, 1000, 6.9e-258)
+    exact_order = math.exp((math.log(6.9e-258) + math.log(3) + betaln(3, 998)) / 3)   # I_x <= x^a/(a B)
+    assert 0 < lo <= exact_order * (1 + 1e-12) and lo > exact_order * 0.5
+    from scipy.stats import beta
+
+    assert 0 < up < 1 and beta.logsf(up, 4, 997) <= math.log(6.9e-258) + 1e-9      # P[p > up] <= alpha
+    # ordinary alphas: scipy's exact quantiles
+    assert clopper_pearson_lower(3, 1000, 0.05) == pytest.approx(beta.ppf(0.05, 3, 998), rel=1e-12)
+    assert clopper_pearson_upper(3, 1000, 0.05) == pytest.approx(beta.ppf(0.95, 4, 997), rel=1e-12)

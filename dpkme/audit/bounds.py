@@ -66,10 +66,12 @@ illustrated in the case of the binomial. Biometrika 1934.
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
+from scipy.special import betaln
 from scipy.stats import beta as _beta
 
 from .._validation import check_array, check_delta, check_epsilon, check_in, check_positive_float, check_positive_int
@@ -127,7 +129,8 @@ def clopper_pearson_upper(k, n, alpha):
     k, n = _counts(k, n)
     out = np.ones(k.shape)
     m = k < n
-    out[m] = _beta.ppf(1.0 - a, k[m] + 1.0, n[m] - k[m])
+    # the 1 - alpha quantile of Beta(k+1, n-k) is 1 - (the alpha quantile of Beta(n-k, k+1))
+    out[m] = 1.0 - _beta_low_quantile(a, n[m] - k[m], k[m] + 1.0)
     return float(out) if out.ndim == 0 else out
 
 
@@ -141,8 +144,31 @@ def clopper_pearson_lower(k, n, alpha):
     k, n = _counts(k, n)
     out = np.zeros(k.shape)
     m = k > 0
-    out[m] = _beta.ppf(a, k[m], n[m] - k[m] + 1.0)
+    out[m] = _beta_low_quantile(a, k[m], n[m] - k[m] + 1.0)
     return float(out) if out.ndim == 0 else out
+
+
+def _beta_low_quantile(alpha: float, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    r"""A value :math:`x \le` the ``alpha`` quantile of :math:`\mathrm{Beta}(a, b)` (:math:`b \ge 1`), as close as
+    scipy can make it.
+
+    scipy's quantile is used where its CDF confirms :math:`I_x(a,b) \le \alpha`. For extreme ``alpha``
+    (e.g. :math:`10^{-257}`) its root finder can give up and return a value far *above* the quantile
+    (which would make a lower confidence bound invalid); there the closed form
+    :math:`x = (\alpha\, a\, B(a,b))^{1/a}` is used, since
+    :math:`I_x(a,b) \le x^a/(a B(a,b))` for :math:`b \ge 1`: always below the quantile, i.e. conservative.
+    """
+    a = np.asarray(a, dtype=float)
+    b = np.asarray(b, dtype=float)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        q = np.asarray(_beta.ppf(alpha, a, b), dtype=float)
+        ok = np.isfinite(q) & (np.asarray(_beta.cdf(q, a, b)) <= alpha * (1.0 + 1e-9))
+    if not ok.all():
+        bad = ~ok
+        q = q.copy()
+        q[bad] = np.exp((math.log(alpha) + np.log(a[bad]) + betaln(a[bad], b[bad])) / a[bad])
+    return np.clip(q, 0.0, 1.0)
 
 
 def epsilon_lower_bound(k_num, n_num, k_den, n_den, *, delta=0.0, alpha=0.05) -> float:
