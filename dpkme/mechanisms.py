@@ -83,6 +83,7 @@ The OpenDP Library, version 0.16 (``opendp.measurements.make_gaussian``).
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import threading
@@ -206,6 +207,9 @@ def _mp_context():
     return ctx
 
 
+# Pure functions of floats, verified in high precision (a few ms each): memoised, so that sweeps, audits and the
+# app's pre-release budget checks, which ask for the same calibration again and again, pay once.
+@functools.lru_cache(maxsize=8192)
 def _delta_verified(sigma: float, epsilon: float, sensitivity: float, delta: float) -> tuple[bool, float]:
     r"""Decide :math:`\delta(\sigma) \le \delta` exactly, rounding the doubt toward "no".
 
@@ -236,6 +240,7 @@ def _float_up(x) -> float:
     return math.nextafter(f, math.inf) if f < x else f
 
 
+@functools.lru_cache(maxsize=8192)
 def _achieved_delta(sigma: float, epsilon: float, sensitivity: float) -> float:
     """Float upper bound (tight to a relative 1e-6 or better) on the exact Balle-Wang delta of ``sigma``."""
     prec = _START_PREC_BITS
@@ -439,6 +444,7 @@ def analytic_sigma(*, epsilon, delta, sensitivity) -> float:
     return _analytic_sigma(epsilon, delta, sensitivity)
 
 
+@functools.lru_cache(maxsize=8192)
 def _analytic_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
     # Work with the noise multiplier s = sigma / Delta (delta depends on sigma/Delta only).
     def d(s: float) -> float:
