@@ -91,7 +91,7 @@ from dp_accounting.pld import privacy_loss_distribution as pld_lib
 from scipy.special import expit
 
 from ._validation import check_delta, check_epsilon, check_in, check_positive_float, check_positive_int, round_up_until
-from .mechanisms import GaussianCalibration, _delta_unchecked, analytic_sigma, gaussian_epsilon
+from .mechanisms import GaussianCalibration, _delta_unchecked, _delta_verified, analytic_sigma, gaussian_epsilon
 
 __all__ = [
     "ACCOUNTING_METHODS",
@@ -556,8 +556,9 @@ def calibrate_gaussian_composition(*, epsilon, delta, count, sensitivity, method
     check_in(method, ("rdp", "analytic"), name="method")
     exact = math.sqrt(count) * analytic_sigma(epsilon=epsilon, delta=delta, sensitivity=1.0)
     if method == "analytic":
+        # verified in high precision (toward more noise, literally), like calibrate_gaussian
         return round_up_until(exact * sensitivity,
-                              lambda s: _delta_unchecked(s / math.sqrt(count), epsilon, sensitivity) <= delta)
+                              lambda s: _delta_verified(s / math.sqrt(count), epsilon, sensitivity, delta)[0])
 
     def ok(z: float) -> bool:
         return _rdp_gaussian_epsilon(z, count, delta) <= epsilon

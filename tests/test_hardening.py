@@ -413,3 +413,22 @@ def test_add_gaussian_noise_numpy_path_is_the_plain_sampler():
     out = add_gaussian_noise(v, sigma=0.5, rng=np.random.default_rng(4))
     np.testing.assert_array_equal(out, v + 0.5 * np.random.default_rng(4).standard_normal(5))
     assert add_gaussian_noise(np.zeros(0), sigma=0.5, noise="opendp").shape == (0,)
+
+
+@pytest.mark.parametrize("epsilon, delta", [(1e-3, 1e-9), (0.01, 1e-12), (0.3, 1e-6), (5.0, 1e-5)])
+def test_composed_and_joint_calibrations_are_verified_in_high_precision(epsilon, delta):
+    """The k-fold and the two-sample joint calibrations now use the same high-precision check as
+    calibrate_gaussian (they re-checked in float64 only, which can under-shoot delta at small epsilon)."""
+    import math
+
+    from dpkme.accounting import calibrate_gaussian_composition
+    from dpkme.mechanisms import _delta_verified
+    from dpkme.two_sample.private import calibrate_moments
+
+    for count in (1, 7):
+        sigma = calibrate_gaussian_composition(epsilon=epsilon, delta=delta, count=count, sensitivity=0.01,
+                                               method="analytic")
+        assert _delta_verified(sigma / math.sqrt(count), epsilon, 0.01, delta)[0]
+    cal = calibrate_moments(epsilon=epsilon, delta=delta, sensitivity_mean=0.01, sensitivity_second=0.02)
+    zw, zs = cal.mean.noise_multiplier, cal.second.noise_multiplier
+    assert _delta_verified((zw ** -2 + zs ** -2) ** -0.5, epsilon, 1.0, delta)[0]

@@ -73,7 +73,8 @@ from .._validation import (
     round_up_until,
 )
 from ..accounting import PrivacyCharge, gaussian_charge, pld_epsilon
-from ..mechanisms import GaussianCalibration, _delta_unchecked, analytic_sigma, calibrate_gaussian, gaussian_epsilon
+from ..mechanisms import (GaussianCalibration, _delta_unchecked, _delta_verified, analytic_sigma, calibrate_gaussian,
+                          gaussian_epsilon)
 from .features import FeatureMap
 from .nulls import (
     NULL_KINDS,
@@ -213,8 +214,8 @@ def calibrate_moments(*, epsilon, delta, sensitivity_mean, sensitivity_second,
         # verify the joint guarantee at the multipliers actually used (rounding toward more noise):
         # a common factor c >= 1 scales both, and the joint multiplier is c (zw^-2 + zs^-2)^-1/2
         zw0, zs0 = z / math.sqrt(f), z / math.sqrt(1.0 - f)
-        c = round_up_until(1.0, lambda c: _delta_unchecked(
-            ((c * zw0) ** -2 + (c * zs0) ** -2) ** -0.5, epsilon, 1.0) <= delta, name="noise factor")
+        c = round_up_until(1.0, lambda c: _delta_verified(
+            ((c * zw0) ** -2 + (c * zs0) ** -2) ** -0.5, epsilon, 1.0, delta)[0], name="noise factor")
         zw, zs = c * zw0, c * zs0
         cm = _component(zw, s_w, f * delta)
         cs = _component(zs, s_l, (1.0 - f) * delta)
