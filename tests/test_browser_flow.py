@@ -76,8 +76,8 @@ def test_main_flow_generate_release_download(wide_page, nav, wait_idle, assert_n
     wait_idle(page)
     expect(main(page).get_by_text("not in use yet")).to_be_visible()
     click_button(page, "Use this dataset", wait_idle)
-    expect(main(page).get_by_text(re.compile(r"In use: .*N = 3,420 private rows"))).to_be_visible()
-    expect(page.get_by_test_id("stSidebar").get_by_text(re.compile("N = 3,420"))).to_be_visible()
+    expect(main(page).get_by_text(re.compile(r"In use: .*N = 3,600 private rows"))).to_be_visible()
+    expect(page.get_by_test_id("stSidebar").get_by_text(re.compile("N = 3,600"))).to_be_visible()
     assert_no_exception(page)
     screenshot(page, "data")
 
@@ -96,7 +96,7 @@ def test_main_flow_generate_release_download(wide_page, nav, wait_idle, assert_n
     expect(main(page).get_by_test_id("stPlotlyChart").first.locator("svg.main-svg").first).to_be_visible()
     dist = float(metric_value(page, "RKHS distance of this release"))
     assert 0 < dist < 0.1
-    assert metric_value(page, "Seed") == "0"
+    assert metric_value(page, "Seed") == "not recorded"      # a real release by default: OS-entropy noise
     expect(page.get_by_test_id("stSidebar").get_by_text(re.compile(r"ε = 0\.\d+ of 5"))).to_be_visible()
     assert_no_exception(page)
     screenshot(page, "release")
@@ -115,7 +115,8 @@ def test_main_flow_generate_release_download(wide_page, nav, wait_idle, assert_n
     meta = json.loads(Path(dl.value.path()).read_text())
     for key in ("mechanism", "epsilon", "delta", "sigma", "kernel", "seed", "version", "noise_source"):
         assert key in meta, key
-    assert meta["mechanism"] == "algorithm1" and meta["epsilon"] == 1.0 and meta["seed"] == 0
+    assert meta["mechanism"] == "algorithm1" and meta["epsilon"] == 1.0
+    assert meta["differentially_private"] is True and meta["seed"] is None   # a private file carries no seed
     assert meta["kernel"]["name"] == "gaussian" and meta["n_points"] == 200
 
     # --- curves

@@ -18,7 +18,7 @@ from playwright.sync_api import Page, expect
 
 pytestmark = pytest.mark.browser
 
-DEFAULT_DATA = re.compile(r"N = 4,275 private rows")   # the default generated data set (app.py)
+DEFAULT_DATA = re.compile(r"N = 4,500 private rows")   # the default generated data set (app.py)
 MARKER = "zq7private"   # a string that occurs only in the uploaded files: it must never reach the log
 
 
