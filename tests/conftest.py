@@ -15,11 +15,23 @@ Real-browser tests (Playwright + Debian's ``/usr/bin/chromium``), mark them
     ``wait_idle(page)``: wait until the script is not running.
     ``nav(page, "Release")``: click the sidebar link with exactly that text (its
     icon aside), wait until the URL changes and the page's run has finished.
+    ``expect_rerun(page)``: a context manager around an action (click, upload,
+    Enter) that waits until the script run it triggers has *started and
+    finished* (``wait_idle`` alone can return before the rerun begins).
     ``assert_no_exception(page)``: fail if an ``stException`` box is visible.
-    ``expect`` times out after 20 s (Playwright's default is 5 s).
+    ``expect`` and every Playwright action/navigation time out after 60 s
+    (Playwright's defaults are 5 s and 30 s): generous, because waits are on
+    conditions and never fixed sleeps, and a loaded machine is slow.
 
 The browser fixtures fail (never skip) when chromium is missing: a skipped
 browser suite must not look green. ``bash tests/run.sh`` installs it.
+
+Parallel runs (pytest-xdist, ``bash tests/run.sh`` uses ``-n auto --dist
+loadgroup``): every test that drives the browser is put in the xdist group
+``browser``, so one worker runs them all, one after another, against one
+server (and the tests that write ``docs/screenshots/`` never race); every
+worker that needs a server starts its own on a free port (retried if another
+process takes the port first).
 """
 
 from __future__ import annotations
@@ -53,7 +65,12 @@ CHROMIUM_ARGS = [
     "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE localhost , EXCLUDE 127.0.0.1",
 ]
 SERVER_START_TIMEOUT = 90.0  # seconds; healthy in ~2 s when warm
-EXPECT_TIMEOUT_MS = 20_000  # first switch to a page importing scipy/plotly took ~10 s
+SERVER_START_ATTEMPTS = 5  # a free port can be taken by another process before streamlit binds it
+# First switch to a page importing scipy/plotly took ~10 s on a loaded 2-core machine; 60 s
+# leaves room for the other xdist worker and other jobs. Only failures wait that long.
+EXPECT_TIMEOUT_MS = 60_000
+ACTION_TIMEOUT_MS = 60_000  # page.click/fill/goto/wait_for_url... (Playwright's default is 30 s)
+BROWSER_GROUP = "browser"  # xdist group of every test that drives the browser
 
 expect.set_options(timeout=EXPECT_TIMEOUT_MS)
 
@@ -110,11 +127,30 @@ def _healthy(url: str) -> bool:
         return False
 
 
+def _port_taken(log_text: str) -> bool:
+    return "already in use" in log_text or "Address already in use" in log_text
+
+
 @contextlib.contextmanager
 def run_streamlit_server():
-    """Start ``streamlit run app.py`` on 127.0.0.1:<free port>, wait until healthy, stop it afterwards."""
+    """Start ``streamlit run app.py`` on 127.0.0.1:<free port>, wait until healthy, stop it afterwards.
+
+    The port is free when chosen but is only bound by streamlit seconds later; if another
+    process (another xdist worker, another job) took it meanwhile, streamlit exits with
+    "Port ... is already in use" and the server is started again on a new free port.
+    """
     if not APP_FILE.exists():
         pytest.fail(f"{APP_FILE} does not exist")
+    for attempt in range(1, SERVER_START_ATTEMPTS + 1):
+        with _start_streamlit_server(retry_if_port_taken=attempt < SERVER_START_ATTEMPTS) as server:
+            if server is not None:
+                yield server
+                return
+
+
+@contextlib.contextmanager
+def _start_streamlit_server(retry_if_port_taken: bool):
+    """One attempt: yields the healthy server, or None if the port was taken (and a retry is allowed)."""
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
     log_dir = Path(tempfile.mkdtemp(prefix="dpkme-streamlit-"))
@@ -144,6 +180,9 @@ def run_streamlit_server():
         deadline = time.monotonic() + SERVER_START_TIMEOUT
         while not _healthy(url):
             if proc.poll() is not None:
+                if retry_if_port_taken and _port_taken(server.log_text()):
+                    yield None
+                    return
                 pytest.fail(
                     f"streamlit exited with code {proc.returncode} before becoming "
                     f"healthy.\n--- server log ---\n{server.log_text()}",
@@ -192,11 +231,24 @@ def pytest_runtest_makereport(item, call):
 
 
 # ---------------------------------------------------------------------- browser
+def _uses_playwright_page(item) -> bool:
+    """True if the test gets Playwright's ``page`` fixture (not a parameter that happens to be named page)."""
+    if "page" not in getattr(item, "fixturenames", ()):
+        return False
+    callspec = getattr(item, "callspec", None)
+    return callspec is None or "page" not in callspec.params
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the xdist_group marks (--dist loadgroup)
 def pytest_collection_modifyitems(items):
-    """Every test that uses a Playwright page is a ``browser`` test, marked or not."""
+    """Every test that uses a Playwright page is a ``browser`` test, marked or not; every
+    ``browser`` test is in the xdist group ``browser`` (one worker, one server, no races on
+    ``docs/screenshots/``)."""
     for item in items:
-        if "page" in getattr(item, "fixturenames", ()) and not item.get_closest_marker("browser"):
+        if _uses_playwright_page(item) and not item.get_closest_marker("browser"):
             item.add_marker(pytest.mark.browser)
+        if item.get_closest_marker("browser") and not item.get_closest_marker("xdist_group"):
+            item.add_marker(pytest.mark.xdist_group(BROWSER_GROUP))
 
 
 @pytest.fixture(scope="session")
@@ -221,9 +273,48 @@ def browser_type_launch_args(browser_type_launch_args):
     }
 
 
+@pytest.fixture
+def page(page: Page) -> Page:
+    """pytest-playwright's page with generous action and navigation timeouts (see ACTION_TIMEOUT_MS)."""
+    page.set_default_timeout(ACTION_TIMEOUT_MS)
+    page.set_default_navigation_timeout(ACTION_TIMEOUT_MS)
+    return page
+
+
 def wait_idle(page: Page) -> None:
-    """Wait until the app's script is not running (first run included)."""
+    """Wait until the app's script is not running (first run included).
+
+    The state is ``initial`` until the session's first run, so after ``page.goto`` this waits
+    for that run. After a click it may return *before* the rerun starts: use ``expect_rerun``.
+    """
     expect(page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]')).to_be_attached()
+
+
+_ARM_RERUN_WATCH = """() => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    if (!app) throw new Error('no stApp element: the app is not loaded');
+    if (window.__dpkmeRerunWatch) window.__dpkmeRerunWatch.disconnect();
+    window.__dpkmeRerunSeen = false;
+    // any change of the script state (notRunning -> running/rerunRequested/...) is a run starting
+    window.__dpkmeRerunWatch = new MutationObserver(() => { window.__dpkmeRerunSeen = true; });
+    window.__dpkmeRerunWatch.observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
+}"""
+_RERUN_DONE = """() => window.__dpkmeRerunSeen === true && document.querySelector(
+    '[data-testid="stApp"]')?.getAttribute('data-test-script-state') === 'notRunning'"""
+
+
+@contextlib.contextmanager
+def expect_rerun(page: Page):
+    """Wait, after the body, until a script run has started *and* finished.
+
+    ``with expect_rerun(page): button.click()``. A MutationObserver armed before the action
+    records the state change, so even a run too short to be seen by polling is not missed.
+    """
+    wait_idle(page)
+    page.evaluate(_ARM_RERUN_WATCH)
+    yield
+    page.wait_for_function(_RERUN_DONE, timeout=EXPECT_TIMEOUT_MS)
+    page.evaluate("() => window.__dpkmeRerunWatch && window.__dpkmeRerunWatch.disconnect()")
 
 
 def assert_no_exception(page: Page) -> None:
@@ -260,6 +351,11 @@ def _assert_no_exception_fixture():
 @pytest.fixture(name="nav")
 def _nav_fixture():
     return nav
+
+
+@pytest.fixture(name="expect_rerun")
+def _expect_rerun_fixture():
+    return expect_rerun
 
 
 @pytest.fixture

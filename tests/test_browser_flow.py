@@ -28,13 +28,22 @@ SHOTS = Path(__file__).resolve().parents[1] / "docs" / "screenshots"
 WIDTH = 1400
 
 
+# True once every Plotly chart on the page is drawn at its container's current width (Plotly
+# redraws on a resize); evaluated by wait_for_function on each animation frame.
+PLOTS_SETTLED = """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].every(chart => {
+    const plot = chart.querySelector('.js-plotly-plot');
+    const svg = plot && plot.querySelector('svg.main-svg');
+    return svg !== null && Math.abs(svg.getBoundingClientRect().width - plot.getBoundingClientRect().width) <= 1;
+})"""
+
+
 def screenshot(page: Page, name: str) -> None:
     """Full-height screenshot of the page (the main area scrolls, so the viewport is resized to fit)."""
     SHOTS.mkdir(parents=True, exist_ok=True)
     height = page.evaluate(
         "() => { const m = document.querySelector('[data-testid=\"stMain\"]'); return m ? m.scrollHeight : 900; }")
     page.set_viewport_size({"width": WIDTH, "height": int(min(max(900, height + 40), 6000))})
-    page.wait_for_timeout(800)  # let Plotly redraw at the new size
+    page.wait_for_function(PLOTS_SETTLED)  # Plotly redrawn at the new size (no fixed sleep)
     page.screenshot(path=str(SHOTS / f"{name}.png"))
     page.set_viewport_size({"width": WIDTH, "height": 900})
 
@@ -49,10 +58,27 @@ def metric_value(page: Page, label: str) -> str:
     return box.get_by_test_id("stMetricValue").inner_text()
 
 
-def click_button(page: Page, name: str, wait_idle) -> None:
-    main(page).get_by_role("button", name=name, exact=True).click()
-    page.wait_for_timeout(300)
-    wait_idle(page)
+def click_button(page: Page, name: str, expect_rerun) -> None:
+    """Click a button of the main area and wait until the run it starts has finished."""
+    with expect_rerun(page):
+        main(page).get_by_role("button", name=name, exact=True).click()
+
+
+def pick_radio(page: Page, label: str, expect_rerun) -> None:
+    """Choose the radio option ``label`` (a rerun if it was not chosen yet) and wait for that run."""
+    if main(page).get_by_role("radio", name=label, exact=True).is_checked():
+        return
+    with expect_rerun(page):
+        main(page).get_by_text(label, exact=True).click()
+
+
+def enter_number(page: Page, label: str, value: str, expect_rerun) -> None:
+    """Type a new value into a number input and commit it with Enter (a rerun)."""
+    box = main(page).get_by_role("spinbutton", name=label)
+    assert box.input_value() != value, f"{label} is already {value}: Enter would not start a run"
+    with expect_rerun(page):
+        box.fill(value)
+        box.press("Enter")
 
 
 @pytest.fixture
@@ -61,7 +87,7 @@ def wide_page(app_page: Page) -> Page:
     return app_page
 
 
-def test_main_flow_generate_release_download(wide_page, nav, wait_idle, assert_no_exception, tmp_path):
+def test_main_flow_generate_release_download(wide_page, nav, expect_rerun, assert_no_exception, tmp_path):
     page = wide_page
     expect(main(page).get_by_role("heading", name=re.compile("kernel mean embeddings"))).to_be_visible()
     expect(main(page).get_by_test_id("stPlotlyChart").first).to_be_visible()
@@ -70,12 +96,9 @@ def test_main_flow_generate_release_download(wide_page, nav, wait_idle, assert_n
 
     # --- Data: generate the paper's mixture with N = 4000 and use it
     nav(page, "Data")
-    n_input = main(page).get_by_role("spinbutton", name="Number of points")
-    n_input.fill("4000")
-    n_input.press("Enter")
-    wait_idle(page)
+    enter_number(page, "Number of points", "4000", expect_rerun)
     expect(main(page).get_by_text("not in use yet")).to_be_visible()
-    click_button(page, "Use this dataset", wait_idle)
+    click_button(page, "Use this dataset", expect_rerun)
     expect(main(page).get_by_text(re.compile(r"In use: .*N = 3,600 private rows"))).to_be_visible()
     expect(page.get_by_test_id("stSidebar").get_by_text(re.compile("N = 3,600"))).to_be_visible()
     assert_no_exception(page)
@@ -91,7 +114,7 @@ def test_main_flow_generate_release_download(wide_page, nav, wait_idle, assert_n
     # --- Release with Algorithm 1 (the default mechanism)
     nav(page, "Release")
     expect(main(page).get_by_text("No release of this dataset yet")).to_be_visible()
-    click_button(page, "Release", wait_idle)
+    click_button(page, "Release", expect_rerun)
     expect(main(page).get_by_test_id("stPlotlyChart").first).to_be_visible()
     expect(main(page).get_by_test_id("stPlotlyChart").first.locator("svg.main-svg").first).to_be_visible()
     dist = float(metric_value(page, "RKHS distance of this release"))
@@ -121,7 +144,7 @@ def test_main_flow_generate_release_download(wide_page, nav, wait_idle, assert_n
 
     # --- curves
     nav(page, "Privacy–utility curves")
-    click_button(page, "Compute curves", wait_idle)
+    click_button(page, "Compute curves", expect_rerun)
     expect(main(page).get_by_test_id("stPlotlyChart").first).to_be_visible()
     assert_no_exception(page)
     screenshot(page, "curves")
@@ -134,7 +157,7 @@ def test_main_flow_generate_release_download(wide_page, nav, wait_idle, assert_n
     screenshot(page, "use")
 
     nav(page, "Two-sample test")
-    click_button(page, "Run the test", wait_idle)
+    click_button(page, "Run the test", expect_rerun)
     expect(main(page).get_by_text("p-value (private test)")).to_be_visible()
     assert_no_exception(page)
     screenshot(page, "test")
@@ -142,11 +165,11 @@ def test_main_flow_generate_release_download(wide_page, nav, wait_idle, assert_n
     # --- clustering: run DP k-means, centres drawn, local view labelled
     nav(page, "Clustering")
     expect(main(page).get_by_text("Budget split (public: computed before any data is read)")).to_be_visible()
-    click_button(page, "Run private k-means", wait_idle)
+    click_button(page, "Run private k-means", expect_rerun)
     expect(main(page).get_by_text("What is released")).to_be_visible()
     expect(main(page).get_by_text(re.compile("LOCAL VIEW - NOT RELEASED")).first).to_be_visible()
     expect(main(page).get_by_test_id("stPlotlyChart").nth(1).locator("svg.main-svg").first).to_be_visible()
-    click_button(page, "Compute the accuracy curve", wait_idle)
+    click_button(page, "Compute the accuracy curve", expect_rerun)
     expect(main(page).get_by_test_id("stPlotlyChart").nth(2)).to_be_visible()
     assert_no_exception(page)
     screenshot(page, "clustering")
@@ -162,101 +185,91 @@ def test_main_flow_generate_release_download(wide_page, nav, wait_idle, assert_n
     screenshot(page, "audit")
 
 
-def _choose_mechanism(page: Page, label: str, wait_idle) -> None:
+def _choose_mechanism(page: Page, label: str, expect_rerun) -> None:
     main(page).get_by_test_id("stSelectbox").first.click()
-    page.get_by_role("option", name=label).click()
-    wait_idle(page)
+    with expect_rerun(page):
+        page.get_by_role("option", name=label).click()
 
 
-def test_exponential_gp_comparisons_and_two_sample_lab(wide_page, nav, wait_idle, assert_no_exception):
+def test_exponential_gp_comparisons_and_two_sample_lab(wide_page, nav, expect_rerun, assert_no_exception):
     page = wide_page
     nav(page, "Release")
-    _choose_mechanism(page, "Exponential mechanism · exact, tiny M", wait_idle)
+    _choose_mechanism(page, "Exponential mechanism · exact, tiny M", expect_rerun)
     expect(main(page).get_by_text(re.compile(r"82,251 candidate databases are scored exactly"))).to_be_visible()
     expect(main(page).get_by_text("Candidate databases C(|G|+M−1, M)")).to_be_visible()
-    click_button(page, "Release", wait_idle)
+    click_button(page, "Release", expect_rerun)
     expect(main(page).get_by_text("Distance of the drawn database")).to_be_visible()
     assert_no_exception(page)
     screenshot(page, "release_exponential")
-    _choose_mechanism(page, "GP release · a noisy function on a grid", wait_idle)
-    click_button(page, "Release", wait_idle)
+    _choose_mechanism(page, "GP release · a noisy function on a grid", expect_rerun)
+    click_button(page, "Release", expect_rerun)
     expect(main(page).get_by_text("f̃ is not in the RKHS", exact=True)).to_be_visible()
     assert metric_value(page, "RKHS distance") == "∞"
     assert_no_exception(page)
     screenshot(page, "release_gp")
 
     nav(page, "Privacy–utility curves")
-    main(page).get_by_text("Exponential mechanism vs Algorithms 1 & 2").click()
-    wait_idle(page)
-    main(page).get_by_text(re.compile(r"paper mixture, D = 1")).click()
-    wait_idle(page)
-    click_button(page, "Compute the comparison", wait_idle)
+    pick_radio(page, "Exponential mechanism vs Algorithms 1 & 2", expect_rerun)
+    pick_radio(page, "paper mixture, D = 1 (N = 2 000, generated)", expect_rerun)
+    click_button(page, "Compute the comparison", expect_rerun)
     expect(main(page).get_by_test_id("stPlotlyChart").first.locator("svg.main-svg").first).to_be_visible()
     assert_no_exception(page)
     screenshot(page, "curves_exponential")
-    main(page).get_by_text("GP function release vs Algorithms 1 & 2 (L² on a grid)").click()
-    wait_idle(page)
-    click_button(page, "Compute the comparison", wait_idle)
+    pick_radio(page, "GP function release vs Algorithms 1 & 2 (L² on a grid)", expect_rerun)
+    click_button(page, "Compute the comparison", expect_rerun)
     expect(main(page).get_by_test_id("stPlotlyChart").first.locator("svg.main-svg").first).to_be_visible()
     assert_no_exception(page)
     screenshot(page, "curves_gp")
 
     nav(page, "Two-sample test")
-    main(page).get_by_text("One test on two samples").click()
-    wait_idle(page)
-    click_button(page, "Run the test", wait_idle)
+    pick_radio(page, "One test on two samples", expect_rerun)
+    click_button(page, "Run the test", expect_rerun)
     expect(main(page).get_by_text("reject H₀")).to_be_visible()
     assert_no_exception(page)
     screenshot(page, "test_lab")
-    main(page).get_by_text("Type-I error and power curves").click()
-    wait_idle(page)
-    reps = main(page).get_by_role("spinbutton", name="Repetitions per value")
-    reps.fill("20")
-    reps.press("Enter")
-    wait_idle(page)
-    click_button(page, "Compute the curves", wait_idle)
+    pick_radio(page, "Type-I error and power curves", expect_rerun)
+    enter_number(page, "Repetitions per value", "20", expect_rerun)
+    click_button(page, "Compute the curves", expect_rerun)
     expect(main(page).get_by_text(re.compile("SG — Same Gaussian: type-I error"))).to_be_visible()
     expect(main(page).get_by_role("button", name="Stop")).to_have_count(0)     # gone once the run is over
     assert_no_exception(page)
     screenshot(page, "test_curves")
 
 
-def test_stopping_a_long_two_sample_curve_keeps_the_partial_result(wide_page, nav, wait_idle, assert_no_exception):
+def test_stopping_a_long_two_sample_curve_keeps_the_partial_result(wide_page, nav, wait_idle, expect_rerun,
+                                                                    assert_no_exception):
     page = wide_page
     nav(page, "Two-sample test")
-    main(page).get_by_text("Type-I error and power curves").click()
-    wait_idle(page)
+    pick_radio(page, "Type-I error and power curves", expect_rerun)
     main(page).get_by_role("button", name="Compute the curves", exact=True).click()   # 400 repetitions: ~20 s
-    expect(main(page).get_by_test_id("stProgress")).to_be_visible()
-    page.wait_for_timeout(2500)
+    # Stop once some repetitions are done, whatever the machine's speed: the bar's text ends "(done/total)"
+    expect(main(page).get_by_test_id("stProgress")).to_contain_text(re.compile(r"\([1-9]\d*/\d+\)"))
     main(page).get_by_role("button", name="Stop").click()
-    page.wait_for_timeout(500)
+    # shown only by the run that Stop starts; wait_idle then waits for the end of that run
+    expect(main(page).get_by_text(re.compile(r"Stopped early: [1-9][\d,]* of 400 repetitions done"))).to_be_visible()
     wait_idle(page)
-    expect(main(page).get_by_text(re.compile(r"Stopped early: \d+ of 400 repetitions done"))).to_be_visible()
     expect(main(page).get_by_test_id("stPlotlyChart").first).to_be_visible()
     assert_no_exception(page)
 
 
-def _upload(page: Page, name: str, content: bytes, wait_idle) -> None:
-    main(page).get_by_text("Upload CSV / Parquet").click()
-    wait_idle(page)
-    page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(
-        files=[{"name": name, "mimeType": "text/csv", "buffer": content}])
-    page.wait_for_timeout(500)
-    wait_idle(page)
+def _upload(page: Page, name: str, content: bytes, expect_rerun) -> None:
+    pick_radio(page, "Upload CSV / Parquet", expect_rerun)
+    with expect_rerun(page):
+        page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(
+            files=[{"name": name, "mimeType": "text/csv", "buffer": content}])
 
 
-def test_upload_a_csv_and_release_it(wide_page, nav, wait_idle, assert_no_exception):
+def test_upload_a_csv_and_release_it(wide_page, nav, expect_rerun, assert_no_exception):
     page = wide_page
     nav(page, "Data")
     lines = ["age,income,city"] + [f"{20 + i % 50},{1000 + (i * 37) % 900},{'AB'[i % 2]}" for i in range(300)]
-    _upload(page, "survey.csv", ("\n".join(lines) + "\n").encode(), wait_idle)
+    _upload(page, "survey.csv", ("\n".join(lines) + "\n").encode(), expect_rerun)
     expect(main(page).get_by_text("Read 'survey.csv': 300 rows × 3 columns.")).to_be_visible()
-    click_button(page, "Use this dataset", wait_idle)
+    click_button(page, "Use this dataset", expect_rerun)
     expect(main(page).get_by_text(re.compile(r"In use: upload 'survey.csv'"))).to_be_visible()
     assert_no_exception(page)
     nav(page, "Release")
-    click_button(page, "Release", wait_idle)
+    click_button(page, "Release", expect_rerun)
     assert float(metric_value(page, "RKHS distance of this release")) > 0
     assert_no_exception(page)
 
@@ -265,11 +278,11 @@ def test_upload_a_csv_and_release_it(wide_page, nav, wait_idle, assert_no_except
     ("broken.csv", b"a,b\nx,y\nz,w\n", "has no numeric column"),
     ("one_row.csv", b"a,b\n1,2\n", "at least 2 are needed"),
 ])
-def test_upload_a_broken_csv_shows_a_clear_error(wide_page, nav, wait_idle, assert_no_exception, name, content,
+def test_upload_a_broken_csv_shows_a_clear_error(wide_page, nav, expect_rerun, assert_no_exception, name, content,
                                                    message):
     page = wide_page
     nav(page, "Data")
-    _upload(page, name, content, wait_idle)
+    _upload(page, name, content, expect_rerun)
     alert = main(page).get_by_test_id("stAlert").filter(has_text=message)
     expect(alert).to_be_visible()
     assert_no_exception(page)
