@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -128,7 +129,8 @@ def _healthy(url: str) -> bool:
 
 
 def _port_taken(log_text: str) -> bool:
-    return "already in use" in log_text or "Address already in use" in log_text
+    """streamlit 1.67 logs "Port N is not available"; older servers said "... already in use"."""
+    return re.search(r"Port \d+ is not available|already in use", log_text) is not None
 
 
 @contextlib.contextmanager
@@ -137,7 +139,7 @@ def run_streamlit_server():
 
     The port is free when chosen but is only bound by streamlit seconds later; if another
     process (another xdist worker, another job) took it meanwhile, streamlit exits with
-    "Port ... is already in use" and the server is started again on a new free port.
+    "Port ... is not available" and the server is started again on a new free port.
     """
     if not APP_FILE.exists():
         pytest.fail(f"{APP_FILE} does not exist")
