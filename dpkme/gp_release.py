@@ -690,7 +690,10 @@ class GPRelease:
                      "normalisation": self.normalisation, "n_points": int(self.points.shape[0])})
 
     def metadata(self) -> dict[str, Any]:
-        """JSON-serialisable description (no values, and never the private true values)."""
+        """JSON-serialisable description (no values, and never the private true values); ``differentially_private``
+        is false for seeded (replayable) releases (:func:`dpkme.guards.leaks.privacy_claim`)."""
+        from .guards.leaks import privacy_claim
+
         d = {
             "library": "dpkme", "version": self.version, "mechanism": "gp-release",
             "epsilon": self.epsilon, "delta": self.delta, "achieved_delta": self.achieved_delta,
@@ -700,6 +703,7 @@ class GPRelease:
             "noise_source": self.noise_source, "n_private": self.n_private, "n_points": int(self.points.shape[0]),
             "dim": self.dim, "shape": list(self.shape), "seconds": self.seconds,
             "params": {k: v for k, v in self.params.items() if k != "noise_variance"},
+            **privacy_claim(self),
         }
         if self.noise_source == "seeded" and self.seed is not None:
             d["seed_warning"] = ("seeded noise (teaching/demo): anyone who knows this seed can regenerate and "

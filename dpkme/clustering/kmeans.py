@@ -274,7 +274,10 @@ class DPKMeansResult:
         return out
 
     def to_dict(self, *, include_history: bool = True) -> dict:
-        """JSON-friendly summary of everything **released** (never the local view)."""
+        """JSON-friendly summary of everything **released** (never the local view); ``differentially_private`` is
+        false for seeded (replayable) runs and non-private references (:func:`dpkme.guards.leaks.privacy_claim`)."""
+        from ..guards.leaks import privacy_claim
+
         d = {
             "private": self.private,
             "k": self.k,
@@ -292,6 +295,7 @@ class DPKMeansResult:
             "noise_source": self.noise_source,
             "seconds": self.seconds,
             "params": self.params,
+            **privacy_claim(self),
         }
         if self.norm_selection is not None:
             d["norm_selection"] = {"norm_bound": self.norm_selection.norm_bound,
