@@ -168,13 +168,21 @@ st.page_link(PAGE_DATA, label="Load a new dataset", icon=":material/table_view:"
 
 
 def _reset():
-    S.ledger_for(ds).reset()
+    led_now = S.ledger_for(ds)
+    ss.setdefault(S.RESET_ARCHIVE, {}).setdefault(ds.data_key, []).extend(led_now.charges)
+    led_now.reset()
     ss.get(S.NONPRIVATE, {}).pop(ds.data_key, None)
     ss.pop(S.REPEAT_DRAWS, None)
     ss["bud.confirm"] = False
     st.toast("Ledger reset.", icon=":material/delete_sweep:")
 
 
+archived = ss.get(S.RESET_ARCHIVE, {}).get(ds.data_key, [])
+if archived:
+    tot_arch = S.composed(archived, delta_b)
+    st.warning(f"{len(archived)} charge(s) of this data were reset earlier in this session (together ε = "
+               f"{tot_arch['best'][0]:.3g} at δ = {delta_b:.0e}). A reset forgets them here, not for the people in the "
+               "data: what they really have is the composition of everything, reset or not.")
 confirm = st.checkbox("I understand: forget what was spent on this data (teaching only)", key="bud.confirm")
 st.button("Reset this ledger", disabled=not confirm, key="bud.reset", on_click=_reset)
 

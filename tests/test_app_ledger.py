@@ -57,6 +57,12 @@ def test_reset_needs_confirmation_and_empties_the_ledger():
     ok(at)
     ds = at.session_state[S.DATASET]
     assert len(at.session_state[S.LEDGERS][ds.data_key]) == 0
+    # a reset forgets the charges here, not for the people: the page keeps saying what was spent
+    assert any("reset earlier in this session" in w.value for w in at.warning)
+    # and the publishable subset stays fixed (a reset must not re-open publishing protected rows)
+    at.switch_page("pages/data.py").run()
+    at.number_input(key="data.split_seed").set_value(3).run()
+    assert any("cannot be used" in e.value for e in at.error)
 
 
 def test_a_new_dataset_starts_a_new_ledger():

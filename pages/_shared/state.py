@@ -55,6 +55,7 @@ DATASET = "dataset"
 RELEASES = "releases"
 REPEAT_DRAWS = "repeat_draws"
 LEDGERS = "ledgers"
+RESET_ARCHIVE = "_reset_archive"     # {data_key: charges forgotten by a ledger reset (still shown)}
 LOCKED_PUBLIC = "_locked_public"      # {data_key: publishable-subset id fixed when budget was first spent}
 NONPRIVATE = "nonprivate_releases"
 CURVES = "curves"
