@@ -2,6 +2,7 @@
 # Set up a machine and run the whole test suite (browser tests included):
 #
 #     bash tests/run.sh [pytest args...]     e.g.  bash tests/run.sh -m "not browser" -x
+#                                                  bash tests/run.sh -n 0 -x tests/test_io.py   (serial)
 #
 # 1. creates .venv with python3 -m venv if missing (PYTHON=... picks another interpreter);
 # 2. pip-installs requirements.txt + tests/requirements.txt into it (a no-op when satisfied;
@@ -9,7 +10,12 @@
 # 3. installs Debian's chromium + fonts-liberation with apt-get if /usr/bin/chromium is
 #    missing (as root, else with sudo); if that is impossible it FAILS: a skipped browser
 #    suite must never look green. Never `playwright install` (no browser downloads here);
-# 4. runs pytest over tests/ with the options of pytest.ini, passing "$@" through.
+# 4. runs pytest over tests/ with the options of pytest.ini, in parallel with pytest-xdist:
+#    -n <one worker per CPU that nproc reports, at most 4; serial on one CPU> and
+#    --dist loadgroup (the browser tests, grouped by tests/conftest.py, run one after another
+#    on one worker against one server). "$@" comes after those options, so a later -n or
+#    --dist wins: -n 0 runs serially in this process. Every test runs, slow ones included
+#    (-m "not slow" is for developers in a hurry).
 #
 # Works from any directory. DPKME_SIMULATE_NO_CHROMIUM=1 exercises step 3 as on a machine
 # without chromium, with `apt-get -s` (a simulation that changes nothing), then stops.
@@ -71,5 +77,12 @@ version=$("$CHROMIUM" --version 2>/dev/null) || die "$CHROMIUM does not run"
 log "browser: $version"
 
 # --- 4. the tests --------------------------------------------------------------------
-log "python -m pytest -q $*"
-exec .venv/bin/python -m pytest -q "$@"
+# nproc counts the CPUs this process may use (not psutil's physical cores, which is 1 on a
+# 2-vCPU machine with hyper-threading). Beyond 4 workers the browser group (~2 min on one
+# worker) is the critical path and more workers only cost memory.
+cpus=$(nproc 2>/dev/null || echo 1)
+workers=$(( cpus > 4 ? 4 : cpus ))
+[ "$workers" -ge 2 ] || workers=0
+PARALLEL=(-n "$workers" --dist loadgroup)
+log "python -m pytest -q ${PARALLEL[*]} $*"
+exec .venv/bin/python -m pytest -q "${PARALLEL[@]}" "$@"
