@@ -87,6 +87,7 @@ def wide_page(app_page: Page) -> Page:
     return app_page
 
 
+@pytest.mark.slow
 def test_main_flow_generate_release_download(wide_page, nav, expect_rerun, assert_no_exception, tmp_path):
     page = wide_page
     expect(main(page).get_by_role("heading", name=re.compile("kernel mean embeddings"))).to_be_visible()
@@ -191,6 +192,7 @@ def _choose_mechanism(page: Page, label: str, expect_rerun) -> None:
         page.get_by_role("option", name=label).click()
 
 
+@pytest.mark.slow
 def test_exponential_gp_comparisons_and_two_sample_lab(wide_page, nav, expect_rerun, assert_no_exception):
     page = wide_page
     nav(page, "Release")
@@ -236,6 +238,7 @@ def test_exponential_gp_comparisons_and_two_sample_lab(wide_page, nav, expect_re
     screenshot(page, "test_curves")
 
 
+@pytest.mark.slow
 def test_stopping_a_long_two_sample_curve_keeps_the_partial_result(wide_page, nav, wait_idle, expect_rerun,
                                                                     assert_no_exception):
     page = wide_page
@@ -259,6 +262,7 @@ def _upload(page: Page, name: str, content: bytes, expect_rerun) -> None:
             files=[{"name": name, "mimeType": "text/csv", "buffer": content}])
 
 
+@pytest.mark.slow
 def test_upload_a_csv_and_release_it(wide_page, nav, expect_rerun, assert_no_exception):
     page = wide_page
     nav(page, "Data")

@@ -53,6 +53,7 @@ def main(page: Page):
     return page.get_by_test_id("stMain")
 
 
+@pytest.mark.slow
 def test_the_worst_hostile_uploads_show_clear_errors_and_the_app_stays_usable(
         app_page, nav, wait_idle, assert_no_exception, streamlit_server):
     page = app_page

@@ -34,6 +34,7 @@ def test_first_page_draws_a_plotly_chart(app_page):
 
 
 @pytest.mark.browser
+@pytest.mark.slow
 def test_every_sidebar_page_renders_without_exception(app_page, wait_idle, assert_no_exception):
     links = app_page.get_by_test_id("stSidebarNav").get_by_role("link")
     hrefs = [links.nth(i).get_attribute("href") for i in range(links.count())]
@@ -84,6 +85,7 @@ def _expect_app_frame(page, wait_idle):
 
 
 @pytest.mark.browser
+@pytest.mark.slow
 def test_the_first_request_to_a_new_server_can_be_a_deep_link(page, fresh_streamlit_server, wait_idle,
                                                                assert_no_exception):
     """A deep link as the very first request of a server runs app.py's frame (title, navigation, data).
@@ -99,6 +101,7 @@ def test_the_first_request_to_a_new_server_can_be_a_deep_link(page, fresh_stream
 
 
 @pytest.mark.browser
+@pytest.mark.slow
 def test_a_deep_link_opens_the_page_inside_the_app_frame(page, streamlit_server, wait_idle, assert_no_exception):
     """Every page's URL opened in a new browser session shows the page inside the frame."""
     _check_deep_links(page, streamlit_server.url, wait_idle, assert_no_exception)
