@@ -10,7 +10,8 @@ from dpkme.features import RandomFourierFeatures
 from dpkme.kernels import GaussianKernel, InverseMultiquadricKernel, LaplacianKernel, MaternKernel
 from dpkme.sensitivity import check_private_kernel, feature_mean_sensitivity, kme_sensitivity
 
-# Unit roundoffs of the two precisions the random-feature path uses (see float32_row_gap).
+# Machine epsilons of the two precisions the random-feature path uses (unit roundoff u = eps / 2;
+# see float32_row_gap).
 EPS32 = float(np.finfo(np.float32).eps)
 EPS64 = float(np.finfo(np.float64).eps)
 
