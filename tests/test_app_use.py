@@ -3,14 +3,14 @@
 import numpy as np
 import pytest
 
-from test_app_shared import as_float, errors, metric, new_app, ok
+from test_app_shared import as_float, errors, metric, new_app, ok, public_app
 
 from pages._shared import state as S
 
 
 @pytest.fixture(scope="module")
 def used():
-    at = new_app().run()
+    at = public_app().run()          # Algorithm 1 on declared-public points (the default data publishes none)
     at.switch_page("pages/release.py").run()
     at.radio(key=S.WEIGHTS).set_value("simplex").run()
     at.button(key="rel.go").click().run()
@@ -71,7 +71,7 @@ def test_mmd_detects_a_shifted_population(used):
 
 
 def test_probability_weights_turn_signed_weights_into_a_probability():
-    at = new_app().run()
+    at = public_app().run()
     at.switch_page("pages/release.py").run()
     at.button(key="rel.go").click().run()               # the paper's free (signed) weights
     at.switch_page("pages/use.py").run()
