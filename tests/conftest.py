@@ -26,8 +26,8 @@ Real-browser tests (Playwright + Debian's ``/usr/bin/chromium``), mark them
 The browser fixtures fail (never skip) when chromium is missing: a skipped
 browser suite must not look green. ``bash tests/run.sh`` installs it.
 
-Parallel runs (pytest-xdist, ``bash tests/run.sh`` uses ``-n auto --dist
-loadgroup``): every test that drives the browser is put in the xdist group
+Parallel runs (pytest-xdist, ``bash tests/run.sh`` uses ``-n <CPUs, at most 4>
+--dist loadgroup``): every test that drives the browser is put in the xdist group
 ``browser``, so one worker runs them all, one after another, against one
 server (and the tests that write ``docs/screenshots/`` never race); every
 worker that needs a server starts its own on a free port (retried if another
