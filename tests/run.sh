@@ -41,6 +41,11 @@ if [ "$simulate" != 1 ]; then
   .venv/bin/python -m pip install --quiet --quiet --progress-bar off \
     -r requirements.txt -r tests/requirements.txt \
     || die "pip install failed (see the errors above)"
+  # the library itself, editable (its pinned dependencies are installed above): the tests import the
+  # installed package, and the `dpkme` console command exists
+  log "pip install --no-deps -e ."
+  .venv/bin/python -m pip install --quiet --quiet --progress-bar off --no-deps -e . \
+    || die "pip install -e . failed (see the errors above)"
 fi
 
 # --- 3. the browser ----------------------------------------------------------------
