@@ -3,7 +3,7 @@
 Run with ``streamlit run app.py``. This file is the frame: page configuration,
 shared state (a default dataset so that every page works at once), the sidebar
 summary (current data, privacy spent) and the navigation. Pages live in
-``pages/``; helpers shared by pages in ``pages/_shared/`` (not a page).
+``pages/``; helpers shared by pages in ``ui/`` (not a page).
 """
 
 import streamlit as st
@@ -11,10 +11,10 @@ import streamlit as st
 st.set_page_config(page_title="dpkme — private data release with kernel mean embeddings", page_icon=":material/lock:",
                    layout="wide")
 
-from pages._shared import state as S  # noqa: E402
-from pages._shared.datasets import load_default  # noqa: E402
-from pages._shared.frame import running_frame  # noqa: E402
-from pages._shared.widgets import guard, sidebar_summary  # noqa: E402
+from ui import state as S  # noqa: E402
+from ui.datasets import load_default  # noqa: E402
+from ui.frame import running_frame  # noqa: E402
+from ui.widgets import guard, sidebar_summary  # noqa: E402
 
 S.init_defaults()
 if S.dataset() is None:
@@ -41,5 +41,5 @@ pages = {
 }
 page = st.navigation(pages)
 sidebar_summary()
-with running_frame():          # pages check it: a deep link may first run a page alone (pages/_shared/frame.py)
+with running_frame():          # pages check it: a deep link may first run a page alone (ui/frame.py)
     page.run()

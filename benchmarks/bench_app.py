@@ -32,15 +32,15 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from dpkme.accounting import BudgetLedger, gaussian_charge  # noqa: E402
+from dpkme.privacy.accounting import BudgetLedger, gaussian_charge  # noqa: E402
 from dpkme.curves import paper_m_grid, subspace_curves  # noqa: E402
 from dpkme.data import paper_mixture, public_private_split  # noqa: E402
 from dpkme.io import nonprivate_summary  # noqa: E402
-from dpkme.mechanisms import analytic_sigma, calibrate_gaussian, classic_sigma  # noqa: E402
+from dpkme.privacy.calibration import analytic_sigma, calibrate_gaussian, classic_sigma  # noqa: E402
 from dpkme.metrics import mmd, rkhs_distance  # noqa: E402
 from dpkme.reproduce import paper_kernel  # noqa: E402
-from dpkme.sensitivity import kme_sensitivity  # noqa: E402
-from dpkme.subspace import SubspaceBasis, algorithm1, project_weights, uniform_baseline  # noqa: E402
+from dpkme.privacy.sensitivity import kme_sensitivity  # noqa: E402
+from dpkme.release.subspace import SubspaceBasis, algorithm1, project_weights, uniform_baseline  # noqa: E402
 
 TARGET = 2.0
 
@@ -112,7 +112,7 @@ def release_alg1():
 
 
 def release_alg2(m=200):
-    from dpkme.random_features import algorithm2
+    from dpkme.release.random_features import algorithm2
 
     X, pub, _ = default_data()
     k = paper_kernel(2)
@@ -155,7 +155,7 @@ def ledger_page(n_charges=3):
 
 
 def release_exponential():
-    from dpkme.exponential import database_scores, grid_candidates
+    from dpkme.release.exponential import database_scores, grid_candidates
 
     X, pub, _ = default_data()
     k = paper_kernel(2)
@@ -168,7 +168,7 @@ def release_exponential():
 
 
 def release_gp():
-    from dpkme.gp_release import grid_axes, gp_release
+    from dpkme.release.gp import grid_axes, gp_release
 
     X, pub, _ = default_data()
     lo, hi = pub.min(axis=0), pub.max(axis=0)
@@ -190,20 +190,20 @@ def release_clusterwise():
 
 
 def _compare_data():
-    from pages._shared.comparisons import CompareData
+    from ui.comparisons import CompareData
 
     X, pub, _ = default_data()
     return CompareData("paper mixture", X, pub, paper_kernel(2))
 
 
 def curves_exponential():
-    from pages._shared.comparisons import exponential_comparison
+    from ui.comparisons import exponential_comparison
 
     exponential_comparison(_compare_data(), epsilons=np.geomspace(0.01, 10, 5), delta=1e-6, m=4, per_axis=6, reps=3)
 
 
 def curves_gp():
-    from pages._shared.comparisons import gp_comparison
+    from ui.comparisons import gp_comparison
 
     gp_comparison(_compare_data(), epsilons=np.geomspace(0.01, 10, 5), delta=1e-6, m=100, per_axis=40, reps=3)
 

@@ -18,11 +18,11 @@ from dpkme.audit import AUDITS, VARIANTS, AuditResult, audit_power, run_audit, r
 from dpkme.features import CosineBiasFeatures, RandomFourierFeatures
 from dpkme.guards import estimate_cost
 from dpkme.mechanisms import calibrate_gaussian, gaussian_epsilon, l1_from_l2_sensitivity
-from pages._shared import compute as C
-from pages._shared import state as S
-from pages._shared.figures import PALETTE
-from pages._shared.widgets import guard, require_dataset
-from pages._shared.frame import require_frame
+from ui import compute as C
+from ui import state as S
+from ui.figures import PALETTE
+from ui.widgets import guard, require_dataset
+from ui.frame import require_frame
 
 require_frame(__file__)
 

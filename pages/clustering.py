@@ -8,16 +8,16 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from pages._shared import compute as C
-from pages._shared import state as S
-from pages._shared.figures import PALETTE, PRIVATE_COLOR
-from pages._shared.runner import check_budget
-from pages._shared.widgets import (PAGE_LEDGER, PAGE_RELEASE, delta_control, epsilon_control, guard, require_dataset,
+from ui import compute as C
+from ui import state as S
+from ui.figures import PALETTE, PRIVATE_COLOR
+from ui.runner import check_budget
+from ui.widgets import (PAGE_LEDGER, PAGE_RELEASE, delta_control, epsilon_control, guard, require_dataset,
                                    size_guard)
 from dpkme.guards import estimate_cost
-from pages._shared.frame import require_frame
-from pages._shared import noise as N
-from pages._shared.export import privacy_fields
+from ui.frame import require_frame
+from ui import noise as N
+from ui.export import privacy_fields
 from dpkme.guards import mark_not_private
 
 require_frame(__file__)

@@ -10,16 +10,16 @@ from dpkme.curves import paper_m_grid, subspace_curves
 from dpkme.data import paper_mixture
 from dpkme.reproduce import fig1, fig2_alg1
 from dpkme.subspace import draw_points_from_q
-from pages._shared import compute as C
-from pages._shared import noise as N
-from pages._shared import state as S
-from pages._shared.export import owner_only_csv
-from pages._shared.figures import PALETTE, curves_figure
-from pages._shared.mechanisms import algorithm2_available
-from pages._shared.runner import evaluation_cost
-from pages._shared.widgets import guard, require_dataset, size_guard
+from ui import compute as C
+from ui import noise as N
+from ui import state as S
+from ui.export import owner_only_csv
+from ui.figures import PALETTE, curves_figure
+from ui.mechanisms import algorithm2_available
+from ui.runner import evaluation_cost
+from ui.widgets import guard, require_dataset, size_guard
 from dpkme.guards import estimate_cost
-from pages._shared.frame import require_frame
+from ui.frame import require_frame
 
 require_frame(__file__)
 
@@ -57,7 +57,7 @@ def comparison_section(kind: str) -> None:
     """Exponential mechanism or GP release against Algorithms 1 and 2 at equal ε (then the page stops)."""
     from dpkme.exponential import DEFAULT_MAX_DATABASES, count_multisets, largest_m
 
-    from pages._shared import comparisons as K
+    from ui import comparisons as K
 
     sources = {}
     if ds.dim <= 2 and ds.n_public >= 2:
@@ -364,7 +364,7 @@ if run:
             if "Algorithm 1" not in mechs:
                 table = table[table["method"] != "Algorithm 1"]
             if a2:
-                from pages._shared.alg2 import alg2_sweep
+                from ui.alg2 import alg2_sweep
 
                 rows = alg2_sweep(ds, kernel, epsilons=eps_values, m_grid=paper_m_grid(int(m_max), 8),
                                   reps=int(reps), delta=S.delta(), calibration=ss[S.CALIBRATION],
@@ -386,7 +386,7 @@ if run:
 
                 from dpkme.reduced_set import DEFAULT_SOLVER
 
-                from pages._shared.alg2 import fast_options
+                from ui.alg2 import fast_options
 
                 res2 = fig2_alg2(X, n_features=1000, max_m=min(int(m_max), 1000), seed=run_seed,
                                  mean_kxx=out["mean_kxx"], solver_options=fast_options(DEFAULT_SOLVER),

@@ -9,11 +9,11 @@ import streamlit as st
 from dpkme.data import GENERATORS
 from dpkme.io import (MAX_COLUMNS, MAX_ROWS, MAX_UPLOAD_BYTES, MIN_ROWS, SAMPLES, load_table, nonprivate_summary,
                       numeric_columns)
-from pages._shared import state as S
-from pages._shared.datasets import PUBLIC_STATEMENT, SCALING_MODES, build_dataset, cached_dataset, spec_json
-from pages._shared.figures import data_figure, pca_basis
-from pages._shared.widgets import PAGE_KERNEL, guard
-from pages._shared.frame import require_frame
+from ui import state as S
+from ui.datasets import PUBLIC_STATEMENT, SCALING_MODES, build_dataset, cached_dataset, spec_json
+from ui.figures import data_figure, pca_basis
+from ui.widgets import PAGE_KERNEL, guard
+from ui.frame import require_frame
 
 require_frame(__file__)
 

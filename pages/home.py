@@ -6,14 +6,14 @@ import streamlit as st
 from dpkme.data import paper_mixture
 from dpkme.reproduce import paper_kernel
 from dpkme.subspace import algorithm1
-from pages._shared import compute as C
-from pages._shared import state as S
-from pages._shared.datasets import PAPER_EXAMPLE_SPEC
-from pages._shared.figures import release_figure, template_figure
-from pages._shared.mechanisms import REGISTRY
-from pages._shared.runner import make_context, perform
-from pages._shared.widgets import PAGE_CURVES, PAGE_DATA, PAGE_LEDGER, PAGE_RELEASE, PAGE_USE, guard
-from pages._shared.frame import require_frame
+from ui import compute as C
+from ui import state as S
+from ui.datasets import PAPER_EXAMPLE_SPEC
+from ui.figures import release_figure, template_figure
+from ui.mechanisms import REGISTRY
+from ui.runner import make_context, perform
+from ui.widgets import PAGE_CURVES, PAGE_DATA, PAGE_LEDGER, PAGE_RELEASE, PAGE_USE, guard
+from ui.frame import require_frame
 
 require_frame(__file__)
 
@@ -70,7 +70,7 @@ st.markdown(
 
 
 def _prepare_example():
-    from pages._shared.datasets import cached_dataset, spec_json
+    from ui.datasets import cached_dataset, spec_json
 
     ds = cached_dataset(spec_json(PAPER_EXAMPLE_SPEC))
     S.set_dataset(ds)

@@ -9,13 +9,13 @@ import streamlit as st
 from dpkme.guards import estimate_cost, lengthscale_grid, private_lengthscale
 from dpkme.mechanisms import analytic_sigma, classic_sigma
 from dpkme.reproduce import paper_kernel
-from pages._shared import compute as C
-from pages._shared import state as S
-from pages._shared.datasets import median_heuristic
-from pages._shared.figures import kernel_profile, sigma_figure
-from pages._shared.runner import check_budget
-from pages._shared.widgets import PAGE_LEDGER, PAGE_RELEASE, delta_control, epsilon_control, guard, require_dataset, size_guard
-from pages._shared.frame import require_frame
+from ui import compute as C
+from ui import state as S
+from ui.datasets import median_heuristic
+from ui.figures import kernel_profile, sigma_figure
+from ui.runner import check_budget
+from ui.widgets import PAGE_LEDGER, PAGE_RELEASE, delta_control, epsilon_control, guard, require_dataset, size_guard
+from ui.frame import require_frame
 
 require_frame(__file__)
 

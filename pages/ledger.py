@@ -7,9 +7,9 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from dpkme.accounting import basic_composition
-from pages._shared import state as S
-from pages._shared.widgets import PAGE_DATA, guard, require_dataset
-from pages._shared.frame import require_frame
+from ui import state as S
+from ui.widgets import PAGE_DATA, guard, require_dataset
+from ui.frame import require_frame
 
 require_frame(__file__)
 

@@ -4,15 +4,15 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from pages._shared import compute as C
-from pages._shared import noise as N
-from pages._shared import state as S
-from pages._shared.export import file_stem, function_csv, function_json, release_csv, release_json
-from pages._shared.figures import function_figure, kme_heatmaps, release_figure, repeat_figure, weight_histogram
-from pages._shared.mechanisms import REGISTRY, algorithm2_available
-from pages._shared.runner import make_context, perform, private_problems, release_cost, repeat_draws, replay
-from pages._shared.widgets import PAGE_KERNEL, PAGE_LEDGER, PAGE_USE, guard, require_dataset, size_guard
-from pages._shared.frame import require_frame
+from ui import compute as C
+from ui import noise as N
+from ui import state as S
+from ui.export import file_stem, function_csv, function_json, release_csv, release_json
+from ui.figures import function_figure, kme_heatmaps, release_figure, repeat_figure, weight_histogram
+from ui.mechanisms import REGISTRY, algorithm2_available
+from ui.runner import make_context, perform, private_problems, release_cost, repeat_draws, replay
+from ui.widgets import PAGE_KERNEL, PAGE_LEDGER, PAGE_USE, guard, require_dataset, size_guard
+from ui.frame import require_frame
 
 require_frame(__file__)
 

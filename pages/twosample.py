@@ -16,13 +16,13 @@ from scipy import stats
 from dpkme.accounting import BudgetLedger
 from dpkme.guards import estimate_cost
 from dpkme.guards import mark_not_private
-from pages._shared import compute as C
-from pages._shared import noise as N
-from pages._shared import state as S
-from pages._shared.figures import PALETTE
-from pages._shared.widgets import (PAGE_DATA, PAGE_KERNEL, PAGE_LEDGER, PAGE_RELEASE, StoppableProgress, guard,
+from ui import compute as C
+from ui import noise as N
+from ui import state as S
+from ui.figures import PALETTE
+from ui.widgets import (PAGE_DATA, PAGE_KERNEL, PAGE_LEDGER, PAGE_RELEASE, StoppableProgress, guard,
                                    require_dataset, size_guard)
-from pages._shared.frame import require_frame
+from ui.frame import require_frame
 
 require_frame(__file__)
 

@@ -9,11 +9,11 @@ import streamlit as st
 
 from dpkme.data import GENERATORS
 from dpkme.metrics import mmd
-from pages._shared import compute as C
-from pages._shared import state as S
-from pages._shared.figures import release_figure
-from pages._shared.widgets import PAGE_RELEASE, guard, require_dataset
-from pages._shared.frame import require_frame
+from ui import compute as C
+from ui import state as S
+from ui.figures import release_figure
+from ui.widgets import PAGE_RELEASE, guard, require_dataset
+from ui.frame import require_frame
 
 require_frame(__file__)
 

@@ -6,7 +6,7 @@ import pytest
 
 from test_app_shared import decode, metric, new_app, ok, plotly_figures
 
-from pages._shared import state as S
+from ui import state as S
 
 
 @pytest.fixture
@@ -77,7 +77,7 @@ def test_released_json_has_no_local_view(clu_page):
 
 def test_replay_mode_run_is_a_demo_not_charged_and_its_json_says_so(clu_page):
     """Red team (issue 13): clustering JSON exports carried the seed without the warning."""
-    from pages._shared.export import privacy_fields
+    from ui.export import privacy_fields
 
     at = clu_page
     at.radio(key="clu.noise").set_value("seeded").run()

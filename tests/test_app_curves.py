@@ -5,7 +5,7 @@ import pytest
 
 from test_app_shared import new_app, ok, plotly_figures, public_app
 
-from pages._shared import state as S
+from ui import state as S
 
 
 @pytest.fixture(scope="module")

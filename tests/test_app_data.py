@@ -11,7 +11,7 @@ import pytest
 
 from test_app_shared import errors, metric, new_app, ok, plotly_figures
 
-from pages._shared import state as S
+from ui import state as S
 
 GOOD_CSV = b"height,weight,group\n" + b"".join(
     f"{150 + (i * 7) % 40},{50 + (i * 13) % 30},{'ab'[i % 2]}\n".encode() for i in range(200))

@@ -39,7 +39,7 @@ import pytest
 
 from test_app_shared import errors, metric, new_app
 
-from pages._shared import state as S
+from ui import state as S
 
 REPO = Path(__file__).resolve().parents[1]
 #: Pages in the order of the navigation in app.py (so a new page is fuzzed without editing this file).
@@ -67,7 +67,7 @@ def _stoppable_runs_ask_above_ten_seconds(monkeypatch):
     The fuzzer never ticks a "run it anyway" box, so no step runs longer than that: the file stays within its
     time budget and every run far within AppTest's timeout. Everything else about the size guard is unchanged.
     """
-    from pages._shared import widgets
+    from ui import widgets
 
     monkeypatch.setattr(widgets, "STOPPABLE_CONFIRM_SECONDS", 10.0)
 

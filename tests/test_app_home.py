@@ -2,7 +2,7 @@
 
 from test_app_shared import as_float, metric, new_app, ok, plotly_figures
 
-from pages._shared import state as S
+from ui import state as S
 
 
 def test_home_runs_with_the_default_dataset_and_shows_the_template_figure(app_test):

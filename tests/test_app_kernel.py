@@ -9,7 +9,7 @@ from test_app_shared import as_float, errors, metric, new_app, ok, public_app
 from dpkme.mechanisms import calibrate_gaussian
 from dpkme.sensitivity import kme_sensitivity
 from dpkme.kernels import GaussianKernel
-from pages._shared import state as S
+from ui import state as S
 
 
 @pytest.fixture

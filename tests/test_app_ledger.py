@@ -5,7 +5,7 @@ import pytest
 from test_app_shared import as_float, metric, new_app, ok, public_app
 
 from dpkme.accounting import pld_epsilon
-from pages._shared import state as S
+from ui import state as S
 
 
 def _with_releases(k: int):

@@ -6,8 +6,8 @@ import pytest
 
 from test_app_shared import as_float, decode, errors, metric, new_app, ok, plotly_figures, public_app
 
-from pages._shared import state as S
-from pages._shared.mechanisms import REGISTRY
+from ui import state as S
+from ui.mechanisms import REGISTRY
 
 
 @pytest.fixture
@@ -228,7 +228,7 @@ def test_gp_function_release_is_compared_on_its_grid_and_exports_no_private_valu
 
     import pandas as pd
 
-    from pages._shared.export import function_csv, function_json
+    from ui.export import function_csv, function_json
 
     at = release_page
     _release(at)                                            # Algorithm 1 first, for the comparison

@@ -1,4 +1,4 @@
-"""The app's shared helpers (pages/_shared) without a Streamlit run, plus helpers for the page tests.
+"""The app's shared helpers (ui/) without a Streamlit run, plus helpers for the page tests.
 
 What is checked here: datasets are built from declared/public constants only (never
 from the private rows), downloads are built in memory with the fields a third
@@ -33,8 +33,8 @@ def new_app(timeout: float = 60):
 def public_app(public_fraction: float = 0.05, timeout: float = 60):
     """A fresh, unrun AppTest whose current data is the default table with a *declared-public* subset
     (the default publishes no rows; tests of the publishable-points mechanisms need some)."""
-    from pages._shared import datasets as D
-    from pages._shared import state as S
+    from ui import datasets as D
+    from ui import state as S
 
     at = new_app(timeout)
     spec = {**D.DEFAULT_SPEC, "public_fraction": public_fraction, "public_declared": True}
@@ -80,9 +80,9 @@ def errors(at) -> str:
 
 
 # ---------------------------------------------------------------------- datasets
-from pages._shared import datasets as D  # noqa: E402
-from pages._shared import export as E  # noqa: E402
-from pages._shared import state as S  # noqa: E402
+from ui import datasets as D  # noqa: E402
+from ui import export as E  # noqa: E402
+from ui import state as S  # noqa: E402
 
 
 def _spec(**kw):
@@ -242,7 +242,7 @@ def test_real_releases_export_no_seed():
 
 # ---------------------------------------------------------------------- registry and charges
 def test_registry_lists_the_baseline_and_both_algorithm1_variants():
-    from pages._shared.mechanisms import REGISTRY, algorithm2_available
+    from ui.mechanisms import REGISTRY, algorithm2_available
 
     assert {"baseline", "alg1-public", "alg1-q"} <= set(REGISTRY)
     assert ("alg2" in REGISTRY) == algorithm2_available()
@@ -253,7 +253,7 @@ def test_registry_lists_the_baseline_and_both_algorithm1_variants():
 @pytest.mark.parametrize("method", ["analytic", "classic"])
 def test_charge_computed_before_the_run_matches_the_library_release(method):
     """The ledger charge uses the same σ/Δ as the release the library then produces."""
-    from pages._shared.mechanisms import REGISTRY, RunContext
+    from ui.mechanisms import REGISTRY, RunContext
     from dpkme.reproduce import paper_kernel
     from streamlit.testing.v1 import AppTest  # noqa: F401  (streamlit importable)
 
@@ -270,7 +270,7 @@ def test_charge_computed_before_the_run_matches_the_library_release(method):
 
 
 def test_epsilon_grid_is_log_spaced_from_0_01_to_10():
-    from pages._shared.compute import epsilon_grid
+    from ui.compute import epsilon_grid
 
     g = epsilon_grid()
     assert g[0] == 0.01 and g[-1] == 10.0 and 1.0 in g

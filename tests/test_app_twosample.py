@@ -6,7 +6,7 @@ import pytest
 
 from test_app_shared import as_float, errors, metric, new_app, ok, plotly_figures, public_app
 
-from pages._shared import state as S
+from ui import state as S
 
 
 @pytest.fixture
@@ -164,7 +164,7 @@ def test_type_one_error_curve_shows_the_naive_null_inflating():
 def test_a_stopped_curve_keeps_its_partial_result():
     from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 
-    from pages._shared.widgets import StoppableProgress
+    from ui.widgets import StoppableProgress
 
     class Bar:
         calls = 0

@@ -5,7 +5,7 @@ import pytest
 
 from test_app_shared import as_float, errors, metric, new_app, ok, public_app
 
-from pages._shared import state as S
+from ui import state as S
 
 
 @pytest.fixture(scope="module")

@@ -91,7 +91,7 @@ def test_the_first_request_to_a_new_server_can_be_a_deep_link(page, fresh_stream
     """A deep link as the very first request of a server runs app.py's frame (title, navigation, data).
 
     Streamlit treats pages/ as a legacy registry until the first st.navigation call of the process, so
-    without pages/_shared/frame.py this link would run pages/audit.py alone (file-name menu, no dataset).
+    without ui/frame.py this link would run pages/audit.py alone (file-name menu, no dataset).
     """
     page.goto(f"{fresh_streamlit_server.url}/audit")
     _expect_app_frame(page, wait_idle)

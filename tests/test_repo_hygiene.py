@@ -270,7 +270,7 @@ def test_installed_versions_match_the_pins():
 
 
 def test_every_page_requires_the_app_frame_first():
-    """Each page calls require_frame(__file__) before anything is drawn (deep links: pages/_shared/frame.py)."""
+    """Each page calls require_frame(__file__) before anything is drawn (deep links: ui/frame.py)."""
     import ast
 
     for path in sorted((REPO_ROOT / "pages").glob("*.py")):

@@ -23,7 +23,7 @@ class BudgetExceeded(ValueError):
 def make_context(ds: S.Dataset, *, noise_source: str = N.REAL, seed: int | None = None, progress=None,
                  kernel=None, eps: float | None = None) -> RunContext:
     """The run's settings. Real releases (the default) get no seed; in replay mode the seed is claimed
-    for this session (:func:`~pages._shared.noise.claim_seed`), so no two releases share a noise stream."""
+    for this session (:func:`~ui.noise.claim_seed`), so no two releases share a noise stream."""
     ss = st.session_state
     kernel = C.current_kernel() if kernel is None else kernel
     eps = S.epsilon() if eps is None else eps
@@ -41,7 +41,7 @@ def make_context(ds: S.Dataset, *, noise_source: str = N.REAL, seed: int | None 
 
 def private_problems(noise_source: str | None = None) -> list[str]:
     """Reasons why a release with the current settings would NOT be differentially private
-    (:func:`pages._shared.noise.privacy_problems`: the app's one guard)."""
+    (:func:`ui.noise.privacy_problems`: the app's one guard)."""
     return N.privacy_problems(noise_source=noise_source)
 
 

@@ -1,4 +1,4 @@
-"""Build the app's :class:`~pages._shared.state.Dataset` from a plain spec dict.
+"""Build the app's :class:`~ui.state.Dataset` from a plain spec dict.
 
 A spec says where the rows come from (``generated`` / ``sample`` / ``upload``),
 which columns, the size of the publishable subset, and the *declared* public
