@@ -35,7 +35,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from dpkme.accounting import PrivacyCharge, laplace_charge, pld_epsilon, pure_dp_charge, rdp_epsilon  # noqa: E402
+from dpkme.privacy.accounting import PrivacyCharge, laplace_charge, pld_epsilon, pure_dp_charge, rdp_epsilon  # noqa: E402
 
 DELTA = 1e-5
 

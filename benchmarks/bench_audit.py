@@ -26,7 +26,7 @@ Sections
    :func:`dpkme.audit.runs_for_power` with ``--replicates`` simulated selection
    splits (seed 0). Also the false-refutation probability of the correct
    mechanism (factor 1). Not in the default ``--sections``.
-4. **cost** -- :func:`dpkme.guards.estimate_cost` against measured wall-clock
+4. **cost** -- :func:`dpkme.cost.estimate_cost` against measured wall-clock
    times for every mechanism at a few sizes (the ratio measured / predicted).
 
 Writes ``benchmarks/results/audit.json`` and ``benchmarks/results/audit.md``
@@ -58,7 +58,7 @@ from dpkme.audit import (  # noqa: E402
     run_audit,
     runs_for_power,
 )
-from dpkme.guards import estimate_cost  # noqa: E402
+from dpkme.cost import estimate_cost  # noqa: E402
 
 OUT = ROOT / "benchmarks" / "results"
 
@@ -174,13 +174,13 @@ def power_curve_section(replicates: int) -> dict:
 # --------------------------------------------------------------------------- 4. cost
 def _cost_cases():
     from dpkme.clustering import dp_kernel_kmeans
-    from dpkme.exponential import exponential_mechanism, grid_candidates
-    from dpkme.gp_release import gp_release, grid_axes
-    from dpkme.guards import lengthscale_grid, private_lengthscale
-    from dpkme.kernels import GaussianKernel
+    from dpkme.release.exponential import exponential_mechanism, grid_candidates
+    from dpkme.release.gp import gp_release, grid_axes
+    from dpkme.privacy.bandwidth import lengthscale_grid, private_lengthscale
+    from dpkme.kernels.kernel import GaussianKernel
     from dpkme.metrics import rkhs_distance
-    from dpkme.random_features import algorithm2
-    from dpkme.subspace import algorithm1
+    from dpkme.release.random_features import algorithm2
+    from dpkme.release.subspace import algorithm1
     from dpkme.two_sample import make_features, tcmc_test
 
     rng = np.random.default_rng(0)
@@ -367,7 +367,7 @@ def markdown(res: dict) -> str:
         c = res["cost"]
         ratios = [r["ratio"] for r in c["rows"]]
         out += ["## Size guard: predicted vs measured time", "",
-                "`dpkme.guards.estimate_cost` with the default cost model against one measured call (data "
+                "`dpkme.cost.estimate_cost` with the default cost model against one measured call (data "
                 f"generation excluded). measured / predicted ranged from {min(ratios):.2f} to {max(ratios):.2f} "
                 f"(median {float(np.median(ratios)):.2f}); the guard aims at a factor of about 3, and errs "
                 "on the side of over-predicting on a quiet machine.", "",

@@ -44,8 +44,8 @@ from dpkme.clustering import (  # noqa: E402
 )
 from dpkme.clustering._features import FeatureBlocks, lloyd_pass  # noqa: E402
 from dpkme.data import concentric_circles, paper_mixture, two_moons  # noqa: E402
-from dpkme.features import RandomFourierFeatures  # noqa: E402
-from dpkme.kernels import GaussianKernel  # noqa: E402
+from dpkme.kernels.random_features import RandomFourierFeatures  # noqa: E402
+from dpkme.kernels.kernel import GaussianKernel  # noqa: E402
 
 MIXTURE_BOX = (-800.0, 1000.0)  # declared from the public generator: 100 +- (4 * 200 + 3 * 30), rounded
 
@@ -165,7 +165,7 @@ def write_markdown(res: dict, path: Path) -> None:
     L += ["## Accounting: the paper's eq. (3) vs the truth (delta = 1e-5)", "",
           "`paper`: eq. (3) + Theorem 1 as printed (norm step counted T times). Others: the paper's noise "
           "(sqrt2 sigma_K on sizes, sqrt2 sigma_K C on sums, sqrt2 sigma_C on the histogram once) with the true "
-          "sensitivities; `moments` = true log moments with the paper's conversion; `rdp`/`pld` = dpkme.accounting.",
+          "sensitivities; `moments` = true log moments with the paper's conversion; `rdp`/`pld` = dpkme.privacy.accounting.",
           "", "| sigma_K | sigma_C | T | paper | paper, norm once | add/remove moments | add/remove RDP | "
           "add/remove PLD | replace-one moments | replace-one RDP | replace-one PLD |",
           "|---|---|---|---|---|---|---|---|---|---|---|"]

@@ -1,4 +1,4 @@
-"""Time ``dpkme.guards.calibrate_cost_model`` and check its predictions; write ``benchmarks/results/cost_model.md``.
+"""Time ``dpkme.cost.calibrate_cost_model`` and check its predictions; write ``benchmarks/results/cost_model.md``.
 
 The size guard can re-measure its throughputs on the user's machine (``calibrate_cost_model``). The
 unit test (``tests/test_guards.py::test_calibration_gives_a_usable_cost_model``) checks that the
@@ -32,9 +32,9 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from dpkme.guards import calibrate_cost_model, estimate_cost  # noqa: E402
-from dpkme.kernels import GaussianKernel  # noqa: E402
-from dpkme.subspace import algorithm1  # noqa: E402
+from dpkme.cost import calibrate_cost_model, estimate_cost  # noqa: E402
+from dpkme.kernels.kernel import GaussianKernel  # noqa: E402
+from dpkme.release.subspace import algorithm1  # noqa: E402
 
 CALIBRATION_TARGET = 10.0  # seconds
 FACTOR = 10.0  # prediction / measurement within [1/FACTOR, FACTOR]

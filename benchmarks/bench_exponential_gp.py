@@ -41,14 +41,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from dpkme.data import clip_to_box  # noqa: E402
-from dpkme.exponential import (  # noqa: E402
+from dpkme.release.exponential import (  # noqa: E402
     DEFAULT_MAX_DATABASES,
     HARD_MAX_DATABASES,
     count_multisets,
     database_scores,
     grid_candidates,
 )
-from dpkme.gp_release import (  # noqa: E402
+from dpkme.release.gp import (  # noqa: E402
     evaluate_on_grid,
     gp_release,
     gp_sampler,
@@ -56,10 +56,10 @@ from dpkme.gp_release import (  # noqa: E402
     l2_error_on_grid,
     true_function,
 )
-from dpkme.kernels import GaussianKernel, LaplacianKernel, MaternKernel  # noqa: E402
+from dpkme.kernels.kernel import GaussianKernel, LaplacianKernel, MaternKernel  # noqa: E402
 from dpkme.metrics import rkhs_distance  # noqa: E402
-from dpkme.random_features import algorithm2  # noqa: E402
-from dpkme.subspace import algorithm1  # noqa: E402
+from dpkme.release.random_features import algorithm2  # noqa: E402
+from dpkme.release.subspace import algorithm1  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 BOX = 3.0

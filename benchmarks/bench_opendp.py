@@ -6,8 +6,8 @@ Usage::
 
 For each vector length J, privatises a realistic released vector (entries of
 size ~1/sqrt(J), as a mean of unit-norm random features) with
-:func:`dpkme.mechanisms.add_gaussian_noise` at the sigma that
-:func:`dpkme.mechanisms.calibrate_gaussian` gives for epsilon = 1,
+:func:`dpkme.privacy.calibration.add_gaussian_noise` at the sigma that
+:func:`dpkme.privacy.calibration.calibrate_gaussian` gives for epsilon = 1,
 delta = 1e-6 and the replace-one sensitivity 2/N of N = 1000 rows:
 
 * ``numpy``: ``value + sigma * rng.standard_normal(J)``;
@@ -41,7 +41,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from dpkme.mechanisms import add_gaussian_noise, calibrate_gaussian  # noqa: E402
+from dpkme.privacy.calibration import add_gaussian_noise, calibrate_gaussian  # noqa: E402
 
 OUT = ROOT / "benchmarks" / "results" / "opendp.md"
 
@@ -117,7 +117,7 @@ def markdown(rows: list[dict], *, sizes, repeats, model, avx512, sigma, seconds,
         f"(1, 5, 15 min) at the start {load_start}, at the end {[round(x, 2) for x in os.getloadavg()]}. "
         f"Generated {datetime.date.today().isoformat()}.",
         "",
-        f"One released vector of length J privatised by `dpkme.mechanisms.add_gaussian_noise` at sigma = {sigma:.4g} "
+        f"One released vector of length J privatised by `dpkme.privacy.calibration.add_gaussian_noise` at sigma = {sigma:.4g} "
         "(epsilon = 1, delta = 1e-6, sensitivity 2/1000, analytic calibration; the *N = 1e5* rows use the 100x "
         f"smaller sigma of sensitivity 2/100000); median of {repeats} runs each, after one warm-up run (which "
         "includes importing OpenDP).",

@@ -94,7 +94,7 @@ def _progress(quiet: bool):
 
 def _reproduce(args) -> int:
     from .reproduce import fig1, fig2_alg1, load_private_npz
-    from .subspace import DEFAULT_TOL
+    from .release.subspace import DEFAULT_TOL
 
     X = load_private_npz(args.data)
     common = dict(max_m=min(args.max_m, X.shape[0]) if args.figure == "fig1" else args.max_m,
@@ -105,7 +105,7 @@ def _reproduce(args) -> int:
         result = fn(X, reps=args.reps, sensitivity=args.sensitivity, basis=args.basis,
                     tol=args.tol or DEFAULT_TOL, mean_kxx=args.mean_kxx, **common)
     else:
-        from .reproduce_alg2 import fig2_alg2
+        from .reproduce import fig2_alg2
 
         kwargs = dict(n_features=args.J, sensitivity=args.sensitivity, **common)
         if args.solver:
@@ -120,7 +120,7 @@ def _reproduce(args) -> int:
 
 
 def _sigma(args) -> int:
-    from .mechanisms import calibrate_gaussian
+    from .privacy.calibration import calibrate_gaussian
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

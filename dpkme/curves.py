@@ -1,6 +1,6 @@
 r"""Privacy–utility curves of Algorithm 1 over every prefix of the synthetic points.
 
-One in-order factorisation (:class:`dpkme.subspace.SubspaceBasis`) serves every
+One in-order factorisation (:class:`dpkme.release.subspace.SubspaceBasis`) serves every
 number of points :math:`M' \le M`, and the RKHS distances have closed forms in
 the orthonormal coordinates, so a whole curve costs about as much as one
 release. With :math:`\alpha` the coordinates of the projected KME and
@@ -30,9 +30,9 @@ from typing import Callable
 import numpy as np
 
 from ._validation import check_array, check_in, check_positive_int, check_random_state
-from .kernels import Kernel
-from .sensitivity import kme_sensitivity
-from .subspace import DEFAULT_TOL, SubspaceBasis, shrink_coordinates
+from .kernels.kernel import Kernel
+from .privacy.sensitivity import kme_sensitivity
+from .release.subspace import DEFAULT_TOL, SubspaceBasis, shrink_coordinates
 
 __all__ = ["paper_m_grid", "SubspaceCurves", "subspace_curves", "RandomFeatureCurves", "alg2_curves"]
 
@@ -106,11 +106,11 @@ def subspace_curves(
     mean_kxx : float, optional
         A known :math:`\overline{K_{XX}}` (skips its :math:`O(N^2)` computation).
     basis : {"full", "auto"}
-        See :func:`dpkme.subspace.algorithm1`.
+        See :func:`dpkme.release.subspace.algorithm1`.
     progress : callable, optional
         ``progress(fraction, message)``; raising inside it cancels the sweep.
     """
-    from .mechanisms import calibrate_gaussian
+    from .privacy.calibration import calibrate_gaussian
 
     X = check_array(X, name="X")
     Z = check_array(Z, name="Z", n_features=X.shape[1])
@@ -179,7 +179,7 @@ def subspace_curves(
 
 def _prefix_targets(B: SubspaceBasis, ms: list[int], points_are_sample: bool):
     """Public shrinkage targets and uncertainty keys for every prefix (column sums of G per prefix)."""
-    from .subspace import _public_target
+    from .release.subspace import _public_target
 
     out = []
     if not points_are_sample:
@@ -244,9 +244,9 @@ def alg2_curves(
     the exact kernel against the private data: evaluation only.
     """
     from . import reduced_set
-    from .features import RandomFourierFeatures
+    from .kernels.random_features import RandomFourierFeatures
     from .metrics import rkhs_distance
-    from .random_features import privatise_feature_mean
+    from .release.random_features import privatise_feature_mean
 
     X = check_array(X, name="X")
     reps = check_positive_int(reps, name="reps")

@@ -870,7 +870,7 @@ def clip_to_box(X, lower, upper, *, return_count: bool = True):
 
     Clipping to a box fixed in advance is a per-record transformation: it does
     not change the privacy guarantee of a later release, and a bounded domain
-    allows the tighter sensitivities of :mod:`dpkme.sensitivity`. The box must
+    allows the tighter sensitivities of :mod:`dpkme.privacy.sensitivity`. The box must
     be declared by the data owner or taken from public knowledge; a box read off
     the private data (its min/max) would leak those extremes.
 

@@ -21,7 +21,7 @@ import math
 import numpy as np
 
 from ._validation import check_array, check_weights
-from .kernels import Kernel
+from .kernels.kernel import Kernel
 
 __all__ = ["rkhs_distance", "rkhs_distance_squared", "mmd", "uniform_weights", "weighted_mean_gram"]
 

@@ -1,4 +1,4 @@
-"""Tests for dpkme.accounting.
+"""Tests for dpkme.privacy.accounting.
 
 Independent references written here:
 * RDP of the Gaussian mechanism, alpha / (2 z^2) per release (Mironov 2017, Prop. 7),
@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from scipy.special import comb
 
-from dpkme.accounting import (
+from dpkme.privacy.accounting import (
     BudgetLedger,
     EpsilonDeltaDpEvent,
     PrivacyCharge,
@@ -31,7 +31,7 @@ from dpkme.accounting import (
     pure_dp_charge,
     rdp_epsilon,
 )
-from dpkme.mechanisms import analytic_sigma, calibrate_gaussian, gaussian_delta, gaussian_epsilon
+from dpkme.privacy.calibration import analytic_sigma, calibrate_gaussian, gaussian_delta, gaussian_epsilon
 
 # dp_accounting's DEFAULT_RDP_ORDERS, written out.
 ORDERS = [1 + x / 10.0 for x in range(1, 100)] + list(range(11, 64)) + [128, 256, 512, 1024]
@@ -351,7 +351,7 @@ def test_accountants_bad_delta(delta):
 
 
 def test_parallel_composition_over_declared_disjoint_parts():
-    from dpkme.accounting import BudgetLedger, pure_dp_charge
+    from dpkme.privacy.accounting import BudgetLedger, pure_dp_charge
 
     ledger = BudgetLedger(epsilon_budget=2.5)
     ledger.add(pure_dp_charge("release on everyone", epsilon=1.0))
@@ -374,7 +374,7 @@ def test_pld_of_a_large_laplace_composition_is_finite_and_quiet():
     RuntimeWarning) and gave epsilon = inf; basic composition (728.75) is a valid, finite bound."""
     import warnings
 
-    from dpkme.accounting import PrivacyCharge, basic_composition, pld_epsilon
+    from dpkme.privacy.accounting import PrivacyCharge, basic_composition, pld_epsilon
 
     c = PrivacyCharge("c", "laplace", 13.25, 0.0, count=55)
     with warnings.catch_warnings():

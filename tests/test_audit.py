@@ -23,7 +23,7 @@ from dpkme.audit import (
     pure_dp_curve,
 )
 from dpkme.audit.bounds import privacy_loss_histogram
-from dpkme.mechanisms import analytic_sigma, gaussian_delta
+from dpkme.privacy.calibration import analytic_sigma, gaussian_delta
 
 
 # --------------------------------------------------------------------------- Clopper-Pearson

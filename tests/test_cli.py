@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dpkme.mechanisms import calibrate_gaussian
+from dpkme.privacy.calibration import calibrate_gaussian
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -12,7 +12,7 @@ import pytest
 from dp_accounting.rdp import rdp_privacy_accountant as rdp_mod
 from scipy import integrate
 
-from dpkme.accounting import BudgetLedger, pld_epsilon, rdp_epsilon
+from dpkme.privacy.accounting import BudgetLedger, pld_epsilon, rdp_epsilon
 from dpkme.clustering import (
     compare_with_paper,
     gaussian_log_moment,
@@ -24,7 +24,7 @@ from dpkme.clustering import (
     plan_kmeans,
     step_mu,
 )
-from dpkme.mechanisms import gaussian_epsilon
+from dpkme.privacy.calibration import gaussian_epsilon
 
 # dp_accounting's default RDP orders (RdpAccountant() without arguments)
 ORDERS = np.concatenate([np.linspace(1.1, 10.9, 99), np.arange(11, 64), [128, 256, 512, 1024]])
@@ -56,7 +56,7 @@ def test_plan_is_calibrated_to_the_target(relation, eps, T):
 
 @pytest.mark.parametrize("T,mu", [(1, 0.3), (10, 0.2), (50, 0.05), (10, 1.5)])
 def test_accountant_matches_closed_form_rdp_of_T_gaussians(T, mu):
-    """dpkme.accounting on the plan's charges = alpha T mu^2 / 2 through the CKS conversion."""
+    """dpkme.privacy.accounting on the plan's charges = alpha T mu^2 / 2 through the CKS conversion."""
     plan = plan_from_noise(n_iter=T, sigma_count=math.sqrt(2) / mu, sum_multiplier=math.sqrt(2) / mu, delta=1e-5,
                            neighbouring="add-remove")
     assert plan.step("lloyd").mu == pytest.approx(mu)

@@ -16,8 +16,8 @@ from dpkme.clustering import (
     partition_objective,
 )
 from dpkme.data import gaussian_blobs
-from dpkme.features import RandomFourierFeatures
-from dpkme.kernels import GaussianKernel
+from dpkme.kernels.random_features import RandomFourierFeatures
+from dpkme.kernels.kernel import GaussianKernel
 
 
 def test_ari_matches_sklearn():

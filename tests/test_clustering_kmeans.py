@@ -26,9 +26,9 @@ from dpkme.clustering import (
     plan_kmeans,
 )
 from dpkme.clustering._features import FeatureBlocks, assign
-from dpkme.features import CosineBiasFeatures, RandomFourierFeatures
+from dpkme.kernels.random_features import CosineBiasFeatures, RandomFourierFeatures
 from dpkme.data import gaussian_blobs
-from dpkme.kernels import GaussianKernel
+from dpkme.kernels.kernel import GaussianKernel
 
 BOX = (-12.0, 12.0)
 
@@ -296,8 +296,8 @@ def test_values_that_overflow_float32_features_are_refused():
     import warnings
 
     from dpkme.clustering._features import FeatureBlocks
-    from dpkme.kernels import GaussianKernel
-    from dpkme.random_features import RandomFourierFeatures
+    from dpkme.kernels.kernel import GaussianKernel
+    from dpkme.release.random_features import RandomFourierFeatures
 
     feats = RandomFourierFeatures(GaussianKernel(lengthscale=1.0), n_components=20, random_state=0).fit(2)
     fb = FeatureBlocks(feats)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpkme.accounting import BudgetLedger
+from dpkme.privacy.accounting import BudgetLedger
 from dpkme.clustering import (
     ClusterwiseRelease,
     allocate_points,
@@ -21,10 +21,10 @@ from dpkme.clustering import (
     plan_kmeans,
 )
 from dpkme.data import gaussian_blobs
-from dpkme.features import CosineBiasFeatures
-from dpkme.kernels import GaussianKernel
+from dpkme.kernels.random_features import CosineBiasFeatures
+from dpkme.kernels.kernel import GaussianKernel
 from dpkme.metrics import rkhs_distance
-from dpkme.release import Release
+from dpkme.release.result import Release
 
 BOX = (-12.0, 12.0)
 KERNEL = GaussianKernel(lengthscale=2.0)

@@ -7,10 +7,10 @@ import pytest
 from scipy import stats
 
 from dpkme.curves import paper_m_grid, subspace_curves
-from dpkme.kernels import GaussianKernel
-from dpkme.mechanisms import calibrate_gaussian
+from dpkme.kernels.kernel import GaussianKernel
+from dpkme.privacy.calibration import calibrate_gaussian
 from dpkme.metrics import rkhs_distance, uniform_weights
-from dpkme.subspace import SubspaceBasis
+from dpkme.release.subspace import SubspaceBasis
 
 RNG = np.random.default_rng(77)
 KERNEL = GaussianKernel(lengthscale=1.0)
@@ -95,7 +95,7 @@ def test_auto_curve_not_worse_than_full_on_average():
 
 def test_curves_agree_with_single_releases():
     # the sweep's closed form for one M equals rkhs_distance of an actual release
-    from dpkme.subspace import algorithm1
+    from dpkme.release.subspace import algorithm1
 
     X = RNG.normal(size=(600, 2))
     Z = RNG.normal(size=(50, 2))

@@ -1,4 +1,4 @@
-"""Tests for dpkme.exponential: the exact exponential mechanism over synthetic databases.
+"""Tests for dpkme.release.exponential: the exact exponential mechanism over synthetic databases.
 
 Statistical tests use fixed seeds; the stated false-failure rate is the
 probability that the test would fail for a correct implementation with a random
@@ -17,8 +17,8 @@ from scipy import stats
 from scipy.special import logsumexp
 
 from dpkme import exponential as ex
-from dpkme.accounting import BudgetLedger
-from dpkme.exponential import (
+from dpkme.privacy.accounting import BudgetLedger
+from dpkme.release.exponential import (
     DEFAULT_MAX_DATABASES,
     HARD_MAX_DATABASES,
     count_multisets,
@@ -33,9 +33,9 @@ from dpkme.exponential import (
     multiset_from_rank,
     score_sensitivity,
 )
-from dpkme.kernels import GaussianKernel, LaplacianKernel, MaternKernel
+from dpkme.kernels.kernel import GaussianKernel, LaplacianKernel, MaternKernel
 from dpkme.metrics import rkhs_distance
-from dpkme.release import Release
+from dpkme.release.result import Release
 
 GAUSS = GaussianKernel(lengthscale=0.7)
 

@@ -5,8 +5,8 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from dpkme.features import CosineBiasFeatures, RandomFourierFeatures
-from dpkme.kernels import GaussianKernel, InverseMultiquadricKernel, LaplacianKernel, MaternKernel
+from dpkme.kernels.random_features import CosineBiasFeatures, RandomFourierFeatures
+from dpkme.kernels.kernel import GaussianKernel, InverseMultiquadricKernel, LaplacianKernel, MaternKernel
 
 RNG = np.random.default_rng(11)
 KERNELS = [

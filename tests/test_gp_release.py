@@ -1,4 +1,4 @@
-"""Tests for dpkme.gp_release: Gaussian-process release of the KME / KDE (Hall, Rinaldo & Wasserman).
+"""Tests for dpkme.release.gp: Gaussian-process release of the KME / KDE (Hall, Rinaldo & Wasserman).
 
 Statistical tests use fixed seeds; each states its false-failure rate (the
 probability of failing for a correct implementation with a random seed).
@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpkme.accounting import BudgetLedger
-from dpkme.gp_release import (
+from dpkme.privacy.accounting import BudgetLedger
+from dpkme.release.gp import (
     DEFAULT_MAX_DENSE_POINTS,
     NOTES,
     GPRelease,
@@ -33,9 +33,9 @@ from dpkme.gp_release import (
     trapezoid_weights,
     true_function,
 )
-from dpkme.kernels import GaussianKernel, InverseMultiquadricKernel, LaplacianKernel, MaternKernel
-from dpkme.mechanisms import calibrate_gaussian, gaussian_delta
-from dpkme.subspace import algorithm1
+from dpkme.kernels.kernel import GaussianKernel, InverseMultiquadricKernel, LaplacianKernel, MaternKernel
+from dpkme.privacy.calibration import calibrate_gaussian, gaussian_delta
+from dpkme.release.subspace import algorithm1
 
 GAUSS = GaussianKernel(lengthscale=0.7)
 LAPL = LaplacianKernel(lengthscale=0.7)

@@ -1,4 +1,4 @@
-"""dpkme.guards: leak warnings and marks, public/private bandwidths, and the size guard."""
+"""dpkme.privacy.leaks and dpkme.privacy.bandwidth: leak warnings and marks, public/private bandwidths (the size guard: test_cost.py)."""
 
 from __future__ import annotations
 
@@ -11,35 +11,15 @@ import numpy as np
 import pytest
 from scipy.spatial.distance import pdist
 
-from dpkme.accounting import BudgetLedger
+from dpkme.privacy.accounting import BudgetLedger
 from dpkme.audit import audit_scores
-from dpkme.guards import (
-    ALL_PAIRS_TERM,
-    CONFIRM_BYTES,
-    CONFIRM_SECONDS,
-    COST_MECHANISMS,
-    CostEstimate,
-    CostModel,
-    LeakRecord,
-    PrivacyLeakWarning,
-    calibrate_cost_model,
-    estimate_cost,
-    find_data_dependent_inputs,
-    is_private,
-    leak_reasons,
-    lengthscale_grid,
-    lengthscale_sensitivity,
-    lengthscale_utility,
-    mark_not_private,
-    needs_confirmation,
-    pair_distance_cdf,
-    private_lengthscale,
-    public_lengthscale,
-    warn_data_dependent,
-)
-from dpkme.kernels import GaussianKernel
-from dpkme.release import Release
-from dpkme.subspace import algorithm1
+from dpkme.privacy.bandwidth import (lengthscale_grid, lengthscale_sensitivity, lengthscale_utility, pair_distance_cdf,
+                                     private_lengthscale, public_lengthscale)
+from dpkme.privacy.leaks import (LeakRecord, PrivacyLeakWarning, find_data_dependent_inputs, is_private, leak_reasons,
+                                 mark_not_private, warn_data_dependent)
+from dpkme.kernels.kernel import GaussianKernel
+from dpkme.release.result import Release
+from dpkme.release.subspace import algorithm1
 
 
 # --------------------------------------------------------------------------- leak warnings and marks
@@ -271,109 +251,3 @@ def test_lengthscale_utility():
     X = np.array([[0.0], [1.0], [3.0]])
     u = lengthscale_utility(X, [0.5, 1.5, 2.5, 5.0])
     assert np.allclose(u, [-0.5, -abs(1 / 3 - 0.5), -abs(2 / 3 - 0.5), -0.5])
-
-
-# --------------------------------------------------------------------------- size guard
-def test_estimate_cost_shapes_and_unpacking():
-    est = estimate_cost("algorithm1", n=10_000, n_points=200, dim=3)
-    seconds, nbytes = est
-    assert isinstance(est, CostEstimate) and seconds == est.seconds and nbytes == est.nbytes
-    assert 0 < seconds < 1 and 0 < nbytes < 1e8 and not est.needs_confirmation
-    assert set(est.breakdown) >= {"basis (Gram-Schmidt)", "kernel means over the data"}
-    assert "algorithm1: about" in est.message()
-    assert est.to_dict()["needs_confirmation"] is False
-
-
-@pytest.mark.parametrize("mechanism, small, large", [
-    ("algorithm1", dict(n=1000, n_points=50), dict(n=10_000_000, n_points=5000)),
-    ("algorithm2", dict(n=1000, n_points=10, n_features=200, preset="interactive"),
-     dict(n=1_000_000, n_points=5000, n_features=100_000)),
-    ("exponential", dict(n=100, n_candidates=10, m=2), dict(n=100, n_candidates=1000, m=4)),
-    ("gp", dict(n=100, grid_shape=(20, 20)), dict(n=100, n_query=20000)),
-    ("kmeans", dict(n=1000, k=2, n_features=50, n_iter=2), dict(n=5_000_000, k=50, n_features=10000, n_iter=50)),
-    ("clusterwise", dict(n=1000, k=2, n_points=10, n_features=50, n_iter=2, preset="interactive"),
-     dict(n=1_000_000, k=20, n_points=2000, n_features=10000, n_iter=20)),
-    ("two-sample", dict(n=1000, n_features=3), dict(n=10_000_000, n_features=50, n_null=100_000)),
-    ("audit", dict(audit="gaussian", runs=100), dict(audit="kmeans", runs=100_000)),
-    ("private-lengthscale", dict(n=100), dict(n=20000, pairs="all", dim=30)),
-    ("rkhs-distance", dict(n=1000), dict(n=1_000_000, n_points=1000)),
-])
-def test_estimates_grow_and_large_runs_need_confirmation(mechanism, small, large):
-    a, b = estimate_cost(mechanism, **small), estimate_cost(mechanism, **large)
-    assert 0 < a.seconds < b.seconds and 0 < a.nbytes <= b.nbytes
-    assert not a.needs_confirmation and b.needs_confirmation
-    assert "confirm to run" in b.message()
-
-
-def test_combining_repeating_and_dropping_terms():
-    a = estimate_cost("algorithm1", n=10_000, n_points=200, dim=2)
-    b = estimate_cost("rkhs-distance", n=100_000, n_points=200, dim=2)
-    both = a + b
-    assert both.seconds == pytest.approx(a.seconds + b.seconds, rel=1e-12)
-    assert both.nbytes == max(a.nbytes, b.nbytes)
-    assert sum(both.breakdown.values()) == pytest.approx(both.seconds, rel=1e-12)
-    assert f"rkhs-distance: {ALL_PAIRS_TERM}" in both.breakdown and both.mechanism == "algorithm1 + rkhs-distance"
-    three = a.repeated(3)
-    assert three.seconds == pytest.approx(3 * a.seconds, rel=1e-12) and three.nbytes == a.nbytes
-    assert three.params["times"] == 3
-    cached = b.without(ALL_PAIRS_TERM)
-    assert ALL_PAIRS_TERM not in cached.breakdown
-    assert cached.seconds == pytest.approx(b.seconds - b.breakdown[ALL_PAIRS_TERM], rel=1e-12)
-    assert b.without("no such term").seconds == b.seconds
-    # the all-pairs term is what makes a large evaluation need confirmation
-    big = estimate_cost("rkhs-distance", n=1_000_000, n_points=200, dim=2)
-    assert big.needs_confirmation and not big.without(ALL_PAIRS_TERM).needs_confirmation
-    with pytest.raises(ValueError, match="times"):
-        a.repeated(0)
-    with pytest.raises(TypeError):
-        a + 1.0
-
-
-def test_every_mechanism_has_a_model():
-    assert set(COST_MECHANISMS) == {"algorithm1", "algorithm2", "exponential", "gp", "kmeans", "clusterwise",
-                                    "two-sample", "audit", "private-lengthscale", "rkhs-distance"}
-
-
-@pytest.mark.parametrize("mechanism, params, match", [
-    ("magic", {}, "mechanism"),
-    ("algorithm1", {"n_points": 10}, "needs n"),
-    ("algorithm1", {"n": -5, "n_points": 10}, "n must"),
-    ("algorithm1", {"n": 10, "n_points": 10, "weights": "x"}, "weights"),
-    ("algorithm2", {"n": 10, "n_points": 10, "solver": "x"}, "solver"),
-    ("audit", {"audit": "x", "runs": 10}, "audit"),
-    ("gp", {"n": 10, "grid_shape": (10, 0)}, "grid_shape"),
-])
-def test_estimate_cost_validation(mechanism, params, match):
-    with pytest.raises(ValueError, match=match):
-        estimate_cost(mechanism, **params)
-
-
-def test_thresholds_and_custom_model():
-    assert CONFIRM_SECONDS == 10.0 and CONFIRM_BYTES == 1 << 30
-    est = estimate_cost("algorithm1", n=100_000, n_points=1000, dim=2)
-    assert needs_confirmation(est, seconds=est.seconds / 2)
-    assert not needs_confirmation(est, seconds=est.seconds * 2, nbytes=est.nbytes * 2)
-    slow = CostModel(kernel_sum_rate=1e3, kernel_matrix_rate=1e3)
-    assert estimate_cost("algorithm1", n=100_000, n_points=1000, model=slow).needs_confirmation
-    with pytest.raises(ValueError):
-        estimate_cost("algorithm1", n=10, n_points=2, model="fast")
-    with pytest.raises(ValueError):
-        needs_confirmation((1.0, 2.0))
-
-
-def test_calibration_gives_a_usable_cost_model():
-    """calibrate_cost_model measures every throughput and its model prices a release.
-
-    How long the calibration takes and how well the calibrated model predicts a real
-    release are performance properties of the machine: benchmarks/bench_cost_model.py
-    measures them (targets: calibration < 10 s, prediction within a factor of 10). A
-    wall-clock assert here would fail on a busy machine.
-    """
-    model = calibrate_cost_model(0.3)
-    assert "calibrated" in model.measured
-    for rate in ("kernel_sum_rate", "kernel_matrix_rate", "feature_rate", "flop_rate", "call_overhead"):
-        value = getattr(model, rate)
-        assert math.isfinite(value) and value > 0, (rate, value)
-    small = estimate_cost("algorithm1", n=40_000, n_points=600, dim=2, model=model)
-    large = estimate_cost("algorithm1", n=400_000, n_points=600, dim=2, model=model)
-    assert math.isfinite(small.seconds) and 0 < small.seconds < large.seconds

@@ -11,7 +11,7 @@
 
 The reference for the privacy profile is written here from Balle & Wang
 (2018, Theorem 8) in 80-digit mpmath arithmetic, independently of
-:mod:`dpkme.mechanisms`.
+:mod:`dpkme.privacy.calibration`.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import mpmath as mp
 import numpy as np
 import pytest
 
-from dpkme.mechanisms import UnprovenCalibrationWarning, analytic_sigma, calibrate_gaussian, gaussian_epsilon
+from dpkme.privacy.calibration import UnprovenCalibrationWarning, analytic_sigma, calibrate_gaussian, gaussian_epsilon
 
 
 # --------------------------------------------------------------------------- 1. calibration
@@ -123,8 +123,8 @@ def test_gaussian_epsilon_never_below_the_exact_epsilon():
 
 
 # --------------------------------------------------------------------------- 2. independent streams
-from dpkme.kernels import GaussianKernel  # noqa: E402
-from dpkme.subspace import SubspaceBasis, algorithm1  # noqa: E402
+from dpkme.kernels.kernel import GaussianKernel  # noqa: E402
+from dpkme.release.subspace import SubspaceBasis, algorithm1  # noqa: E402
 
 KERNEL = GaussianKernel(lengthscale=1.0)
 
@@ -191,7 +191,7 @@ def test_algorithm1_replay_and_os_entropy_semantics_are_kept():
 
 
 def test_algorithm2_frequencies_and_noise_come_from_the_documented_child_streams(monkeypatch):
-    import dpkme.random_features as rf
+    import dpkme.release.random_features as rf
 
     captured = {}
     original = rf.privatise_feature_mean
@@ -216,9 +216,9 @@ def test_algorithm2_frequencies_and_noise_come_from_the_documented_child_streams
 
 
 # --------------------------------------------------------------------------- 3. declared domain enforced
-from dpkme.exponential import database_scores, exponential_mechanism  # noqa: E402
-from dpkme.gp_release import gp_release  # noqa: E402
-from dpkme.sensitivity import enforce_domain, kme_sensitivity  # noqa: E402
+from dpkme.release.exponential import database_scores, exponential_mechanism  # noqa: E402
+from dpkme.release.gp import gp_release  # noqa: E402
+from dpkme.privacy.sensitivity import enforce_domain, kme_sensitivity  # noqa: E402
 
 BOX = ([0.0, 0.0], [1.0, 1.0])
 SECRET = 7.123456789  # an out-of-box value that must never appear in an error message
@@ -306,9 +306,9 @@ def test_gp_release_enforces_the_declared_domain():
 # --------------------------------------------------------------------------- 4. OpenDP's sampler as an option
 from scipy import stats  # noqa: E402
 
-from dpkme.features import RandomFourierFeatures  # noqa: E402
-from dpkme.mechanisms import add_gaussian_noise, check_noise_source  # noqa: E402
-from dpkme.random_features import algorithm2, privatise_feature_mean  # noqa: E402
+from dpkme.kernels.random_features import RandomFourierFeatures  # noqa: E402
+from dpkme.privacy.calibration import add_gaussian_noise, check_noise_source  # noqa: E402
+from dpkme.release.random_features import algorithm2, privatise_feature_mean  # noqa: E402
 
 #: Each statistical test below fails by chance with probability at most this (two-sided).
 FALSE_FAILURE = 1e-6
@@ -421,8 +421,8 @@ def test_composed_and_joint_calibrations_are_verified_in_high_precision(epsilon,
     calibrate_gaussian (they re-checked in float64 only, which can under-shoot delta at small epsilon)."""
     import math
 
-    from dpkme.accounting import calibrate_gaussian_composition
-    from dpkme.mechanisms import _delta_verified
+    from dpkme.privacy.accounting import calibrate_gaussian_composition
+    from dpkme.privacy.calibration import _delta_verified
     from dpkme.two_sample.private import calibrate_moments
 
     for count in (1, 7):

@@ -9,7 +9,7 @@ from scipy.spatial.distance import cdist
 from sklearn.gaussian_process.kernels import Matern
 from sklearn.metrics.pairwise import laplacian_kernel, rbf_kernel
 
-from dpkme.kernels import (
+from dpkme.kernels.kernel import (
     GaussianKernel,
     InverseMultiquadricKernel,
     LaplacianKernel,
@@ -190,7 +190,7 @@ def test_points_near_the_float_limit_are_refused_without_overflow():
     overflowed (RuntimeWarning inside numpy) before the magnitude check refused the points."""
     import warnings
 
-    from dpkme.kernels import make_kernel
+    from dpkme.kernels.kernel import make_kernel
 
     k = make_kernel("gaussian", lengthscale=1.0)
     Y = np.full((2, 2), 8.98846567e307)
@@ -203,7 +203,7 @@ def test_points_near_the_float_limit_are_refused_without_overflow():
 
 def test_make_kernel_names_a_missing_parameter():
     """Regression (Hypothesis): kernel_from_dict({'name': 'laplacian'}) raised TypeError."""
-    from dpkme.kernels import kernel_from_dict
+    from dpkme.kernels.kernel import kernel_from_dict
 
     with pytest.raises(ValueError, match=r"laplacian kernel needs the parameter\(s\) \['lengthscale'\]"):
         kernel_from_dict({"name": "laplacian"})

@@ -1,4 +1,4 @@
-"""Tests for dpkme.mechanisms: Gaussian/Laplace calibration and noise samplers.
+"""Tests for dpkme.privacy.calibration: Gaussian/Laplace calibration and noise samplers.
 
 The reference for the analytic Gaussian mechanism is an independent
 high-precision (mpmath, 60 digits) implementation of Balle & Wang (2018),
@@ -14,7 +14,7 @@ import pytest
 from scipy import stats
 from scipy.optimize import brentq
 
-from dpkme.mechanisms import (
+from dpkme.privacy.calibration import (
     GaussianCalibration,
     LaplaceCalibration,
     UnprovenCalibrationWarning,
@@ -288,7 +288,7 @@ def test_bad_method_and_other_inputs():
 def test_gaussian_epsilon_brackets_up_to_exactly_1e300():
     """Regression (Hypothesis): an epsilon just above 2**996 (< 1e300) was reported as inf because the doubling
     bracket jumped from 2**996 to 2**997 > 1e300."""
-    from dpkme.mechanisms import gaussian_epsilon
+    from dpkme.privacy.calibration import gaussian_epsilon
 
     sigma, eps = 8.640664708189296e-151, 6.696928894214968e299
     e = gaussian_epsilon(sigma=sigma, delta=1e-8, sensitivity=1.0)
@@ -296,7 +296,7 @@ def test_gaussian_epsilon_brackets_up_to_exactly_1e300():
 
 
 def test_calibration_refuses_epsilons_beyond_float64_resolution():
-    from dpkme.mechanisms import MAX_CALIBRATION_EPSILON, calibrate_gaussian, gaussian_epsilon
+    from dpkme.privacy.calibration import MAX_CALIBRATION_EPSILON, calibrate_gaussian, gaussian_epsilon
 
     cal = calibrate_gaussian(epsilon=MAX_CALIBRATION_EPSILON, delta=1e-8, sensitivity=1.0)
     e = gaussian_epsilon(sigma=cal.sigma, delta=1e-8, sensitivity=1.0)

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 from dpkme.clustering import dp_kernel_kmeans
-from dpkme.gp_release import gp_release
-from dpkme.guards.leaks import privacy_claim
-from dpkme.kernels import GaussianKernel
-from dpkme.random_features import algorithm2
-from dpkme.subspace import algorithm1
+from dpkme.release.gp import gp_release
+from dpkme.privacy.leaks import privacy_claim
+from dpkme.kernels.kernel import GaussianKernel
+from dpkme.release.random_features import algorithm2
+from dpkme.release.subspace import algorithm1
 
 X = np.random.default_rng(0).normal(size=(300, 2))
 KERNEL = GaussianKernel(lengthscale=1.0)

@@ -194,7 +194,7 @@ def test_scalar_checks(v):
 
 
 # --------------------------------------------------------------------------- kernels
-from dpkme.kernels import KERNELS, Kernel, kernel_from_dict, make_kernel  # noqa: E402
+from dpkme.kernels.kernel import KERNELS, Kernel, kernel_from_dict, make_kernel  # noqa: E402
 
 kernel_names = st.sampled_from(["gaussian", "laplacian", "matern", "imq", "matern12", "matern32", "matern52", "rbf"])
 
@@ -261,7 +261,7 @@ def test_kernel_from_dict(spec):
 
 
 # --------------------------------------------------------------------------- features
-from dpkme.features import CosineBiasFeatures, RandomFourierFeatures  # noqa: E402
+from dpkme.kernels.random_features import CosineBiasFeatures, RandomFourierFeatures  # noqa: E402
 
 
 @examples()
@@ -298,7 +298,7 @@ def test_features_on_hostile_rows(X):
 
 # --------------------------------------------------------------------------- sensitivity and mechanisms
 from dpkme import mechanisms as M  # noqa: E402
-from dpkme.sensitivity import feature_mean_sensitivity, kme_sensitivity  # noqa: E402
+from dpkme.privacy.sensitivity import feature_mean_sensitivity, kme_sensitivity  # noqa: E402
 
 
 @examples(2)
@@ -393,8 +393,8 @@ def test_ledger_totals(eps, delta):
 
 
 # --------------------------------------------------------------------------- releases
-from dpkme.release import Release  # noqa: E402
-from dpkme.subspace import algorithm1, project_weights, uniform_baseline  # noqa: E402
+from dpkme.release.result import Release  # noqa: E402
+from dpkme.release.subspace import algorithm1, project_weights, uniform_baseline  # noqa: E402
 
 GAUSS = make_kernel("gaussian", lengthscale=1.0)
 
@@ -482,7 +482,7 @@ def test_release_from_json(text):
 
 
 # --------------------------------------------------------------------------- Algorithm 2
-from dpkme.random_features import algorithm2, privatise_feature_mean  # noqa: E402
+from dpkme.release.random_features import algorithm2, privatise_feature_mean  # noqa: E402
 
 
 @examples(0.5)

@@ -11,13 +11,13 @@ import math
 import numpy as np
 import pytest
 
-import dpkme.mechanisms as mechanisms
+import dpkme.privacy.calibration as mechanisms
 from dpkme import reduced_set
-from dpkme.features import RandomFourierFeatures
-from dpkme.kernels import GaussianKernel, LaplacianKernel
+from dpkme.kernels.random_features import RandomFourierFeatures
+from dpkme.kernels.kernel import GaussianKernel, LaplacianKernel
 from dpkme.metrics import rkhs_distance
-from dpkme.random_features import algorithm2, privatise_feature_mean
-from dpkme.reproduce_alg2 import FIG2_M, fig2_alg2
+from dpkme.release.random_features import algorithm2, privatise_feature_mean
+from dpkme.reproduce import FIG2_M, fig2_alg2
 
 KERNEL = GaussianKernel(lengthscale=1.0)
 
@@ -229,8 +229,8 @@ def test_fig2_alg2_small_run_has_the_contract_keys():
 
 
 def test_os_entropy_release_records_no_seed():
-    from dpkme.kernels import GaussianKernel
-    from dpkme.random_features import algorithm2
+    from dpkme.kernels.kernel import GaussianKernel
+    from dpkme.release.random_features import algorithm2
 
     X = np.random.default_rng(0).normal(size=(200, 2))
     k = GaussianKernel(lengthscale=1.0)

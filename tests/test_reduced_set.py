@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from scipy.optimize import check_grad
 
-from dpkme.features import RandomFourierFeatures
-from dpkme.kernels import GaussianKernel
-from dpkme.release import Release
+from dpkme.kernels.random_features import RandomFourierFeatures
+from dpkme.kernels.kernel import GaussianKernel
+from dpkme.release.result import Release
 from dpkme import reduced_set
 from dpkme.reduced_set import (
     Cancelled,

@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 from dpkme import __version__
-from dpkme.kernels import MaternKernel
-from dpkme.release import Release
+from dpkme.kernels.kernel import MaternKernel
+from dpkme.release.result import Release
 
 
 def make_release(**kw):

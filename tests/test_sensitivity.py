@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from dpkme.features import RandomFourierFeatures
-from dpkme.kernels import GaussianKernel, InverseMultiquadricKernel, LaplacianKernel, MaternKernel
-from dpkme.sensitivity import check_private_kernel, feature_mean_sensitivity, kme_sensitivity
+from dpkme.kernels.random_features import RandomFourierFeatures
+from dpkme.kernels.kernel import GaussianKernel, InverseMultiquadricKernel, LaplacianKernel, MaternKernel
+from dpkme.privacy.sensitivity import check_private_kernel, feature_mean_sensitivity, kme_sensitivity
 
 # Machine epsilons of the two precisions the random-feature path uses (unit roundoff u = eps / 2;
 # see float32_row_gap).

@@ -1,4 +1,4 @@
-"""dpkme.spectral: Gaussian-kernel sums through the spectrum (trapezoidal rule + characteristic function).
+"""dpkme.kernels.spectral: Gaussian-kernel sums through the spectrum (trapezoidal rule + characteristic function).
 
 References are independent: the closed form e^{-a^2/2} for the rule, and brute-force pairwise sums
 (scipy's cdist) for the kernel sums. Tolerances: the quadrature bound is 1e-17 per kernel value, so the
@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from scipy.spatial.distance import cdist
 
-from dpkme.kernels import GaussianKernel, Kernel
-from dpkme.spectral import (MAX_NODES_PER_AXIS, TOL, spectral_mean_gram, spectral_order, spectral_row_means,
+from dpkme.kernels.kernel import GaussianKernel, Kernel
+from dpkme.kernels.spectral import (MAX_NODES_PER_AXIS, TOL, spectral_mean_gram, spectral_order, spectral_row_means,
                             trapezoid_rule)
 
 
@@ -70,7 +70,7 @@ def test_gaussian_kernel_dispatches_to_the_spectral_sums_and_agrees_with_the_dir
     # not for small problems, 3-D data or other kernels
     assert not k.spectral_sums_available(X[:100])
     assert not k.spectral_sums_available(rng.normal(size=(30000, 3)))
-    from dpkme.kernels import LaplacianKernel
+    from dpkme.kernels.kernel import LaplacianKernel
     assert not LaplacianKernel(lengthscale=1.0).spectral_sums_available(X)
 
 

@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpkme.kernels import GaussianKernel, LaplacianKernel, MaternKernel
-from dpkme.mechanisms import calibrate_gaussian
+from dpkme.kernels.kernel import GaussianKernel, LaplacianKernel, MaternKernel
+from dpkme.privacy.calibration import calibrate_gaussian
 from dpkme.metrics import rkhs_distance
-from dpkme.sensitivity import kme_sensitivity
-from dpkme.subspace import (
+from dpkme.privacy.sensitivity import kme_sensitivity
+from dpkme.release.subspace import (
     SubspaceBasis,
     algorithm1,
     james_stein_shrink,
@@ -249,7 +249,7 @@ def test_sensitivity_of_coordinates_bounded_by_rkhs_sensitivity():
 
 
 def test_sure_shrink_adapts_between_target_and_observation():
-    from dpkme.subspace import sure_shrink
+    from dpkme.release.subspace import sure_shrink
 
     rng = np.random.default_rng(8)
     F, sigma = 400, 0.1

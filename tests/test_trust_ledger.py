@@ -10,8 +10,8 @@ import json
 
 import pytest
 
-from dpkme.accounting import BudgetLedger, PrivacyCharge, gaussian_charge, pld_epsilon, pure_dp_charge
-from dpkme.mechanisms import calibrate_gaussian
+from dpkme.privacy.accounting import BudgetLedger, PrivacyCharge, gaussian_charge, pld_epsilon, pure_dp_charge
+from dpkme.privacy.calibration import calibrate_gaussian
 
 
 def _gauss(label, part, eps=1.0, delta=1e-6):

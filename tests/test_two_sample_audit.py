@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpkme.kernels import GaussianKernel
+from dpkme.kernels.kernel import GaussianKernel
 from dpkme.two_sample.audit import (
     paper_statistic,
     perturbed_statistic_release,

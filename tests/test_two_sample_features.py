@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from dpkme.kernels import GaussianKernel, MaternKernel
+from dpkme.kernels.kernel import GaussianKernel, MaternKernel
 from dpkme.two_sample.features import (
     MEFeatures,
     RFFFeatures,

@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpkme.accounting import BudgetLedger, basic_composition, pld_epsilon
-from dpkme.kernels import GaussianKernel
-from dpkme.mechanisms import analytic_sigma
-from dpkme.release import Release
+from dpkme.privacy.accounting import BudgetLedger, basic_composition, pld_epsilon
+from dpkme.kernels.kernel import GaussianKernel
+from dpkme.privacy.calibration import analytic_sigma
+from dpkme.release.result import Release
 from dpkme.two_sample import (
     MEFeatures,
     calibrate_moments,

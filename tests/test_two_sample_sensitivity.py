@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from dpkme.kernels import GaussianKernel, LaplacianKernel
+from dpkme.kernels.kernel import GaussianKernel, LaplacianKernel
 from dpkme.two_sample.features import MEFeatures, RFFFeatures, SCFFeatures
 from dpkme.two_sample.sensitivity import (
     paired_mean_sensitivity,

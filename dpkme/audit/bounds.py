@@ -303,9 +303,9 @@ def gaussian_curve(mu_pair: float, mu_claimed: float | None, deltas=None, *, lab
 
     :math:`f(D) + \mathcal N(0,\sigma^2 I)` on a pair with
     :math:`\|f(D)-f(D')\| = \mu\sigma` has Balle & Wang's curve
-    (:func:`dpkme.mechanisms.gaussian_epsilon` at unit noise).
+    (:func:`dpkme.privacy.calibration.gaussian_epsilon` at unit noise).
     """
-    from ..mechanisms import gaussian_epsilon
+    from ..privacy.calibration import gaussian_epsilon
 
     grid = DEFAULT_DELTA_GRID if deltas is None else np.asarray(deltas, dtype=np.float64)
 

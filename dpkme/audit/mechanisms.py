@@ -64,9 +64,9 @@ from .._validation import (
     check_positive_float,
     check_positive_int,
 )
-from ..features import CosineBiasFeatures, RandomFourierFeatures
-from ..kernels import GaussianKernel, Kernel
-from ..mechanisms import (
+from ..kernels.random_features import CosineBiasFeatures, RandomFourierFeatures
+from ..kernels.kernel import GaussianKernel, Kernel
+from ..privacy.calibration import (
     calibrate_gaussian,
     calibrate_laplace,
     gaussian_epsilon,
@@ -75,7 +75,7 @@ from ..mechanisms import (
     laplace_noise,
 )
 from ..reduced_set._common import Progress
-from ..sensitivity import NEIGHBOURING, check_private_kernel, feature_mean_sensitivity
+from ..privacy.sensitivity import NEIGHBOURING, check_private_kernel, feature_mean_sensitivity
 from .bounds import (
     AnalyticCurve,
     AuditResult,
@@ -250,8 +250,8 @@ def clipped_mean_release(X, *, epsilon, delta, neighbouring="replace-one", n_pri
 
     :math:`f(D) = \frac1N\sum_n \mathrm{clip}_1(x_n)` with public :math:`N`, L2
     sensitivity :math:`2/N` (replace-one) or :math:`1/N` (add-remove), noise from
-    :func:`dpkme.mechanisms.calibrate_gaussian` (analytic) and
-    :func:`dpkme.mechanisms.gaussian_noise`. ``noise_factor`` < 1 deliberately
+    :func:`dpkme.privacy.calibration.calibrate_gaussian` (analytic) and
+    :func:`dpkme.privacy.calibration.gaussian_noise`. ``noise_factor`` < 1 deliberately
     under-noises it (**not private**; for the audit's ``"half-noise"`` exhibit).
     ``calibration``: the result of an earlier call with the same ε, δ and
     sensitivity, reused instead of calibrating again (an audit calibrates once
@@ -279,7 +279,7 @@ def laplace_feature_release(X, features: RandomFourierFeatures, *, epsilon, l1: 
     r"""Laplace mechanism on the mean random-feature vector (replace-one).
 
     ``l1="correct"``: :math:`\Delta_1 = \sqrt J\cdot 2b/N`
-    (:func:`dpkme.mechanisms.l1_from_l2_sensitivity`), pure ε-DP.
+    (:func:`dpkme.privacy.calibration.l1_from_l2_sensitivity`), pure ε-DP.
     ``l1="paper"``: :math:`\Delta_1 = 2/\sqrt N`, the value in the code released
     with Balog et al. (2018) -- **not private** when :math:`J > N`.
     Returns ``(value, calibration)``.
@@ -446,7 +446,7 @@ def audit_algorithm1(*, epsilon=2.0, delta=1e-2, n: int = 5, n_points: int = 7, 
                      sensitivity: str = "tight", runs: int = 3000, alpha: float = 0.05, selection: str = "split",
                   selection_fraction: float = 0.3,
                      X=None, X_neighbour=None, random_state=0, progress=None) -> AuditResult:
-    r"""Audit :func:`dpkme.subspace.algorithm1` (Gaussian noise on the subspace coordinates).
+    r"""Audit :func:`dpkme.release.subspace.algorithm1` (Gaussian noise on the subspace coordinates).
 
     Public points :math:`Z` (default: ``n_points`` points on :math:`[-6, 6]`, 1-D,
     Gaussian kernel with length scale 1). Worst case: the replaced row and its
@@ -456,7 +456,7 @@ def audit_algorithm1(*, epsilon=2.0, delta=1e-2, n: int = 5, n_points: int = 7, 
     Scalar: :math:`\beta = L^\top w_A` recovered from the released weights,
     projected on :math:`\alpha(D)-\alpha(D')`.
     """
-    from ..subspace import SubspaceBasis, algorithm1
+    from ..release.subspace import SubspaceBasis, algorithm1
 
     t0 = time.perf_counter()
     eps, dl, runs, alpha = _check_common(epsilon, delta, runs, alpha)
@@ -525,7 +525,7 @@ def audit_algorithm2(*, epsilon=2.0, delta=1e-2, variant: str = "correct", n: in
                      calibration: str = "analytic", runs: int = 3000, alpha: float = 0.05, selection: str = "split",
                   selection_fraction: float = 0.3,
                      X=None, X_neighbour=None, random_state=0, progress=None) -> AuditResult:
-    r"""Audit the private step of Algorithm 2 (:func:`dpkme.random_features.privatise_feature_mean`).
+    r"""Audit the private step of Algorithm 2 (:func:`dpkme.release.random_features.privatise_feature_mean`).
 
     The rest of Algorithm 2 is post-processing of :math:`\tilde\mu`, so this
     is the whole privacy claim. Worst case
@@ -535,12 +535,12 @@ def audit_algorithm2(*, epsilon=2.0, delta=1e-2, variant: str = "correct", n: in
     projected on :math:`\bar\phi(D) - \bar\phi(D')`.
 
     ``variant="cosine-features"`` replaces the features by
-    :class:`~dpkme.features.CosineBiasFeatures` with the same calibration
+    :class:`~dpkme.kernels.random_features.CosineBiasFeatures` with the same calibration
     (:func:`cosine_feature_release`); its worst pair
     (:func:`~dpkme.audit.neighbours.cosine_antipodal_pair`) differs by
     :math:`2\sqrt2/N`. Requires ``dim >= n_features`` (default) for the exact pair.
     """
-    from ..random_features import privatise_feature_mean
+    from ..release.random_features import privatise_feature_mean
 
     t0 = time.perf_counter()
     eps, dl, runs, alpha = _check_common(epsilon, delta, runs, alpha)
@@ -636,20 +636,20 @@ def audit_exponential(*, epsilon=2.0, delta=0.0, n: int = 2, candidates=None, m:
                       runs: int = 5000, alpha: float = 0.05, selection: str = "split",
                   selection_fraction: float = 0.3, X=None, X_neighbour=None,
                       random_state=0, progress=None) -> AuditResult:
-    r"""Audit the exact exponential mechanism (:func:`dpkme.exponential.database_scores` and its sampler).
+    r"""Audit the exact exponential mechanism (:func:`dpkme.release.exponential.database_scores` and its sampler).
 
     Public candidates (default: 3 points on :math:`[-2, 2]`, 1-D, Gaussian
     kernel, length scale 1), synthetic databases of ``m`` points. Worst case: an
     exhaustive search over datasets of ``n`` rows placed at the candidates or
     at a far outlier, for the neighbouring pair whose exact output
     distributions have the most detectable event at this number of runs.
-    Runs: ``runs`` exact draws from :meth:`~dpkme.exponential.DatabaseScores.sample_rank`
+    Runs: ``runs`` exact draws from :meth:`~dpkme.release.exponential.DatabaseScores.sample_rank`
     (the sampler of every release) per dataset. Scalar: the exact
     log-likelihood ratio of the drawn database.
     """
     from itertools import combinations_with_replacement
 
-    from ..exponential import database_scores
+    from ..release.exponential import database_scores
 
     t0 = time.perf_counter()
     eps, _, runs, alpha = _check_common(epsilon, delta, runs, alpha, pure=True)
@@ -720,16 +720,16 @@ def audit_gp_release(*, epsilon=2.0, delta=1e-2, n: int = 5, query_points=None, 
                      alpha: float = 0.05, selection: str = "split",
                   selection_fraction: float = 0.3, X=None, X_neighbour=None, random_state=0,
                      progress=None) -> AuditResult:
-    r"""Audit :func:`dpkme.gp_release.gp_release` at a few public query points.
+    r"""Audit :func:`dpkme.release.gp.gp_release` at a few public query points.
 
     Default: 4 query points on :math:`[-3, 3]` (1-D), Gaussian kernel with
     length scale 1. Worst case: the replaced row and its replacement among the
     query points and a far outlier, maximising the Mahalanobis norm
     :math:`\sqrt{h^\top\Sigma^{-1}h}` of :math:`h = f_D(P) - f_{D'}(P)` under the
-    noise covariance actually sampled (:meth:`~dpkme.gp_release.GPSampler.covariance`).
+    noise covariance actually sampled (:meth:`~dpkme.release.gp.GPSampler.covariance`).
     Scalar: :math:`(\Sigma^{-1}h)^\top Y` (the log-likelihood-ratio direction).
     """
-    from ..gp_release import gp_release, gp_sampler
+    from ..release.gp import gp_release, gp_sampler
 
     t0 = time.perf_counter()
     eps, dl, runs, alpha = _check_common(epsilon, delta, runs, alpha)
@@ -970,7 +970,7 @@ def audit_two_sample(*, epsilon=2.0, delta=1e-2, variant: str = "correct", n: in
     # the scalar is N(m, mu2) under each dataset, means differing by mu2
     m_d = float(wd @ (wd - wp)) / sw**2 + float(np.sum(Sd * (Sd - Sp))) / ss**2
     m_p = float(wp @ (wd - wp)) / sw**2 + float(np.sum(Sp * (Sd - Sp))) / ss**2
-    from ..mechanisms import analytic_sigma
+    from ..privacy.calibration import analytic_sigma
     mu_claimed = 1.0 / analytic_sigma(epsilon=eps, delta=dl, sensitivity=1.0)
     return _finish_gaussian(
         sd, sp, m_d=m_d, m_p=m_p, sigma=mu_pair, mu_pair=mu_pair, mu_claimed=mu_claimed, eps=eps, delta=dl,

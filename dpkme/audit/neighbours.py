@@ -18,8 +18,8 @@ the worst pair is found in that projection:
   Proposition 9 is attained); solved exactly when :math:`J/2 \le D`;
 * :func:`rff_l1_pair`: the pair attaining :math:`\|\phi(x)-\phi(x')\|_1 = 2\sqrt{aJ}`
   (all angles at :math:`\pi/4 + k\pi/2`), the Cauchy-Schwarz bound that
-  :func:`dpkme.mechanisms.l1_from_l2_sensitivity` uses;
-* :func:`cosine_antipodal_pair`: for :class:`dpkme.features.CosineBiasFeatures`,
+  :func:`dpkme.privacy.calibration.l1_from_l2_sensitivity` uses;
+* :func:`cosine_antipodal_pair`: for :class:`dpkme.kernels.random_features.CosineBiasFeatures`,
   :math:`\cos(\omega_j^\top x + b_j) = 1` and :math:`\cos(\omega_j^\top x' + b_j) = -1`,
   so :math:`\|\phi(x) - \phi(x')\|_2 = 2\sqrt{2a}`, beyond the assumed :math:`2\sqrt a`;
 * :func:`best_pair`: exhaustive search over a public candidate set for any
@@ -38,8 +38,8 @@ import numpy as np
 from scipy.optimize import minimize
 
 from .._validation import check_array, check_in, check_positive_float, check_positive_int
-from ..features import CosineBiasFeatures, RandomFourierFeatures
-from ..sensitivity import NEIGHBOURING
+from ..kernels.random_features import CosineBiasFeatures, RandomFourierFeatures
+from ..privacy.sensitivity import NEIGHBOURING
 
 __all__ = [
     "outlier_neighbour",

@@ -16,7 +16,7 @@ after an affine change of units (which changes none of the audit's counts),
 * ``"gaussian"``: :math:`s \sim \mathcal N(\mu, 1)` on :math:`D` and
   :math:`\mathcal N(0, 1)` on :math:`D'`, where :math:`\mu = c\,\mu_0` and
   :math:`\mu_0 = \Delta/\sigma(\varepsilon, \delta)` is the ratio the analytic
-  calibration (:func:`dpkme.mechanisms.calibrate_gaussian`) gives the claimed
+  calibration (:func:`dpkme.privacy.calibration.calibrate_gaussian`) gives the claimed
   :math:`(\varepsilon, \delta)`. This is exactly the scalar of the
   ``gaussian``, ``algorithm1``, ``algorithm2`` and ``gp`` audits, whose
   worst-case pairs attain the sensitivity;
@@ -83,7 +83,7 @@ from .._validation import (
     check_positive_int,
     check_random_state,
 )
-from ..mechanisms import calibrate_gaussian, gaussian_epsilon
+from ..privacy.calibration import calibrate_gaussian, gaussian_epsilon
 from .bounds import _MAX_THRESHOLDS, _eps_table, clopper_pearson_lower, clopper_pearson_upper
 
 __all__ = ["POWER_FAMILIES", "AuditPower", "audit_power", "runs_for_power"]

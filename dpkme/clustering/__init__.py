@@ -15,7 +15,7 @@ Modules
     :math:`\sqrt2 C`), joint analysis of sizes and sums.
 :mod:`.accounting`
     :class:`PrivacyPlan` (noise of every step, calibration to a target
-    :math:`(\varepsilon,\delta)`, ledger charges via :mod:`dpkme.accounting`),
+    :math:`(\varepsilon,\delta)`, ledger charges via :mod:`dpkme.privacy.accounting`),
     and the paper's moments accountant with its comparison.
 :mod:`.norm`
     Algorithm 3: private norm bound (noisy mode of the norm histogram), for

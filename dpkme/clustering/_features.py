@@ -8,7 +8,7 @@ Feature maps
 ------------
 :class:`FeatureBlocks` wraps either
 
-* a fitted :class:`dpkme.features.RandomFourierFeatures` (fast path): the
+* a fitted :class:`dpkme.kernels.random_features.RandomFourierFeatures` (fast path): the
   paired map :math:`s[\cos(Wx), \sin(Wx)]`, :math:`s = \sqrt{2a/J}`, whose norm
   is :math:`\sqrt a` for **every** x. The trigonometric values are evaluated in
   the features' dtype (float32 by default) and *not* renormalised (that would
@@ -19,7 +19,7 @@ Feature maps
   :math:`10^{-6}` (checked on :math:`10^8` arguments of every magnitude in the
   tests). Sums are accumulated in float64.
 * any other fitted map with ``transform(X) -> (n, J)`` and ``n_features_in_``
-  (e.g. :class:`dpkme.features.CosineBiasFeatures`, whose norms range over
+  (e.g. :class:`dpkme.kernels.random_features.CosineBiasFeatures`, whose norms range over
   :math:`[0, \sqrt2]`): rows are clipped to a norm bound :math:`C`
   (declared, or selected privately by Algorithm 3),
   :math:`\hat z(x) = z(x)/\max(1, \|z(x)\|_2/C)` (Algorithm 2 of Acs et al.,
@@ -41,7 +41,7 @@ import numpy as np
 
 from .._blocked import block_ranges, n_workers, parallel_map
 from .._validation import check_array, check_positive_float
-from ..features import RandomFourierFeatures
+from ..kernels.random_features import RandomFourierFeatures
 
 __all__ = ["FeatureBlocks", "lloyd_pass", "feature_norms", "FLOAT32_NORM_MARGIN"]
 

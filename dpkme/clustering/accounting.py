@@ -9,10 +9,10 @@ charged to a ledger) **before** the private data are read.
 Composition
 -----------
 Every step is a Gaussian mechanism with sensitivity :math:`\mu_t` in units of
-its noise (:mod:`.sensitivity`), i.e. a :class:`~dpkme.accounting.PrivacyCharge`
+its noise (:mod:`.sensitivity`), i.e. a :class:`~dpkme.privacy.accounting.PrivacyCharge`
 with noise multiplier :math:`z_t = 1/\mu_t`. The steps are composed with
-:func:`dpkme.accounting.rdp_epsilon` (Rényi DP through ``dp_accounting``) or
-:func:`dpkme.accounting.pld_epsilon` (privacy loss distributions; for
+:func:`dpkme.privacy.accounting.rdp_epsilon` (Rényi DP through ``dp_accounting``) or
+:func:`dpkme.privacy.accounting.pld_epsilon` (privacy loss distributions; for
 Gaussian-only charges this is the exact Gaussian-DP composition
 :math:`\mu_{\rm tot} = \sqrt{\sum_t\mu_t^2}` with Balle & Wang's
 :math:`\delta(\varepsilon)`). Calibration to a target :math:`(\varepsilon,\delta)`
@@ -69,9 +69,9 @@ from typing import Callable, Iterable
 import numpy as np
 
 from .._validation import check_delta, check_epsilon, check_in, check_positive_float, check_positive_int
-from ..accounting import PrivacyCharge, calibrate_gaussian_composition, pld_epsilon, rdp_epsilon
-from ..mechanisms import analytic_sigma, gaussian_epsilon
-from ..sensitivity import NEIGHBOURING
+from ..privacy.accounting import PrivacyCharge, calibrate_gaussian_composition, pld_epsilon, rdp_epsilon
+from ..privacy.calibration import analytic_sigma, gaussian_epsilon
+from ..privacy.sensitivity import NEIGHBOURING
 from .sensitivity import auto_count_share, histogram_sensitivity, noise_for_mu, step_mu
 
 __all__ = [
@@ -177,7 +177,7 @@ class PrivacyPlan:
 
     # ------------------------------------------------------------ accounting
     def charges(self, prefix: str = "DP k-means") -> list[PrivacyCharge]:
-        r"""One :class:`~dpkme.accounting.PrivacyCharge` per step (``count`` repetitions each).
+        r"""One :class:`~dpkme.privacy.accounting.PrivacyCharge` per step (``count`` repetitions each).
 
         Each charge records the true noise multiplier :math:`1/\mu` (what RDP
         and PLD compose) and an :math:`(\varepsilon_i,\delta_i)` it satisfies per
@@ -485,7 +485,7 @@ def compare_with_paper(*, n_iter: int, sigma_K: float, delta: float, sigma_C: fl
         written); ``paper_norm_once``: the same with the norm step once. For each relation (``"add-remove"``, ``"replace-one"``) a dict
         with ``moments`` (true log moments, same conversion as the paper, norm
         step once), ``moments_norm_T`` (same, norm step :math:`T` times: equal to
-        ``paper`` under add/remove), ``rdp`` and ``pld`` (:mod:`dpkme.accounting`
+        ``paper`` under add/remove), ``rdp`` and ``pld`` (:mod:`dpkme.privacy.accounting`
         on the plan's charges, norm step once), ``mu_total`` and
         ``moment_ratio`` (true per-iteration log moment / the paper's).
     """

@@ -30,7 +30,7 @@ from typing import Callable
 import numpy as np
 
 from .._validation import check_array, check_delta, check_positive_int
-from ..features import RandomFourierFeatures
+from ..kernels.random_features import RandomFourierFeatures
 from ..reduced_set._common import Progress
 from ._features import FeatureBlocks, lloyd_pass
 from .kmeans import DPKMeansResult, _check_bounds, dp_kernel_kmeans, initial_points, kernel_kmeans
@@ -319,7 +319,7 @@ def compare_with_single_release(
     from the same initialisation.
     """
     from ..metrics import rkhs_distance
-    from ..random_features import algorithm2
+    from ..release.random_features import algorithm2
     from .release import clusterwise_release
 
     X = check_array(X, name="X")

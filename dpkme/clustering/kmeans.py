@@ -39,7 +39,7 @@ this uses only released values and public constants.
 
 Feature maps
 ------------
-With :class:`dpkme.features.RandomFourierFeatures` (paired cos/sin),
+With :class:`dpkme.kernels.random_features.RandomFourierFeatures` (paired cos/sin),
 :math:`\|z(x)\|_2 = \sqrt a \le 1` holds for every x, so no private norm
 estimate is needed (Algorithm 3 exists for maps without such a bound and is
 used with ``norm_bound="private"`` for them, see :mod:`dpkme.clustering.norm`).
@@ -54,7 +54,7 @@ kernel release of :mod:`dpkme.clustering.release`: partition the rows with
 :math:`i` with DP-SGD on cluster :math:`i` (sampling rate :math:`L/N`, as
 clusters are disjoint), weight the models by released noisy sizes, and add the
 DP-SGD charges (a ``dp_accounting`` ``PoissonSampledDpEvent`` per step) to the
-same :class:`~dpkme.accounting.BudgetLedger`, for the same neighbouring
+same :class:`~dpkme.privacy.accounting.BudgetLedger`, for the same neighbouring
 relation.
 """
 
@@ -77,12 +77,12 @@ from .._validation import (
     check_random_state,
     noise_rng,
 )
-from ..accounting import PrivacyCharge
-from ..features import RandomFourierFeatures
-from ..kernels import Kernel
-from ..mechanisms import gaussian_noise
+from ..privacy.accounting import PrivacyCharge
+from ..kernels.random_features import RandomFourierFeatures
+from ..kernels.kernel import Kernel
+from ..privacy.calibration import gaussian_noise
 from ..reduced_set._common import Progress
-from ..sensitivity import check_private_kernel
+from ..privacy.sensitivity import check_private_kernel
 from ._features import FeatureBlocks, feature_norms, lloyd_pass
 from .accounting import ACCOUNTANTS, PrivacyPlan, plan_kmeans
 from .norm import NormSelection, private_norm_bound
@@ -275,8 +275,8 @@ class DPKMeansResult:
 
     def to_dict(self, *, include_history: bool = True) -> dict:
         """JSON-friendly summary of everything **released** (never the local view); ``differentially_private`` is
-        false for seeded (replayable) runs and non-private references (:func:`dpkme.guards.leaks.privacy_claim`)."""
-        from ..guards.leaks import privacy_claim
+        false for seeded (replayable) runs and non-private references (:func:`dpkme.privacy.leaks.privacy_claim`)."""
+        from ..privacy.leaks import privacy_claim
 
         d = {
             "private": self.private,
@@ -650,7 +650,7 @@ def dp_kernel_kmeans(
         Translation-invariant kernel with :math:`k(x,x)\le1`; random Fourier
         features with ``n_features`` components are drawn for it.
     features : fitted feature map, optional
-        Instead of ``kernel``: :class:`~dpkme.features.RandomFourierFeatures`
+        Instead of ``kernel``: :class:`~dpkme.kernels.random_features.RandomFourierFeatures`
         (norm bound a priori), or any map with ``transform`` (then
         ``norm_bound`` is required).
     n_features : int, default=1000

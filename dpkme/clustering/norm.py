@@ -15,7 +15,7 @@ The noisy histogram is a Gaussian mechanism with L2 sensitivity 1
 Rows are then clipped, :math:`\hat z(x) = z(x)/\max(1, \|z(x)\|_2/C_s)`.
 
 **Our random Fourier features do not need this step**:
-:class:`dpkme.features.RandomFourierFeatures` uses paired cosines and sines,
+:class:`dpkme.kernels.random_features.RandomFourierFeatures` uses paired cosines and sines,
 so :math:`\|z(x)\|_2^2 = \frac{2a}{J}\sum_j(\cos^2 + \sin^2) = a \le 1` for
 every x -- an exact, data-independent bound (the paper's Theorem 2 only
 bounds the *expected* norm of the unpaired map). Spending budget on the norm
@@ -30,8 +30,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validation import check_array, check_in, check_positive_float, check_positive_int
-from ..mechanisms import gaussian_noise
-from ..sensitivity import NEIGHBOURING
+from ..privacy.calibration import gaussian_noise
+from ..privacy.sensitivity import NEIGHBOURING
 from .sensitivity import histogram_sensitivity
 
 __all__ = ["NormSelection", "norm_histogram", "private_norm_bound"]

@@ -27,7 +27,7 @@ from scipy.optimize import minimize
 
 from .._blocked import single_threaded_blas
 from .._validation import check_array
-from ..features import RandomFourierFeatures
+from ..kernels.random_features import RandomFourierFeatures
 
 __all__ = ["centre_preimages"]
 

@@ -69,10 +69,10 @@ import numpy as np
 
 from .. import reduced_set
 from .._validation import check_array, check_positive_int
-from ..accounting import PrivacyCharge
-from ..features import RandomFourierFeatures
-from ..mechanisms import gaussian_noise
-from ..release import Release
+from ..privacy.accounting import PrivacyCharge
+from ..kernels.random_features import RandomFourierFeatures
+from ..privacy.calibration import gaussian_noise
+from ..release.result import Release
 from .accounting import PrivacyPlan, plan_kmeans
 from .kmeans import PrivateLocalView, _candidate_pool, _check_plan_args, _run, DPKMeansResult
 from .sensitivity import lloyd_sensitivities

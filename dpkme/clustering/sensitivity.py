@@ -75,7 +75,7 @@ from __future__ import annotations
 import math
 
 from .._validation import check_in, check_positive_float, check_positive_int
-from ..sensitivity import NEIGHBOURING
+from ..privacy.sensitivity import NEIGHBOURING
 
 __all__ = [
     "lloyd_sensitivities",

@@ -1,21 +1,17 @@
-r"""Guards around the private path: leak guards, private bandwidth selection, and a size guard.
+r"""Deprecated: the guards moved (this package goes in the next release; see :mod:`dpkme._shim`).
 
-:mod:`~dpkme.guards.leaks`
-    :class:`PrivacyLeakWarning`; :func:`warn_data_dependent` and
-    :func:`mark_not_private` for data-dependent choices a user insists on;
-    :func:`find_data_dependent_inputs` (heuristic detection of inputs that
-    coincide with statistics of the private data); the floating-point caveats.
-:mod:`~dpkme.guards.bandwidth`
-    :func:`public_lengthscale` (median heuristic on public rows only) and
-    :func:`private_lengthscale` (exponential mechanism over a public grid,
-    utility of sensitivity :math:`2/N`, with a ledger charge).
-:mod:`~dpkme.guards.cost`
-    :func:`estimate_cost`: predicted seconds and bytes of every mechanism
-    from its sizes, and the confirmation thresholds :data:`CONFIRM_SECONDS`,
-    :data:`CONFIRM_BYTES`.
+:mod:`dpkme.guards.leaks` is now :mod:`dpkme.privacy.leaks`, :mod:`dpkme.guards.bandwidth` is
+:mod:`dpkme.privacy.bandwidth` and :mod:`dpkme.guards.cost` is :mod:`dpkme.cost`; this package
+re-exports their names and warns with a :class:`DeprecationWarning` on import.
 """
 
-from .bandwidth import (
+import warnings
+
+warnings.warn("dpkme.guards is deprecated and will be removed in the next release; import dpkme.privacy.leaks, "
+              "dpkme.privacy.bandwidth or dpkme.cost instead", DeprecationWarning, stacklevel=2)
+
+
+from ..privacy.bandwidth import (
     MAX_ALL_PAIRS_LIMIT,
     MAX_ALL_PAIRS_ROWS,
     PAIR_MODES,
@@ -27,7 +23,7 @@ from .bandwidth import (
     private_lengthscale,
     public_lengthscale,
 )
-from .cost import (
+from ..cost import (
     ALL_PAIRS_TERM,
     CONFIRM_BYTES,
     CONFIRM_SECONDS,
@@ -39,7 +35,7 @@ from .cost import (
     estimate_cost,
     needs_confirmation,
 )
-from .leaks import (
+from ..privacy.leaks import (
     REMEDIES,
     LeakRecord,
     PrivacyLeakWarning,

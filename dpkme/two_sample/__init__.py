@@ -40,7 +40,7 @@ Typical use
 ``res.null.samples`` is the null for a histogram, ``res.critical_value()`` the
 threshold, ``res.naive_p_value`` the (invalid) chi-square p-value for
 contrast, and every element of ``res.charges`` goes into a
-:class:`~dpkme.accounting.BudgetLedger`.
+:class:`~dpkme.privacy.accounting.BudgetLedger`.
 
 Which variant
 -------------

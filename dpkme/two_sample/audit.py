@@ -25,7 +25,7 @@ all of them.
 :func:`perturbed_statistic_release` runs the published mechanism so that the
 privacy-audit page can show it failing (e.g. on the two data sets of the
 counterexample, whose outputs are trivially distinguishable). It returns no
-:class:`~dpkme.accounting.PrivacyCharge` -- its claimed guarantee is false --
+:class:`~dpkme.privacy.accounting.PrivacyCharge` -- its claimed guarantee is false --
 and is never offered as a test.
 """
 
@@ -38,8 +38,8 @@ from typing import Any
 import numpy as np
 
 from .._validation import check_array, check_delta, check_epsilon, check_positive_float, check_positive_int, noise_rng
-from ..kernels import check_magnitude
-from ..mechanisms import calibrate_gaussian, gaussian_epsilon
+from ..kernels.kernel import check_magnitude
+from ..privacy.calibration import calibrate_gaussian, gaussian_epsilon
 from .features import FeatureMap, MEFeatures
 from .sensitivity import published_statistic_sensitivity
 

@@ -29,7 +29,7 @@ are provided, each with the two constants the privacy analysis needs
     in high dimension (two points near the origin with
     :math:`(x-x')^\top t_j \equiv \pi` for every j).
 :class:`RFFFeatures`
-    the unit-norm random Fourier features of :mod:`dpkme.features`
+    the unit-norm random Fourier features of :mod:`dpkme.kernels.random_features`
     (:math:`\|\phi(x)\|_2 = \sqrt a`): :math:`B = 2\sqrt a`, :math:`R = \sqrt2 a`;
     useful for many features (the bounds do not grow with J).
 
@@ -56,8 +56,8 @@ from .._validation import (
     check_positive_int,
     check_random_state,
 )
-from ..kernels import LENGTHSCALE_RANGE, GaussianKernel, Kernel, kernel_from_dict
-from ..sensitivity import check_private_kernel
+from ..kernels.kernel import LENGTHSCALE_RANGE, GaussianKernel, Kernel, kernel_from_dict
+from ..privacy.sensitivity import check_private_kernel
 
 __all__ = [
     "FeatureMap",

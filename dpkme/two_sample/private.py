@@ -39,8 +39,8 @@ spent on the mean. ``calibration="split"`` is the paper's split: the mean is
 :math:`((1-f)\varepsilon,(1-f)\delta)`-DP, each calibrated with the analytic
 Gaussian mechanism, composed by basic composition (more noise for the same
 budget). Either way the result carries two Gaussian
-:class:`~dpkme.accounting.PrivacyCharge` objects; a
-:class:`~dpkme.accounting.BudgetLedger` composes them (PLD: exactly the
+:class:`~dpkme.privacy.accounting.PrivacyCharge` objects; a
+:class:`~dpkme.privacy.accounting.BudgetLedger` composes them (PLD: exactly the
 requested :math:`(\varepsilon, \delta)` for the joint calibration).
 
 Public choices. Feature maps (locations, frequencies, bandwidths) must come
@@ -72,8 +72,8 @@ from .._validation import (
     noise_rng,
     round_up_until,
 )
-from ..accounting import PrivacyCharge, gaussian_charge, pld_epsilon
-from ..mechanisms import (GaussianCalibration, _delta_unchecked, _delta_verified, analytic_sigma, calibrate_gaussian,
+from ..privacy.accounting import PrivacyCharge, gaussian_charge, pld_epsilon
+from ..privacy.calibration import (GaussianCalibration, _delta_unchecked, _delta_verified, analytic_sigma, calibrate_gaussian,
                           gaussian_epsilon)
 from .features import FeatureMap
 from .nulls import (
@@ -196,7 +196,7 @@ def calibrate_moments(*, epsilon, delta, sensitivity_mean, sensitivity_second,
     :math:`(\varepsilon_i, \delta_i)` (recorded in its charge) uses
     :math:`\delta_i = f\delta` resp. :math:`(1-f)\delta`.
     ``"split"``: :math:`(f\varepsilon, f\delta)` and :math:`((1-f)\varepsilon, (1-f)\delta)`
-    with :func:`~dpkme.mechanisms.calibrate_gaussian` (analytic).
+    with :func:`~dpkme.privacy.calibration.calibrate_gaussian` (analytic).
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ..accounting import PrivacyCharge
+from ..privacy.accounting import PrivacyCharge
 from .features import FeatureMap
 from .nulls import NullDistribution
 
@@ -53,7 +53,7 @@ class TwoSampleResult:
         degrees of freedom -- wrong for private statistics (it ignores the
         noise); shown for contrast.
     charges : tuple of PrivacyCharge
-        What to add to a :class:`~dpkme.accounting.BudgetLedger` of the data
+        What to add to a :class:`~dpkme.privacy.accounting.BudgetLedger` of the data
         set(s) tested (empty for the non-private test). Two Gaussian releases
         (mean, second moment) per privatised sample.
     holder_charges : dict or None

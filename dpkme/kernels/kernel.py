@@ -6,7 +6,7 @@ Every kernel here has the form :math:`k(x, y) = a\,\kappa(x - y)` with
 Lemma 13 and Proposition 9) require. All are non-negative and decreasing in the
 distance, which gives the tighter RKHS sensitivity
 :math:`\|k(x,\cdot) - k(x',\cdot)\|_{\mathcal H}^2 = 2a - 2k(x,x') \le 2a`
-(see :mod:`dpkme.sensitivity`).
+(see :mod:`dpkme.privacy.sensitivity`).
 
 Evaluation is blocked and multi-threaded: Gram matrices, the row means
 :math:`\bar k_m = \frac1N\sum_n k(z_m, x_n)` and the mean of :math:`K_{XX}` are
@@ -15,7 +15,7 @@ computed without ever holding an :math:`M\times N` matrix (memory is
 Squared distances are clamped at zero.
 
 Each kernel can sample frequencies from its spectral measure (Bochner's theorem)
-for :mod:`dpkme.features`: normal (Gaussian kernel), product Cauchy (Laplacian,
+for :mod:`dpkme.kernels.random_features`: normal (Gaussian kernel), product Cauchy (Laplacian,
 L1 distance), multivariate t with :math:`2\nu` degrees of freedom (Matérn
 :math:`\nu`), and a Gamma scale mixture of normals (inverse multiquadric).
 """
@@ -31,8 +31,8 @@ from typing import Any, ClassVar
 import numpy as np
 from scipy.spatial.distance import cdist
 
-from ._blocked import BLOCK_ELEMENTS, block_ranges, parallel_map
-from ._validation import check_array, check_positive_float, check_positive_int
+from .._blocked import BLOCK_ELEMENTS, block_ranges, parallel_map
+from .._validation import check_array, check_positive_float, check_positive_int
 
 __all__ = [
     "Kernel",
@@ -352,7 +352,7 @@ class Kernel(ABC):
 
     def spectral_sums_available(self, *arrays) -> bool:
         """Whether :meth:`mean_gram` / :meth:`row_means` of these arrays use the fast spectral sums
-        (:mod:`dpkme.spectral`: Gaussian kernel, D <= 2); False for the other kernels."""
+        (:mod:`dpkme.kernels.spectral`: Gaussian kernel, D <= 2); False for the other kernels."""
         return False
 
     def mean_gram(self, X, Y=None) -> float:
@@ -435,7 +435,7 @@ class GaussianKernel(Kernel):
         n, dim = check_positive_int(n, name="n"), _check_dim(dim)
         return rng.standard_normal((n, dim)) / self.lengthscale
 
-    # Exact sums in 1-D and 2-D through the spectrum (dpkme.spectral): O(N K^D) instead of O(N^2 D).
+    # Exact sums in 1-D and 2-D through the spectrum (dpkme.kernels.spectral): O(N K^D) instead of O(N^2 D).
     def spectral_sums_available(self, *arrays) -> bool:
         from .spectral import spectral_order
 
@@ -443,7 +443,7 @@ class GaussianKernel(Kernel):
         return bool(arrays) and spectral_order(arrays[0].shape[1], self.lengthscale, *arrays) is not None
 
     def mean_gram(self, X, Y=None) -> float:
-        """Exact mean of :math:`K_{XX}` (or of :math:`K_{XY}`); in 1-D/2-D via :mod:`dpkme.spectral`
+        """Exact mean of :math:`K_{XX}` (or of :math:`K_{XY}`); in 1-D/2-D via :mod:`dpkme.kernels.spectral`
         (quadrature error below 1e-17 per kernel value), else the blocked direct sums."""
         if Y is None:
             X = check_array(X, name="X")
@@ -454,7 +454,7 @@ class GaussianKernel(Kernel):
         return super().mean_gram(X, Y)
 
     def row_means(self, Z, X) -> np.ndarray:
-        """:math:`\\bar k_m` for every row of ``Z``; in 1-D/2-D via :mod:`dpkme.spectral`, else blocked direct sums."""
+        """:math:`\\bar k_m` for every row of ``Z``; in 1-D/2-D via :mod:`dpkme.kernels.spectral`, else blocked direct sums."""
         Z = check_array(Z, name="Z")
         X = check_array(X, name="X", n_features=Z.shape[1])
         if self.spectral_sums_available(Z, X):

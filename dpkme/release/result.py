@@ -10,9 +10,9 @@ from typing import Any
 
 import numpy as np
 
-from . import __version__
-from ._validation import check_array, check_weights
-from .kernels import Kernel, kernel_from_dict
+from .._version import __version__
+from .._validation import check_array, check_weights
+from ..kernels.kernel import Kernel, kernel_from_dict
 
 __all__ = ["Release"]
 
@@ -115,9 +115,9 @@ class Release:
         A seeded release carries its seed and a warning that the seed removes
         the privacy protection, and says ``"differentially_private": false``;
         an OS-entropy (or OpenDP) release has no seed to carry. The label comes
-        from :func:`dpkme.guards.leaks.privacy_claim`.
+        from :func:`dpkme.privacy.leaks.privacy_claim`.
         """
-        from .guards.leaks import privacy_claim
+        from ..privacy.leaks import privacy_claim
 
         d = {
             "library": "dpkme",

@@ -1,0 +1,473 @@
+r"""Size guard: predict the time and memory of a computation before running it.
+
+:func:`estimate_cost` returns a :class:`CostEstimate` (``seconds, nbytes =
+estimate_cost(...)`` unpacks it) from the sizes alone, without touching any
+data, so that a user interface can ask for confirmation *before* starting
+something that would block it for minutes or exhaust memory:
+
+.. code-block:: python
+
+    est = estimate_cost("algorithm1", n=100_000, n_points=2000, dim=5)
+    if est.needs_confirmation:          # above CONFIRM_SECONDS or CONFIRM_BYTES
+        ask_the_user(est.message())     # then run, or not
+
+The model
+---------
+Each mechanism's cost is a sum of a few terms read off its implementation,
+each a count of elementary operations divided by a throughput of this machine
+(:class:`CostModel`):
+
+* kernel evaluations summed on the fly (``row_means``, ``mean_gram``;
+  :math:`\sim 4\times10^8`/s) or stored in a matrix (``cross``; :math:`\sim 2\times10^8`/s),
+  plus :math:`2D` flops each for the distances;
+* random-feature evaluations (rows x frequencies, a cos and a sin each);
+* dense linear algebra (Cholesky, eigendecompositions) in flops;
+* per-call Python overhead (audits: one release per run).
+
+The throughputs were measured on the 2-core reference machine
+(``benchmarks/bench_audit.py --sections cost`` prints predicted against
+measured times for every mechanism); :func:`calibrate_cost_model` re-measures
+them in about half a second on the current machine. Estimates are meant to be
+right within a factor of about 3 (the benchmark reports the actual factors):
+enough to tell 1 s from 1 min, which is what the guard is for. Memory is the
+size of the largest arrays held at once.
+
+Thresholds
+----------
+:data:`CONFIRM_SECONDS` (10 s) and :data:`CONFIRM_BYTES` (1 GiB): above either,
+:attr:`CostEstimate.needs_confirmation` is True and the app asks before
+running. 10 s is five times the app's 2-second target for an interaction and
+long enough that a user would want to know in advance; 1 GiB is a quarter of
+the memory of the smallest machine the app is meant to run on (4 GiB), so that
+one computation cannot push a shared server into swapping.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from ._validation import check_in, check_positive_float, check_positive_int
+
+__all__ = [
+    "CONFIRM_SECONDS",
+    "CONFIRM_BYTES",
+    "ALL_PAIRS_TERM",
+    "COST_MECHANISMS",
+    "CostModel",
+    "CostEstimate",
+    "DEFAULT_COST_MODEL",
+    "estimate_cost",
+    "calibrate_cost_model",
+    "needs_confirmation",
+]
+
+#: Predicted wall-clock time above which a user interface must ask for confirmation.
+CONFIRM_SECONDS = 10.0
+#: Predicted peak memory above which a user interface must ask for confirmation (1 GiB).
+CONFIRM_BYTES = 1 << 30
+
+_MIB = 1 << 20
+#: The term of the ``"rkhs-distance"`` estimate for the exact :math:`\|\hat\mu_X\|^2` (all pairs of rows):
+#: drop it with :meth:`CostEstimate.without` once that number is computed and cached.
+ALL_PAIRS_TERM = "||mu_X||^2 (all pairs)"
+
+
+@dataclass(frozen=True)
+class CostModel:
+    """Throughputs of the machine (operations per second) and fixed overheads (seconds).
+
+    Defaults measured on the 2-core reference machine (shared with other jobs).
+    """
+
+    kernel_sum_rate: float = 4.0e8     # kernel values summed on the fly (row_means, mean_gram), per s
+    kernel_matrix_rate: float = 1.5e8  # kernel values written to a matrix (cross, gram), per s
+    feature_rate: float = 1.5e8        # random-feature evaluations: rows x frequencies, per s
+    flop_rate: float = 2.0e10          # dense linear algebra (Cholesky, GEMM, eigh), flops per s
+    python_loop: float = 2.0e-6        # one iteration of a tight Python loop over numpy calls (s)
+    call_overhead: float = 2.0e-4      # validation and bookkeeping of one small release call (s)
+    database_rate: float = 1.5e8       # exponential mechanism: (databases x M) scores per s
+    measured: str = "reference machine (2 cores)"
+
+    def kernel_sum(self, count: float, dim: int) -> float:
+        return count / self.kernel_sum_rate + 2.0 * count * dim / self.flop_rate
+
+    def kernel_matrix(self, count: float, dim: int) -> float:
+        return count / self.kernel_matrix_rate + 2.0 * count * dim / self.flop_rate
+
+    def features(self, rows: float, frequencies: float, dim: int) -> float:
+        return rows * frequencies / self.feature_rate + 2.0 * rows * frequencies * dim / self.flop_rate
+
+
+DEFAULT_COST_MODEL = CostModel()
+
+
+@dataclass
+class CostEstimate:
+    """Predicted cost of one computation.
+
+    ``seconds`` and ``nbytes`` (peak memory of the main arrays); ``breakdown``
+    gives the seconds of each term. Unpacks as ``seconds, nbytes = est``.
+    """
+
+    mechanism: str
+    seconds: float
+    nbytes: float
+    breakdown: dict[str, float] = field(default_factory=dict)
+    params: dict[str, Any] = field(default_factory=dict)
+    confirm_seconds: float = CONFIRM_SECONDS
+    confirm_bytes: float = CONFIRM_BYTES
+
+    def __iter__(self):
+        yield self.seconds
+        yield self.nbytes
+
+    @property
+    def needs_confirmation(self) -> bool:
+        """True above :data:`CONFIRM_SECONDS` or :data:`CONFIRM_BYTES`."""
+        return bool(self.seconds > self.confirm_seconds or self.nbytes > self.confirm_bytes)
+
+    def message(self) -> str:
+        """One sentence for a confirmation dialog."""
+        t = self.seconds
+        time_txt = f"{t:.1f} s" if t < 120 else f"{t / 60:.1f} min" if t < 7200 else f"{t / 3600:.1f} h"
+        mem = self.nbytes
+        mem_txt = f"{mem / _MIB:.0f} MiB" if mem < (1 << 30) else f"{mem / (1 << 30):.1f} GiB"
+        text = f"{self.mechanism}: about {time_txt} and {mem_txt} of memory (estimate, within a factor of ~3)"
+        if self.needs_confirmation:
+            why = []
+            if t > self.confirm_seconds:
+                why.append(f"more than {self.confirm_seconds:g} s")
+            if mem > self.confirm_bytes:
+                why.append(f"more than {self.confirm_bytes / (1 << 30):g} GiB")
+            text += " -- " + " and ".join(why) + "; confirm to run."
+        return text
+
+    def __add__(self, other: "CostEstimate") -> "CostEstimate":
+        """The cost of running ``self`` and then ``other``: seconds add, peak memory is the larger one."""
+        if not isinstance(other, CostEstimate):
+            return NotImplemented
+        breakdown = {f"{self.mechanism}: {k}": v for k, v in self.breakdown.items()}
+        breakdown.update({f"{other.mechanism}: {k}": v for k, v in other.breakdown.items()})
+        return CostEstimate(mechanism=f"{self.mechanism} + {other.mechanism}", seconds=self.seconds + other.seconds,
+                            nbytes=max(self.nbytes, other.nbytes), breakdown=breakdown,
+                            params={**other.params, **self.params},
+                            confirm_seconds=min(self.confirm_seconds, other.confirm_seconds),
+                            confirm_bytes=min(self.confirm_bytes, other.confirm_bytes))
+
+    def repeated(self, times: int) -> "CostEstimate":
+        """The cost of ``times`` runs one after the other (same peak memory)."""
+        k = check_positive_int(times, name="times")
+        return replace(self, seconds=self.seconds * k, breakdown={key: v * k for key, v in self.breakdown.items()},
+                       params={**self.params, "times": k})
+
+    def without(self, *terms: str) -> "CostEstimate":
+        """The estimate without the named terms of ``breakdown`` (e.g. work already done and cached)."""
+        drop = {t for t in terms if t in self.breakdown}
+        return replace(self, seconds=max(self.seconds - sum(self.breakdown[t] for t in drop), 0.0),
+                       breakdown={k: v for k, v in self.breakdown.items() if k not in drop})
+
+    def to_dict(self) -> dict:
+        return {"mechanism": self.mechanism, "seconds": self.seconds, "bytes": self.nbytes,
+                "needs_confirmation": self.needs_confirmation, "breakdown": dict(self.breakdown),
+                "params": dict(self.params)}
+
+
+def needs_confirmation(estimate: CostEstimate, *, seconds: float = CONFIRM_SECONDS,
+                       nbytes: float = CONFIRM_BYTES) -> bool:
+    """Whether ``estimate`` exceeds the given thresholds (defaults: the module's)."""
+    if not isinstance(estimate, CostEstimate):
+        raise ValueError(f"estimate must be a CostEstimate, got {estimate!r}.")
+    return bool(estimate.seconds > check_positive_float(seconds, name="seconds")
+                or estimate.nbytes > check_positive_float(nbytes, name="nbytes"))
+
+
+# --------------------------------------------------------------------------- per-mechanism models
+def _int(params, name, default=None, minimum=1):
+    if name not in params or params[name] is None:
+        if default is None:
+            raise ValueError(f"estimate_cost needs {name}=...")
+        return default
+    return check_positive_int(params[name], name=name, minimum=minimum)
+
+
+def _algorithm1(p, m: CostModel):
+    n, M, D = _int(p, "n"), _int(p, "n_points"), _int(p, "dim", 2)
+    weights = p.get("weights", "free")
+    check_in(weights, ("free", "simplex", "l1"), name="weights")
+    F = min(M, _int(p, "basis_dim", M))
+    t = {
+        "basis (Gram-Schmidt)": m.kernel_matrix(M * M / 2.0 + M * 128.0, D) + M * F * F / (4.0 * m.flop_rate)
+        + M * 256 * 4 * m.python_loop / 64,
+        "kernel means over the data": m.kernel_sum(float(n) * M, D),
+        "overhead": 20 * m.call_overhead,
+    }
+    mem = 8.0 * (M * F / 2.0 + 2.0 * M * 256 + n * D) + 4 * _MIB
+    if weights != "free":
+        t["weight projection"] = (m.kernel_matrix(M * M, D) + (20.0 * M**3 + 1000.0 * M * M) / m.flop_rate
+                                  + 500 * (M * math.log2(M + 1) * 1e-8 + 10 * m.python_loop))
+        mem += 8.0 * 3 * M * M
+    return t, mem
+
+
+def _pool_options(p):
+    preset = p.get("preset", "accurate")
+    check_in(preset, ("accurate", "interactive"), name="preset")
+    base = {"pool_size": 20000, "shortlist": 512, "max_iter": 100} if preset == "accurate" else \
+        {"pool_size": 2000, "shortlist": 256, "max_iter": 20}
+    base.update({k: v for k, v in (p.get("solver_options") or {}).items() if k in base})
+    return base
+
+
+def _solver_cost(p, m: CostModel, J: int, D: int, M: int):
+    solver = p.get("solver", "pursuit-joint")
+    check_in(solver, ("pursuit-joint", "preimage", "joint", "pursuit", "herding"), name="solver")
+    o = _pool_options(p)
+    half = J / 2.0
+    t = {}
+    if solver in ("pursuit-joint", "pursuit", "herding"):
+        t["candidate pool features"] = m.features(o["pool_size"], half, D)
+        t["greedy selection"] = m.features(M * o["shortlist"], half, D) * 2.0 + M * 40 * m.python_loop
+    if solver in ("pursuit-joint", "joint", "herding"):
+        iters = o["max_iter"] if solver != "joint" else 300
+        # L-BFGS on all locations and weights, ~1.5 evaluations per iteration at a few reported sizes
+        t["joint L-BFGS"] = 3.0 * iters * m.features(M, half, D + 2) + iters * 50 * m.python_loop
+    if solver == "preimage":
+        t["pre-images (Adam)"] = M * 100 * (m.features(1, half, D) * 3 + 10 * m.python_loop)
+    mem = 4.0 * o["pool_size"] * J + 8.0 * M * J * 3 + 8.0 * o["shortlist"] * J
+    return t, mem
+
+
+def _algorithm2(p, m: CostModel):
+    n, J, M, D = _int(p, "n"), _int(p, "n_features", 10000), _int(p, "n_points"), _int(p, "dim", 2)
+    t = {"noisy feature mean": m.features(n, J / 2.0, D), "overhead": 20 * m.call_overhead}
+    ts, mem = _solver_cost(p, m, J, D, M)
+    t.update(ts)
+    return t, mem + 8.0 * n * D + 4 * _MIB
+
+
+def _exponential(p, m: CostModel):
+    n, G, M, D = _int(p, "n"), _int(p, "n_candidates"), _int(p, "m"), _int(p, "dim", 2)
+    T = float(math.comb(G + M - 1, M))
+    t = {
+        "kernel means over the data": m.kernel_sum(float(G) * n, D),
+        "||mu_D||^2 (all pairs of rows)": m.kernel_sum(n * n / 2.0, D),
+        "scoring every database": T * max(M, 1) / m.database_rate,
+        "exact sampling": T / m.database_rate * 2.0,
+        "overhead": 0.03,
+    }
+    mem = 8.0 * T * 3 + (8.0 * G * G if M >= 3 else 8.0 * G * 1024) + 8.0 * n * D
+    return t, mem
+
+
+def _gp(p, m: CostModel):
+    n, D = _int(p, "n"), _int(p, "dim", None) if "dim" in p else None
+    product = bool(p.get("product_kernel", True))
+    if p.get("grid_shape") is not None:
+        shape = [check_positive_int(s, name="grid_shape") for s in p["grid_shape"]]
+        D = len(shape) if D is None else D
+        Q = float(np.prod(shape))
+    else:
+        Q = float(_int(p, "n_query"))
+        shape = None
+        D = 2 if D is None else D
+    t = {}
+    if shape is not None and product:
+        t["per-axis Cholesky"] = (sum(s**3 / 3.0 for s in shape) / m.flop_rate
+                                  + m.kernel_matrix(sum(s * s for s in shape), 1))
+        t["private function on the grid"] = 2.0 * Q * n / m.flop_rate + m.kernel_matrix(n * sum(shape), 1)
+        t["sampling"] = 2.0 * Q * sum(shape) / m.flop_rate
+        mem = 8.0 * Q * 5 + 8.0 * sum(s * s for s in shape) * 2 + 8.0 * n * (shape[-1] + 1) * 2
+    else:
+        t["kernel matrix"] = m.kernel_matrix(Q * Q, D)
+        t["dense Cholesky"] = Q**3 / 3.0 / m.flop_rate * 1.5  # single-threaded BLAS
+        t["private function"] = m.kernel_sum(Q * n, D)
+        t["sampling"] = 2.0 * Q * Q / m.flop_rate
+        mem = 8.0 * Q * Q * 3 + 8.0 * Q * 5 + 8.0 * n * D
+    t["overhead"] = 10 * m.call_overhead
+    return t, mem
+
+
+def _kmeans(p, m: CostModel):
+    n, D, k = _int(p, "n"), _int(p, "dim", 2), _int(p, "k")
+    J, T = _int(p, "n_features", 1000), _int(p, "n_iter", 10, minimum=0)
+    pre = p.get("preimages", "auto")
+    check_in(pre, ("auto", "history", "final", "none"), name="preimages")
+    cand = _int(p, "n_candidates", 2000)
+    t = {
+        "accounting (plan)": 0.05,
+        "Lloyd passes": max(T, 1) * (m.features(n, J / 2.0, D) + 2.0 * n * J * k / m.flop_rate),
+    }
+    if p.get("local_view", True):
+        t["local view"] = m.features(n, J / 2.0, D)
+    n_pre = {"auto": T + 1, "history": T + 1, "final": 1, "none": 0}[pre]
+    if n_pre:
+        t["pre-images"] = m.features(cand, J / 2.0, D) + n_pre * k * 3 * 60 * (m.features(1, J / 2.0, D) * 4
+                                                                               + 10 * m.python_loop)
+    mem = 4.0 * cand * J + 8.0 * (k * J * (T + 2) + n * D) + 8.0 * 2048 * J
+    return t, mem
+
+
+def _clusterwise(p, m: CostModel):
+    t, mem = _kmeans(p, m)
+    J, D, M, k = _int(p, "n_features", 1000), _int(p, "dim", 2), _int(p, "n_points"), _int(p, "k")
+    ts, mem2 = _solver_cost(p, m, J, D, max(1, M // k))
+    for key, val in ts.items():
+        t["per-cluster " + key] = k * val
+    t["release step"] = m.features(_int(p, "n"), J / 2.0, D)
+    return t, max(mem, mem2)
+
+
+def _two_sample(p, m: CostModel):
+    n, D, J = _int(p, "n"), _int(p, "dim", 2), _int(p, "n_features", 5)
+    B = _int(p, "n_null", 2000)
+    t = {
+        "features of both samples": m.kernel_matrix(2.0 * n * J, D) + 2.0 * n * J * J / m.flop_rate,
+        "null simulation": B * (J**3 * 6.0 / m.flop_rate + 2e-7 * J * J + 2.5e-6),
+        "overhead": 10 * m.call_overhead,
+    }
+    mem = 8.0 * (2 * n * (D + J) + B * J * J * 2)
+    return t, mem
+
+
+#: Per-run seconds of each audit at its default sizes (measured; ``benchmarks/bench_audit.py --sections cost``).
+_AUDIT_RUN = {"gaussian": 1.0e-4, "laplace": 1.2e-4, "algorithm1": 3.5e-4, "algorithm2": 1.0e-4,
+              "exponential": 5.0e-6, "gp": 2.5e-4, "kmeans": 1.6e-3, "two-sample": 7.0e-4}
+_AUDIT_SETUP = {"gaussian": 0.01, "laplace": 0.02, "algorithm1": 0.03, "algorithm2": 0.04, "exponential": 0.02,
+                "gp": 0.03, "kmeans": 0.05, "two-sample": 0.05}
+
+
+def _audit(p, m: CostModel):
+    from .audit import AUDITS
+
+    mech = p.get("audit", p.get("of"))
+    check_in(mech, tuple(AUDITS), name="audit")
+    runs = _int(p, "runs")
+    scale = m.call_overhead / DEFAULT_COST_MODEL.call_overhead
+    t = {"runs": 2.0 * runs * _AUDIT_RUN[mech] * scale, "setup": _AUDIT_SETUP[mech],
+         "bounds and curves": 0.05 + 2e-7 * runs}
+    return t, 8.0 * 40 * runs + 8 * _MIB
+
+
+def _lengthscale(p, m: CostModel):
+    n, D = _int(p, "n", minimum=2), _int(p, "dim", 2)
+    g = _int(p, "grid_size", 30)
+    pairs = p.get("pairs", "auto")
+    check_in(pairs, ("auto", "all", "disjoint"), name="pairs")
+    if pairs == "auto":
+        pairs = "all" if n <= 2000 else "disjoint"
+    count = n * (n - 1) / 2.0 if pairs == "all" else n / 2.0
+    t = {"pairwise distances": count * (3.0 * D / m.flop_rate * 20 + math.log2(max(g, 2)) * 1e-9 * 4)
+         + count / m.kernel_matrix_rate, "overhead": m.call_overhead}
+    return t, 8.0 * (128 * 1024 * (D + 2) + n * D)
+
+
+def _evaluation(p, m: CostModel):
+    n, D = _int(p, "n"), _int(p, "dim", 2)
+    M = _int(p, "n_points", 1)
+    t = {ALL_PAIRS_TERM: m.kernel_sum(n * n / 2.0, D), "cross term": m.kernel_sum(float(n) * M, D),
+         "release term": m.kernel_matrix(float(M) * M, D)}
+    return t, 8.0 * (n * D + M * M) + 4 * _MIB
+
+
+_MODELS = {
+    "algorithm1": _algorithm1,
+    "algorithm2": _algorithm2,
+    "exponential": _exponential,
+    "gp": _gp,
+    "kmeans": _kmeans,
+    "clusterwise": _clusterwise,
+    "two-sample": _two_sample,
+    "audit": _audit,
+    "private-lengthscale": _lengthscale,
+    "rkhs-distance": _evaluation,
+}
+COST_MECHANISMS = tuple(_MODELS)
+
+_DOC_PARAMS = {
+    "algorithm1": "n, n_points, dim=2, weights='free'",
+    "algorithm2": "n, n_points, n_features=10000, dim=2, solver='pursuit-joint', preset='accurate', solver_options",
+    "exponential": "n, n_candidates, m, dim=2",
+    "gp": "n, grid_shape=(..) or n_query, dim, product_kernel=True",
+    "kmeans": "n, k, dim=2, n_features=1000, n_iter=10, preimages='auto', n_candidates=2000, local_view=True",
+    "clusterwise": "as kmeans, plus n_points and the solver options of algorithm2",
+    "two-sample": "n, n_features=5, dim=2, n_null=2000",
+    "audit": "audit=<name in dpkme.audit.AUDITS>, runs",
+    "private-lengthscale": "n, dim=2, grid_size=30, pairs='auto'",
+    "rkhs-distance": "n, n_points=1, dim=2",
+}
+
+
+def estimate_cost(mechanism: str, *, model: CostModel | None = None, **params) -> CostEstimate:
+    """Predicted seconds and peak bytes of ``mechanism`` at the given sizes (no data needed).
+
+    Mechanisms and their size parameters (:data:`COST_MECHANISMS`):
+
+    * ``"algorithm1"``: ``n, n_points, dim=2, weights="free"``
+    * ``"algorithm2"``: ``n, n_points, n_features=10000, dim=2, solver, preset, solver_options``
+    * ``"exponential"``: ``n, n_candidates, m, dim=2``
+    * ``"gp"``: ``n`` and ``grid_shape=(n1, n2, ...)`` (or ``n_query``), ``dim``, ``product_kernel``
+    * ``"kmeans"``: ``n, k, dim, n_features, n_iter, preimages, n_candidates, local_view``
+    * ``"clusterwise"``: the k-means sizes plus ``n_points`` and the solver options
+    * ``"two-sample"``: ``n, n_features, dim, n_null``
+    * ``"audit"``: ``audit=<name>, runs``
+    * ``"private-lengthscale"``: ``n, dim, grid_size, pairs``
+    * ``"rkhs-distance"``: ``n, n_points, dim`` (exact evaluation of a release)
+
+    Raises ValueError (naming the parameter) on a missing or invalid size.
+    """
+    check_in(mechanism, COST_MECHANISMS, name="mechanism")
+    m = DEFAULT_COST_MODEL if model is None else model
+    if not isinstance(m, CostModel):
+        raise ValueError(f"model must be a CostModel, got {model!r}.")
+    terms, mem = _MODELS[mechanism](params, m)
+    seconds = float(sum(terms.values()))
+    return CostEstimate(mechanism=mechanism, seconds=seconds, nbytes=float(mem),
+                        breakdown={k: float(v) for k, v in terms.items()}, params=dict(params))
+
+
+def calibrate_cost_model(budget_seconds: float = 0.5) -> CostModel:
+    """Re-measure the throughputs of :class:`CostModel` on this machine (about ``budget_seconds``).
+
+    Kernel sums and matrices, random features, a Cholesky and a small release
+    call are timed once each at sizes scaled to the budget; the best of two
+    repetitions is used.
+    """
+    from .kernels.random_features import RandomFourierFeatures
+    from .kernels.kernel import GaussianKernel
+
+    b = check_positive_float(budget_seconds, name="budget_seconds")
+    share = b / 5.0
+    rng = np.random.default_rng(0)
+    k = GaussianKernel(lengthscale=1.0)
+
+    def best(fn):
+        out = math.inf
+        for _ in range(2):
+            t0 = time.perf_counter()
+            fn()
+            out = min(out, time.perf_counter() - t0)
+        return max(out, 1e-6)
+
+    n = int(min(2e5, max(2e3, share * DEFAULT_COST_MODEL.kernel_sum_rate / 200)))
+    Z, X = rng.standard_normal((200, 2)), rng.standard_normal((n, 2))
+    ks = 200.0 * n / best(lambda: k.row_means(Z, X))
+    nm = int(min(4000, max(200, math.sqrt(share * DEFAULT_COST_MODEL.kernel_matrix_rate))))
+    A = rng.standard_normal((nm, 2))
+    km = float(nm) * nm / best(lambda: k.cross(A, A[: nm // 2])) / 2.0
+    f = RandomFourierFeatures(k, n_components=1000, random_state=0).fit(2)
+    nf = int(min(1e5, max(500, share * DEFAULT_COST_MODEL.feature_rate / 500)))
+    Xf = rng.standard_normal((nf, 2))
+    fr = nf * 500.0 / best(lambda: f.mean_embedding(Xf))
+    q = int(min(800, max(200, (share * DEFAULT_COST_MODEL.flop_rate * 3) ** (1 / 3))))
+    S = rng.standard_normal((q, q))
+    S = S @ S.T + q * np.eye(q)
+    fl = q**3 / 3.0 / best(lambda: np.linalg.cholesky(S))
+    from .privacy.calibration import calibrate_gaussian
+    co = best(lambda: [calibrate_gaussian(epsilon=1.0, delta=1e-5, sensitivity=0.1) for _ in range(20)]) / 20 * 7
+    return replace(DEFAULT_COST_MODEL, kernel_sum_rate=ks, kernel_matrix_rate=km, feature_rate=fr, flop_rate=fl,
+                   call_overhead=co, measured=f"calibrated on this machine at {time.strftime('%Y-%m-%d %H:%M')}")

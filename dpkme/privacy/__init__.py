@@ -1,0 +1,48 @@
+r"""Privacy: noise calibration, sensitivities, accounting and the budget ledger, leak guards, private bandwidths.
+
+:mod:`~dpkme.privacy.calibration`
+    Gaussian and Laplace calibration (:func:`calibrate_gaussian`, analytic and
+    classic), the noise samplers and the OpenDP option (:func:`add_gaussian_noise`).
+:mod:`~dpkme.privacy.sensitivity`
+    RKHS sensitivities of kernel mean embeddings and feature means, and the
+    checks a private release makes on its inputs.
+:mod:`~dpkme.privacy.accounting`
+    :class:`PrivacyCharge` (what one release spent), basic/RDP/PLD composition,
+    and the :class:`BudgetLedger`.
+:mod:`~dpkme.privacy.leaks`
+    :class:`PrivacyLeakWarning`, data-dependence markers and the privacy claim of a result.
+:mod:`~dpkme.privacy.bandwidth`
+    Public (median heuristic on public rows) and private (exponential mechanism) length scales.
+
+The names below are loaded on first use (``dpkme.privacy.calibrate_gaussian``), so
+importing one submodule does not import the accountants.
+"""
+
+import importlib
+
+_EXPORTS = {
+    "calibrate_gaussian": "calibration", "GaussianCalibration": "calibration", "calibrate_laplace": "calibration",
+    "LaplaceCalibration": "calibration", "add_gaussian_noise": "calibration", "analytic_sigma": "calibration",
+    "classic_sigma": "calibration", "gaussian_epsilon": "calibration", "gaussian_delta": "calibration",
+    "UnprovenCalibrationWarning": "calibration",
+    "NEIGHBOURING": "sensitivity", "kme_sensitivity": "sensitivity", "feature_mean_sensitivity": "sensitivity",
+    "PrivacyCharge": "accounting", "BudgetLedger": "accounting", "gaussian_charge": "accounting",
+    "pure_dp_charge": "accounting", "laplace_charge": "accounting", "basic_composition": "accounting",
+    "rdp_epsilon": "accounting", "pld_epsilon": "accounting",
+    "PrivacyLeakWarning": "leaks", "mark_not_private": "leaks", "privacy_claim": "leaks",
+    "public_lengthscale": "bandwidth", "private_lengthscale": "bandwidth",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name):
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

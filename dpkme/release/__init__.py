@@ -1,0 +1,33 @@
+r"""Private releases of a kernel mean embedding and the value object they return.
+
+:mod:`~dpkme.release.result`
+    :class:`Release`: points, weights and everything needed to interpret them.
+:mod:`~dpkme.release.subspace`
+    Algorithm 1 of Balog et al. (2018): noise in the subspace spanned by public
+    synthetic points (:func:`algorithm1`, :func:`uniform_baseline`).
+:mod:`~dpkme.release.random_features`
+    Algorithm 2: a noisy mean of unit-norm random features, then a reduced set (:func:`algorithm2`).
+:mod:`~dpkme.release.exponential`
+    The exponential mechanism over multisets of candidates (:func:`exponential_mechanism`).
+:mod:`~dpkme.release.gp`
+    The Gaussian-process release of Hall et al. (2013) (:func:`gp_release`).
+
+Each release function has a companion ``*_charge`` function (:func:`algorithm1_charge`,
+:func:`algorithm2_charge`, :func:`exponential_mechanism_charge`, :func:`gp_release_charge`)
+that returns the :class:`~dpkme.privacy.accounting.PrivacyCharge` its parameters imply
+without running it; a finished release reports the same charge as :attr:`Release.charge`.
+"""
+
+from .result import Release
+from .subspace import SubspaceBasis, algorithm1, project_weights, uniform_baseline
+from .random_features import algorithm2, privatise_feature_mean
+from .exponential import exponential_charge, exponential_mechanism
+from .gp import gp_release
+
+__all__ = [
+    "Release",
+    "algorithm1", "uniform_baseline", "SubspaceBasis", "project_weights",
+    "algorithm2", "privatise_feature_mean",
+    "exponential_mechanism", "exponential_charge",
+    "gp_release",
+]

@@ -1,0 +1,309 @@
+r"""Algorithm 2 of Balog et al. (2018): release through a random-features RKHS.
+
+The release has exactly two stages, and only the first reads the private data:
+
+1. **Private step** (:func:`privatise_feature_mean`, lines 1–4 of Algorithm 2).
+   With a public random-feature map :math:`\phi:\mathbb R^D\to\mathbb R^J`
+   (:class:`dpkme.kernels.random_features.RandomFourierFeatures`, frequencies drawn without
+   the data, :math:`\|\phi(x)\|_2 = \sqrt a \le 1` for every x),
+
+   .. math::
+       \tilde\mu^\phi_X = \frac1N\sum_{n=1}^N\phi(x_n) + \mathcal N(0, \sigma^2 I_J).
+
+   The L2 sensitivity of the mean is :math:`\Delta = 2b/N` for replace-one
+   neighbours (:math:`\|\phi(x)-\phi(x')\|_2 \le 2b`, Proposition 9, eq. 25–27)
+   and :math:`b/N` for add/remove with a public normaliser :math:`N`, where
+   :math:`b \ge \|\phi(x)\|_2` is the feature-norm bound
+   (:func:`dpkme.privacy.sensitivity.feature_mean_sensitivity`). :math:`\sigma` is
+   calibrated by the Gaussian mechanism (:func:`dpkme.privacy.calibration.calibrate_gaussian`):
+   ``"classic"`` :math:`\sigma = \Delta\sqrt{2\ln(1.25/\delta)}/\varepsilon` — the
+   paper's variance :math:`8\ln(1.25/\delta)/(N^2\varepsilon^2)` with
+   :math:`\Delta = 2/N` — or ``"analytic"`` (Balle & Wang 2018, smaller
+   :math:`\sigma`). The noisy vector is :math:`(\varepsilon,\delta)`-DP.
+
+2. **Post-processing** (:mod:`dpkme.reduced_set`, lines 5–7). A reduced-set
+   solver turns :math:`\tilde\mu` into weighted synthetic points using only
+   :math:`\tilde\mu`, the public feature map and public initial points (draws
+   from :math:`q = \mathcal N(\text{q\_loc}, \text{q\_scale}^2 I)` or
+   user-supplied public points). By the post-processing property, the released
+   points and weights are :math:`(\varepsilon,\delta)`-DP as well.
+
+:func:`algorithm2` composes the two; it drops its reference to the data right
+after stage 1, and stage 2 receives no argument derived from it other than
+:math:`\tilde\mu`.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+import numpy as np
+
+from .._validation import (
+    check_array,
+    check_in,
+    check_positive_int,
+    noise_rng,
+    spawn_streams,
+)
+from ..kernels.random_features import RandomFourierFeatures
+from ..kernels.kernel import Kernel
+from .result import Release
+from ..privacy.sensitivity import check_release_args, feature_mean_sensitivity
+from .. import reduced_set
+from ..reduced_set import DEFAULT_SOLVER, SOLVERS, list_solvers, resample  # noqa: F401  (re-exported)
+
+__all__ = ["CALIBRATIONS", "privatise_feature_mean", "algorithm2", "list_solvers", "resample", "SOLVERS",
+           "DEFAULT_SOLVER"]
+
+CALIBRATIONS = ("analytic", "classic")
+
+
+def privatise_feature_mean(
+    X,
+    features: RandomFourierFeatures,
+    *,
+    epsilon: float,
+    delta: float,
+    calibration: str = "analytic",
+    neighbouring: str = "replace-one",
+    rng: np.random.Generator | None = None,
+    n_private: int | None = None,
+    noise: str = "numpy",
+):
+    r"""The private step of Algorithm 2: the noisy mean feature vector.
+
+    Guarantee
+    ---------
+    :math:`(\varepsilon,\delta)`-differential privacy of the returned vector with
+    respect to ``neighbouring``:
+
+    * ``"replace-one"`` (the paper's Definition 1): datasets of the same public
+      size :math:`N` differing in one row; sensitivity :math:`\Delta = 2b/N`
+      (Proposition 9);
+    * ``"add-remove"``: one row added or removed, the sum normalised by the
+      declared public size ``n_private``; :math:`\Delta = b/N`.
+
+    Here :math:`b = \sqrt{a}\,(1+10^{-12}) \ge \|\phi(x)\|_2` (the features have
+    norm exactly :math:`\sqrt a`, :math:`a = k(x,x) \le 1`; the margin covers
+    float64 rounding). The mechanism is
+
+    .. math::
+        \tilde\mu = \frac1N\sum_n\phi(x_n) + \mathcal N(0,\sigma^2 I_J),\qquad
+        \sigma = \frac{\Delta\sqrt{2\ln(1.25/\delta)}}{\varepsilon}\ (\text{classic})
+
+    or the analytic Gaussian mechanism's smallest valid :math:`\sigma`.
+    Everything computed from the returned vector alone is post-processing.
+    With ``noise="numpy"`` floating-point noise is assumed to behave like ideal
+    Gaussian noise (as in most implementations of the Gaussian mechanism);
+    ``noise="opendp"`` removes that assumption.
+
+    Parameters
+    ----------
+    X : array (N, D)
+        Private data (finite values; read once, in blocks).
+    features : RandomFourierFeatures
+        Fitted, public feature map with :math:`k(x,x) \le 1`.
+    epsilon : float
+        > 0.
+    delta : float
+        In (0, 1).
+    calibration : {"analytic", "classic"}
+    neighbouring : {"replace-one", "add-remove"}
+    rng : numpy.random.Generator
+        Source of the noise for ``noise="numpy"`` (required then); must be
+        ``None`` for ``noise="opendp"``.
+    n_private : int, optional
+        Public size :math:`N` used for normalisation and sensitivity. Must equal
+        the number of rows under replace-one (the default); required to be
+        declared for add-remove.
+    noise : {"numpy", "opendp"}, default="numpy"
+        Sampler of the Gaussian noise (:func:`dpkme.privacy.calibration.add_gaussian_noise`):
+        numpy's generator (assumes idealised floating-point numerics, Mironov
+        2012) or OpenDP's exact, floating-point-safe sampler given exactly
+        :math:`\sigma` (not seedable).
+
+    Returns
+    -------
+    mu_tilde : ndarray (J,)
+    calibration : dpkme.privacy.calibration.GaussianCalibration
+        :math:`\sigma`, the sensitivity and the achieved :math:`\delta`.
+    """
+    from ..privacy.calibration import NOISE_SOURCES, add_gaussian_noise, calibrate_gaussian  # local: avoids import cycles
+
+    if not isinstance(features, RandomFourierFeatures):
+        raise ValueError(
+            f"features must be dpkme.kernels.random_features.RandomFourierFeatures (unit-norm paired features), got "
+            f"{type(features).__name__}; other maps may break the sensitivity bound."
+        )
+    features._check_fitted()
+    epsilon, delta = check_release_args(features.kernel, epsilon, delta, calibration=calibration,
+                                        neighbouring=neighbouring)
+    check_in(noise, NOISE_SOURCES, name="noise")
+    if noise == "numpy" and not isinstance(rng, np.random.Generator):
+        raise ValueError(f"rng must be a numpy.random.Generator (noise='numpy'), got {rng!r}.")
+    if noise == "opendp" and rng is not None:
+        raise ValueError("noise='opendp' draws from OpenDP's own generator: pass rng=None, not both (the generator "
+                         "would be ignored and the result cannot be replayed).")
+    X = check_array(X, name="X", n_features=features.n_features_in_)
+    n = X.shape[0]
+    if n_private is None:
+        if neighbouring == "add-remove":
+            raise ValueError("under add-remove the public size n_private must be declared (not counted from X).")
+        n_pub = n
+    else:
+        n_pub = check_positive_int(n_private, name="n_private")
+        if neighbouring == "replace-one" and n_pub != n:
+            raise ValueError(
+                f"under replace-one the public size must equal the number of rows; got n_private={n_pub} "
+                f"for {n} rows."
+            )
+    sens = feature_mean_sensitivity(n=n_pub, norm_bound=features.norm_bound, neighbouring=neighbouring)
+    cal = calibrate_gaussian(epsilon=epsilon, delta=delta, sensitivity=sens, method=calibration)
+    mean = features.mean_embedding(X)
+    if n_pub != n:
+        mean *= n / n_pub
+    return add_gaussian_noise(mean, sigma=cal.sigma, rng=rng, noise=noise), cal
+
+
+def _data_shape(X) -> tuple[int, int]:
+    """(rows, columns) of X, read from its shape only (the values are validated later)."""
+    shape = getattr(X, "shape", None)
+    if shape is None:
+        shape = np.shape(X)
+    if len(shape) != 2:
+        raise ValueError(f"X must be a 2-D array, got shape {tuple(shape)}.")
+    return int(shape[0]), int(shape[1])
+
+
+def algorithm2(
+    X,
+    *,
+    kernel: Kernel,
+    epsilon: float,
+    delta: float,
+    n_points: int,
+    n_features: int = 10000,
+    solver: str = DEFAULT_SOLVER,
+    calibration: str = "analytic",
+    neighbouring: str = "replace-one",
+    n_private: int | None = None,
+    initial_points=None,
+    q_scale: float = 500.0,
+    q_loc=0.0,
+    random_state=None,
+    feature_dtype: str = "float32",
+    progress: Callable[[float, str], object] | None = None,
+    solver_options: dict | None = None,
+    preset: str = "accurate",
+    noise: str = "numpy",
+) -> Release:
+    r"""Release a DP weighted synthetic dataset by Algorithm 2 (random-features RKHS).
+
+    Guarantee: :math:`(\varepsilon,\delta)`-DP with respect to ``neighbouring``
+    (see :func:`privatise_feature_mean`: Gaussian mechanism on the mean of
+    unit-norm features, sensitivity :math:`2/N` replace-one or :math:`1/N`
+    add-remove, Proposition 9), provided ``initial_points`` are public (not
+    derived from X) and :math:`k(x,x)\le1`. The solver is post-processing.
+
+    Parameters
+    ----------
+    X : array (N, D)
+        Private data.
+    kernel : Kernel
+        Translation-invariant kernel with amplitude :math:`\le 1`.
+    epsilon, delta : float
+        Privacy parameters (:math:`\varepsilon > 0`, :math:`0<\delta<1`).
+    n_points : int
+        Number of synthetic points :math:`M \ge 1`.
+    n_features : int, default=10000
+        :math:`J` (even).
+    solver : str, default="pursuit-joint"
+        A key of :data:`dpkme.reduced_set.SOLVERS` (:func:`list_solvers`).
+    calibration : {"analytic", "classic"}, default="analytic"
+    neighbouring : {"replace-one", "add-remove"}, default="replace-one"
+    n_private : int, optional
+        Public size N (see :func:`privatise_feature_mean`).
+    initial_points : array (K, D), optional
+        Public points for initialisation / the candidate pool. Default: draws
+        from :math:`q = \mathcal N(\text{q\_loc}, \text{q\_scale}^2 I)`.
+    q_scale, q_loc
+        Parameters of q (public; the paper uses :math:`\mathcal N(0, 500^2 I)`).
+    random_state : None, int or numpy.random.Generator
+        Seeds the frequencies, the noise and the solver: independent child
+        streams 0, 1 and 2 (:func:`dpkme._validation.spawn_streams`; for an int
+        ``seed``, ``SeedSequence(seed).spawn(3)[i]``). An int makes the release replayable (``noise_source="seeded"``,
+        teaching only: the seed removes the noise); ``None`` uses OS entropy and
+        records no seed (``"os-entropy"``, a real release).
+    feature_dtype : {"float32", "float64"}
+        Precision of the feature evaluation.
+    progress : callable, optional
+        ``progress(fraction, message)``, strictly increasing fractions ending
+        at 1.0; raising from it cancels the release (nothing is returned).
+    solver_options : dict, optional
+        Passed to the solver (e.g. ``{"pool_size": 20000, "max_iter": 100}``);
+        overrides ``preset``.
+    preset : {"accurate", "interactive"}
+        Named solver options (:data:`dpkme.reduced_set.PRESETS`).
+    noise : {"numpy", "opendp"}, default="numpy"
+        Sampler of the Gaussian noise (:func:`privatise_feature_mean`).
+        ``"opendp"`` cannot be seeded (an int ``random_state`` is a ValueError);
+        the release records ``noise_source="opendp"`` and no seed, and
+        ``random_state`` (None or a Generator) then drives only the
+        frequencies and the solver.
+
+    Returns
+    -------
+    Release
+        ``mechanism="algorithm2"``; ``params`` records J, the solver and its
+        options, the feature seed stream and the residual norm in
+        :math:`\mathcal H_\phi`.
+    """
+    t0 = time.perf_counter()
+    epsilon, delta = check_release_args(kernel, epsilon, delta, calibration=calibration, neighbouring=neighbouring)
+    n_points = check_positive_int(n_points, name="n_points")
+    n_features = check_positive_int(n_features, name="n_features", minimum=2)
+    if n_features % 2:
+        raise ValueError(f"n_features must be even (paired cos/sin features), got {n_features}.")
+    spec = reduced_set.get_solver(solver)
+    options = {**reduced_set.preset_options(spec.name, preset), **(solver_options or {})}
+    from ..privacy.calibration import check_noise_source  # local: avoids import cycles
+
+    check_noise_source(noise, random_state)
+    rng, seed, noise_source = noise_rng(random_state)  # OS entropy: no seed recorded (not replayable)
+    rng_features, rng_noise, rng_solver = spawn_streams(rng, 3)
+    if noise == "opendp":
+        rng_noise, seed, noise_source = None, None, "opendp"  # OpenDP's own generator: not replayable
+    reporter = reduced_set.Progress(progress)
+    reporter(0.0, "drawing random features", force=True)
+
+    n_rows, dim = _data_shape(X)
+    features = RandomFourierFeatures(kernel, n_components=n_features, random_state=rng_features,
+                                     dtype=feature_dtype).fit(dim)
+    # Stage 1 -- the only access to the private data.
+    mu_tilde, cal = privatise_feature_mean(
+        X, features, epsilon=epsilon, delta=delta, calibration=calibration, neighbouring=neighbouring,
+        rng=rng_noise, n_private=n_private, noise=noise)
+    n_pub = int(n_private) if n_private is not None else n_rows
+    del X  # nothing below may read the private data
+    reporter(0.05, "noisy mean feature vector computed", force=True)
+
+    # Stage 2 -- post-processing of mu_tilde with public inputs only (sigma is public).
+    if spec.accepts("noise_sigma"):
+        options.setdefault("noise_sigma", cal.sigma)
+    sub = reporter.sub(0.05, 1.0)
+    result = reduced_set.reduce(
+        mu_tilde, features, n_points=n_points, solver=spec.name, initial_points=initial_points,
+        q_scale=q_scale, q_loc=q_loc, random_state=rng_solver, progress=sub, **options)
+    reporter.finish("release ready")
+    return Release(
+        points=result.points, weights=result.weights, mechanism="algorithm2", epsilon=epsilon, delta=delta,
+        sigma=cal.sigma, sensitivity=cal.sensitivity, neighbouring=neighbouring, calibration=calibration,
+        kernel=kernel, seed=seed, n_private=n_pub, seconds=time.perf_counter() - t0, noise_source=noise_source,
+        params={"n_points": n_points, "n_features": n_features, "solver": spec.name, "solver_options": options,
+                "residual_norm": result.residual_norm, "achieved_delta": cal.achieved_delta,
+                "calibration_proven": cal.proven, "q_scale": q_scale,
+                "initial": "public points" if initial_points is not None else "q",
+                "feature_dtype": feature_dtype, "solver_seconds": result.seconds},
+    )
