@@ -38,7 +38,7 @@ target power (:mod:`~dpkme.audit.power`)::
     runs_for_power(0.95, epsilon=2.0, delta=1e-2, alpha=0.05)      # about 7 000
 
 Cost: a few runs per millisecond for most mechanisms (k-means: ~2 ms per run);
-:func:`dpkme.guards.estimate_cost` (``"audit"``) predicts the time of a call.
+:func:`dpkme.cost.estimate_cost` (``"audit"``) predicts the time of a call.
 """
 
 from .bounds import (

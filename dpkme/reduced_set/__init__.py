@@ -153,7 +153,7 @@ def reduce(
     ----------
     mu_tilde : array (J,)
         The privatised mean feature vector (from
-        :func:`dpkme.random_features.privatise_feature_mean`).
+        :func:`dpkme.release.random_features.privatise_feature_mean`).
     features : RandomFourierFeatures
         The fitted, public feature map used to compute ``mu_tilde``.
     n_points : int

@@ -1,7 +1,7 @@
 r"""Closed-form evaluation of paired random Fourier features and their derivatives.
 
 The reduced-set solvers work with the feature map of
-:class:`dpkme.features.RandomFourierFeatures`,
+:class:`dpkme.kernels.random_features.RandomFourierFeatures`,
 
 .. math::
     \phi(z) = s\,\bigl[\cos(Wz),\ \sin(Wz)\bigr] \in \mathbb R^J, \qquad
@@ -69,7 +69,7 @@ class FourierMap:
 
     @classmethod
     def from_features(cls, features, *, dtype: str | None = None) -> "FourierMap":
-        """Build from a fitted :class:`dpkme.features.RandomFourierFeatures`."""
+        """Build from a fitted :class:`dpkme.kernels.random_features.RandomFourierFeatures`."""
         if not hasattr(features, "frequencies_"):
             raise ValueError("the random features are not fitted; call features.fit(dim) first.")
         return cls(features.frequencies_, features.kernel.amplitude,

@@ -9,7 +9,7 @@ Starting from the residual :math:`\Psi_0 = \tilde\mu`, for :math:`m = 1,\dots,M`
    .. math:: \ell(z) = -\frac{\langle\Psi_{m-1}, \phi(z)\rangle^2}{\|\phi(z)\|^2}
              = -\frac{\langle\Psi_{m-1}, \phi(z)\rangle^2}{a}
 
-   (the features of :mod:`dpkme.features` have :math:`\|\phi(z)\|^2 = a` for
+   (the features of :mod:`dpkme.kernels.random_features` have :math:`\|\phi(z)\|^2 = a` for
    every z), i.e. find the point whose feature line best explains the residual;
 2. set its optimal weight :math:`\beta_m = \langle\Psi_{m-1},\phi(z_m)\rangle/a`
    and deflate :math:`\Psi_m = \Psi_{m-1} - \beta_m\phi(z_m)`, so that
