@@ -26,12 +26,16 @@ Real-browser tests (Playwright + Debian's ``/usr/bin/chromium``), mark them
 The browser fixtures fail (never skip) when chromium is missing: a skipped
 browser suite must not look green. ``bash tests/run.sh`` installs it.
 
-Parallel runs (pytest-xdist, ``bash tests/run.sh`` uses ``-n <CPUs, at most 4>
---dist loadgroup``): every test that drives the browser is put in the xdist group
-``browser``, so one worker runs them all, one after another, against one
-server (and the tests that write ``docs/screenshots/`` never race); every
-worker that needs a server starts its own on a free port (retried if another
-process takes the port first).
+Parallel runs (pytest-xdist; ``bash tests/run.sh`` uses ``-n <CPUs, at most 4>
+--dist loadfile``): a test module runs on one worker, in file order, as in a serial
+run: module-scoped fixtures are built once, tests that share their state (e.g.
+test_app_use's AppTest) see it in the order they were written for, and the only
+writer of ``docs/screenshots/`` (test_browser_flow.py) never races with itself.
+The session fixtures are per worker: a worker that runs browser tests starts its
+own server on a free port (retried if another process takes the port first).
+(``--dist loadgroup`` with ``xdist_group`` marks does not work with pytest 9.2 and
+pytest-xdist 3.8.0: xdist renames ``item._nodeid``, pytest 9 reads ``item._id``,
+so every test silently becomes its own group.)
 """
 
 from __future__ import annotations
@@ -71,7 +75,6 @@ SERVER_START_ATTEMPTS = 5  # a free port can be taken by another process before 
 # leaves room for the other xdist worker and other jobs. Only failures wait that long.
 EXPECT_TIMEOUT_MS = 60_000
 ACTION_TIMEOUT_MS = 60_000  # page.click/fill/goto/wait_for_url... (Playwright's default is 30 s)
-BROWSER_GROUP = "browser"  # xdist group of every test that drives the browser
 # Tests over ~5 s on a quiet 2-core machine (--durations) in files whose owners have not marked
 # them @pytest.mark.slow yet: marked here at collection (a test function name per file).
 SLOW_ELSEWHERE = {
@@ -246,18 +249,15 @@ def _uses_playwright_page(item) -> bool:
     return callspec is None or "page" not in callspec.params
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the xdist_group marks (--dist loadgroup)
+@pytest.hookimpl(tryfirst=True)  # before -m selects on the marks added here
 def pytest_collection_modifyitems(items):
-    """Every test that uses a Playwright page is a ``browser`` test, marked or not; every
-    ``browser`` test is in the xdist group ``browser`` (one worker, one server, no races on
-    ``docs/screenshots/``)."""
+    """Every test that uses a Playwright page is a ``browser`` test, marked or not; the tests of
+    SLOW_ELSEWHERE are ``slow``."""
     for item in items:
         if getattr(item, "originalname", item.name) in SLOW_ELSEWHERE.get(item.path.name, ()):
             item.add_marker(pytest.mark.slow)
         if _uses_playwright_page(item) and not item.get_closest_marker("browser"):
             item.add_marker(pytest.mark.browser)
-        if item.get_closest_marker("browser") and not item.get_closest_marker("xdist_group"):
-            item.add_marker(pytest.mark.xdist_group(BROWSER_GROUP))
 
 
 @pytest.fixture(scope="session")

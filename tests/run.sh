@@ -12,9 +12,9 @@
 #    suite must never look green. Never `playwright install` (no browser downloads here);
 # 4. runs pytest over tests/ with the options of pytest.ini, in parallel with pytest-xdist:
 #    -n <one worker per CPU that nproc reports, at most 4; serial on one CPU> and
-#    --dist loadgroup (the browser tests, grouped by tests/conftest.py, run one after another
-#    on one worker against one server). "$@" comes after those options, so a later -n or
-#    --dist wins: -n 0 runs serially in this process. Every test runs, slow ones included
+#    --dist loadfile (a module runs on one worker, in order, as serially: see
+#    tests/conftest.py). "$@" comes after those options, so a later -n or --dist wins:
+#    -n 0 runs serially in this process. Every test runs, slow ones included
 #    (-m "not slow" is for developers in a hurry).
 #
 # Works from any directory. DPKME_SIMULATE_NO_CHROMIUM=1 exercises step 3 as on a machine
@@ -83,11 +83,13 @@ log "browser: $version"
 
 # --- 4. the tests --------------------------------------------------------------------
 # nproc counts the CPUs this process may use (not psutil's physical cores, which is 1 on a
-# 2-vCPU machine with hyper-threading). Beyond 4 workers the browser group (~2 min on one
-# worker) is the critical path and more workers only cost memory.
+# 2-vCPU machine with hyper-threading). Beyond 4 workers the longest modules (the AppTest
+# fuzzer, the browser flow: ~1 min each) are the critical path and more workers only cost
+# memory. --no-loadscope-reorder keeps the modules in file order, which hands out those
+# long modules (test_app_*, test_browser_*) first instead of last.
 cpus=$(nproc 2>/dev/null || echo 1)
 workers=$(( cpus > 4 ? 4 : cpus ))
 [ "$workers" -ge 2 ] || workers=0
-PARALLEL=(-n "$workers" --dist loadgroup)
+PARALLEL=(-n "$workers" --dist loadfile --no-loadscope-reorder)
 log "python -m pytest -q ${PARALLEL[*]} $*"
 exec .venv/bin/python -m pytest -q "${PARALLEL[@]}" "$@"
