@@ -13,7 +13,7 @@ from ui import state as S
 from ui.figures import PALETTE, PRIVATE_COLOR
 from ui.runner import check_budget
 from ui.widgets import (PAGE_LEDGER, PAGE_RELEASE, delta_control, epsilon_control, guard, require_dataset,
-                                   size_guard)
+                        size_guard)
 from dpkme.guards import estimate_cost
 from ui.frame import require_frame
 from ui import noise as N

@@ -15,7 +15,6 @@ from ui import noise as N
 from ui import state as S
 from ui.export import owner_only_csv
 from ui.figures import PALETTE, curves_figure
-from ui.mechanisms import algorithm2_available
 from ui.runner import evaluation_cost
 from ui.widgets import guard, require_dataset, size_guard
 from dpkme.guards import estimate_cost
@@ -249,7 +248,7 @@ with left:
             ss["crv.kind"] = next(iter(kinds))
         kind = st.radio("Synthetic points", list(kinds), format_func=kinds.get, key="crv.kind",
                         persist_state="session")
-        mech_opts = ["Algorithm 1"] + (["Algorithm 2"] if algorithm2_available() else [])
+        mech_opts = ["Algorithm 1", "Algorithm 2"]
         mechs = st.multiselect("Mechanisms", mech_opts, default=["Algorithm 1"], key="crv.mechs",
                                persist_state="session",
                                help="Algorithm 2 runs a reduced-set solver per ε and repetition (seconds each).")
@@ -283,7 +282,7 @@ with left:
         m_max = st.select_slider("Largest M (the paper: 10 000)", options=[500, 1000, 2000, 5000], key="crv.paper_m",
                                  persist_state="session")
         with_alg2 = False
-        if preset == "fig2" and algorithm2_available():
+        if preset == "fig2":
             with_alg2 = st.checkbox("Include Algorithm 2 (dashed; J = 1000, M ≤ 1000, a few seconds)", value=True,
                                     key="crv.fig2_alg2", persist_state="session")
         st.caption("The paper's settings: mixture of 10 Gaussians (seed 0), γ = 10⁻⁴/D, ε ∈ {0.01, 0.1, 1}, "
@@ -364,7 +363,7 @@ if run:
             if "Algorithm 1" not in mechs:
                 table = table[table["method"] != "Algorithm 1"]
             if a2:
-                from ui.alg2 import alg2_sweep
+                from ui.mechanisms.algorithm2 import alg2_sweep
 
                 rows = alg2_sweep(ds, kernel, epsilons=eps_values, m_grid=paper_m_grid(int(m_max), 8),
                                   reps=int(reps), delta=S.delta(), calibration=ss[S.CALIBRATION],
@@ -386,7 +385,7 @@ if run:
 
                 from dpkme.reduced_set import DEFAULT_SOLVER
 
-                from ui.alg2 import fast_options
+                from ui.mechanisms.algorithm2 import fast_options
 
                 res2 = fig2_alg2(X, n_features=1000, max_m=min(int(m_max), 1000), seed=run_seed,
                                  mean_kxx=out["mean_kxx"], solver_options=fast_options(DEFAULT_SOLVER),

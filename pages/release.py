@@ -9,7 +9,7 @@ from ui import noise as N
 from ui import state as S
 from ui.export import file_stem, function_csv, function_json, release_csv, release_json
 from ui.figures import function_figure, kme_heatmaps, release_figure, repeat_figure, weight_histogram
-from ui.mechanisms import REGISTRY, algorithm2_available
+from ui.mechanisms import REGISTRY
 from ui.runner import make_context, perform, private_problems, release_cost, repeat_draws, replay
 from ui.widgets import PAGE_KERNEL, PAGE_LEDGER, PAGE_USE, guard, require_dataset, size_guard
 from ui.frame import require_frame
@@ -62,8 +62,6 @@ with left:
         ss[S.MECHANISM] = "alg1-public" if ds.n_public else "alg1-q"
     key = st.selectbox("Mechanism", keys, format_func=lambda k: REGISTRY[k].label, key=S.MECHANISM,
                        persist_state="session")
-    if not algorithm2_available():
-        st.caption("Algorithm 2 (random features + reduced set) appears here once the library provides it.")
     if not ds.n_public:
         st.caption("Mechanisms using the publishable subset need a publishable fraction > 0 (Data page).")
     spec = REGISTRY[key]

@@ -5,9 +5,9 @@
 * :mod:`.compute`   -- ``st.cache_data`` wrappers of deterministic library calls;
 * :mod:`.widgets`   -- the log-scale epsilon slider, error guards, small UI pieces;
 * :mod:`.figures`   -- Plotly figure builders;
-* :mod:`.mechanisms` -- the registry of release mechanisms shown on the Release page
-  (:mod:`.alg2` and :mod:`.more_mechanisms` register Algorithm 2, the exponential mechanism, the
-  cluster-wise release and the GP function release when the library provides them);
+* :mod:`.mechanisms` -- the registry of release mechanisms shown on the Release page: one module per
+  mechanism (baseline, Algorithm 1, Algorithm 2, exponential mechanism, cluster-wise release, GP function
+  release) listed in a fixed order, with :mod:`.mechanisms.spec` (MechanismSpec, RunContext, shared controls);
 * :mod:`.runner`    -- run a mechanism: budget check first, evaluation, record, ledger charge (the library's
   own charge of the release when the mechanism has one, with the part of the data it read);
 * :mod:`.comparisons` -- the Curves page's comparisons at equal ε (exponential mechanism, GP release vs

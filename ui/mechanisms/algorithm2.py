@@ -1,7 +1,4 @@
-"""Algorithm 2 (random features + reduced-set solver) for the Release page's registry.
-
-Imported by :mod:`.mechanisms` only when :mod:`dpkme.random_features` exists.
-"""
+"""Algorithm 2 (random features + reduced-set solver) for the Release page, and its sweep for the Curves page."""
 
 from __future__ import annotations
 
@@ -14,8 +11,8 @@ from dpkme.random_features import DEFAULT_SOLVER, algorithm2, list_solvers
 from dpkme.reduced_set import get_solver, preset_options
 from dpkme.sensitivity import feature_mean_sensitivity
 
-from . import state as S
-from .mechanisms import MechanismSpec, RunContext, _n_points_control, register
+from .. import state as S
+from .spec import MechanismSpec, RunContext, n_points_control
 
 FEATURE_CHOICES = [200, 500, 1000, 2000, 5000, 10000]
 #: The library's solver preset for sub-second releases at the app's sizes (its "accurate" preset, the
@@ -34,7 +31,7 @@ def _solvers() -> dict[str, dict]:
 
 def _controls(ds: S.Dataset) -> dict:
     ss = st.session_state
-    m = _n_points_control(2000, help="Synthetic points whose locations and weights the solver optimises.")
+    m = n_points_control(2000, help="Synthetic points whose locations and weights the solver optimises.")
     ss.setdefault(S.N_FEATURES, 1000)
     J = st.select_slider("Random features J", options=FEATURE_CHOICES, key=S.N_FEATURES, persist_state="session",
                          help="More features approximate the kernel better; the noise is spread over J coordinates.")
@@ -92,7 +89,7 @@ def _charge(ctx: RunContext, p: dict) -> PrivacyCharge:
                            details={"neighbouring": "replace-one", "noise_source": ctx.noise_source})
 
 
-register(MechanismSpec(
+ALGORITHM2 = MechanismSpec(
     key="alg2",
     label="Algorithm 2 · random features",
     summary="Privatise the mean of J random Fourier features, then let a solver place and weight synthetic "
@@ -106,7 +103,9 @@ $\|\sum_m w_m\phi(z_m) - \tilde\mu\|$ (eq. 5). The solver sees only $\tilde\mu$ 
 post-processing, so a poor solution can hurt accuracy but never privacy.""",
     spends_budget=True, requires=lambda ds: None, controls=_controls, run=_run, charge=_charge,
     evaluate_projection=False, tags=("algorithm2", "opendp"), cost=_cost,
-))
+)
+
+SPECS = (ALGORITHM2,)
 
 
 def alg2_sweep(ds: S.Dataset, kernel, *, epsilons, m_grid, reps: int, delta: float, calibration: str,

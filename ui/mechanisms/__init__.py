@@ -1,0 +1,36 @@
+"""The release mechanisms of the Release page, as a registry built in a fixed order.
+
+One module per mechanism, each exposing ``SPECS`` (its :class:`~ui.mechanisms.spec.MechanismSpec` objects);
+:data:`MODULES` lists them explicitly, and :data:`REGISTRY` (key -> spec) follows that order -- the order
+of the Release page's menu. Every mechanism is always there: no module is imported conditionally. The
+mechanism modules import :mod:`.spec` (and :mod:`ui.state`, :mod:`ui.compute`, :mod:`ui.figures`), never
+this package nor each other, so the registry has no import cycle (``tests/test_app_structure.py``).
+
+A new mechanism is one more module and one more entry of :data:`MODULES`; the Release, Curves and Ledger
+pages need no change.
+"""
+
+from __future__ import annotations
+
+from . import algorithm1, algorithm2, baseline, clusterwise, exponential, gp
+from .spec import MechanismSpec, RunContext
+
+#: The mechanism modules, in the order of the Release page's menu.
+MODULES = (baseline, algorithm1, algorithm2, exponential, clusterwise, gp)
+
+
+def _build(modules) -> dict[str, MechanismSpec]:
+    registry: dict[str, MechanismSpec] = {}
+    for module in modules:
+        for spec in module.SPECS:
+            if spec.key in registry:
+                raise ValueError(f"two mechanisms with the key {spec.key!r} ({module.__name__})")
+            registry[spec.key] = spec
+    return registry
+
+
+#: key -> spec: baseline, alg1-public, alg1-q, alg2, exponential, clusterwise, gp.
+REGISTRY: dict[str, MechanismSpec] = _build(MODULES)
+
+
+__all__ = ["MODULES", "REGISTRY", "MechanismSpec", "RunContext"]

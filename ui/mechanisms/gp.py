@@ -1,0 +1,97 @@
+"""The Gaussian-process function release (Hall, Rinaldo & Wasserman) for the Release page."""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+import dpkme.gp_release as _gp
+from dpkme.accounting import PrivacyCharge, gaussian_charge
+from dpkme.guards import estimate_cost
+from dpkme.gp_release import MAX_GRID_POINTS, calibrate_gp, gp_release, gp_sensitivity, grid_axes
+
+from .. import state as S
+from .spec import MechanismSpec, RunContext
+
+_GP_NOTES = "\n\n".join(f"*{v}*" for v in getattr(_gp, "NOTES", {}).values())
+_GP_REGIONS = {
+    "public": "the range of the publishable subset, widened by 10 % (public)",
+    "q": "q's centre ± 2 spreads (declared)",
+}
+
+
+def gp_grid(ds: S.Dataset, region: str, per_axis: int):
+    """Tensor-grid axes over a public box (the function is released at these points)."""
+    if region == "public":
+        if ds.n_public < 2:
+            raise ValueError("needs a publishable subset of at least 2 rows (Data page), or use q's box.")
+        lo, hi = ds.public.min(axis=0), ds.public.max(axis=0)
+        pad = 0.1 * np.maximum(hi - lo, 1e-9)
+        lo, hi = lo - pad, hi + pad
+    else:
+        c = ds.q_center if ds.q_center is not None else np.zeros(ds.dim)
+        s = float(st.session_state.get(S.Q_SCALE, ds.q_scale))
+        lo, hi = c - 2 * s, c + 2 * s
+    if per_axis ** ds.dim > MAX_GRID_POINTS:
+        raise ValueError(f"{per_axis}^{ds.dim} grid points is too many; use fewer points per axis.")
+    return grid_axes(lo, hi, per_axis)
+
+
+def _gp_controls(ds: S.Dataset) -> dict:
+    ss = st.session_state
+    regions = {k: v for k, v in _GP_REGIONS.items() if ds.n_public >= 2 or k == "q"}
+    ss.setdefault("rel.gp_region", next(iter(regions)))
+    if ss["rel.gp_region"] not in regions:
+        ss["rel.gp_region"] = next(iter(regions))
+    region = st.radio("Where the function is released (a public grid)", list(regions), format_func=regions.get,
+                      key="rel.gp_region", persist_state="session")
+    ss.setdefault("rel.gp_axis", {1: 200, 2: 40, 3: 12}.get(ds.dim, 4))
+    per_axis = int(st.number_input("Grid points per axis", min_value=2, max_value=400, step=1,
+                                   key="rel.gp_axis", persist_state="session"))
+    st.caption(f"{per_axis ** ds.dim:,} grid points in {ds.dim} dimension(s).")
+    ss.setdefault("rel.gp_norm", "kme")
+    norm = st.radio("Function", ["kme", "kde"], key="rel.gp_norm", persist_state="session",
+                    format_func={"kme": "the kernel mean embedding (as in Balog et al.)",
+                                 "kde": "the kernel density estimate (Hall et al.'s example)"}.get)
+    ss.setdefault("rel.gp_cal", "analytic")
+    cal = st.radio("Noise calibration", ["analytic", "hall"], key="rel.gp_cal", persist_state="session",
+                   format_func={"analytic": "analytic Gaussian (Balle & Wang) — least noise",
+                                "hall": "Hall et al.'s s = Δ√(2 log(2/δ))/ε"}.get)
+    return {"region": region, "per_axis": per_axis, "normalisation": norm, "calibration": cal}
+
+
+def _gp_run(ctx: RunContext, p: dict):
+    grid = gp_grid(ctx.ds, p["region"], p["per_axis"])
+    return gp_release(ctx.ds.X, kernel=ctx.kernel, epsilon=ctx.epsilon, delta=ctx.delta, grid=grid,
+                      normalisation=p["normalisation"], calibration=p["calibration"],
+                      sensitivity=ctx.sensitivity_mode, random_state=ctx.random_state, progress=ctx.progress)
+
+
+def _gp_charge(ctx: RunContext, p: dict) -> PrivacyCharge:
+    sens = gp_sensitivity(n=ctx.ds.n, kernel=ctx.kernel, dim=ctx.ds.dim, normalisation=p["normalisation"],
+                          mode=ctx.sensitivity_mode)
+    cal = calibrate_gp(epsilon=ctx.epsilon, delta=ctx.delta, sensitivity=sens, calibration=p["calibration"])
+    return gaussian_charge(f"GP release ({p['normalisation']}, {p['per_axis']}^{ctx.ds.dim} grid)", cal,
+                           details={"neighbouring": "replace-one", "noise_source": ctx.noise_source})
+
+
+SPEC = MechanismSpec(
+    key="gp",
+    label="GP release · a noisy function on a grid",
+    summary="Release the embedding itself as a function, plus a scaled Gaussian-process sample path "
+            "(Hall, Rinaldo & Wasserman). No synthetic points: the output is a noisy function on a public grid.",
+    explain=r"""Hall, Rinaldo & Wasserman: $\tilde f = \hat\mu_X + s\,G$ with $G\sim\mathcal{GP}(0, k)$ and
+$s$ calibrated to the RKHS sensitivity of $\hat\mu_X$ — the "natural" mechanism the paper's Section 3.2 discusses
+and sets aside: **the sample path is not in the RKHS**, so its RKHS distance to $\hat\mu_X$ is infinite and it
+cannot be represented by weighted points. It can still be compared pointwise or in $L^2$ on the grid.""" + (
+        "\n\n" + _GP_NOTES if _GP_NOTES else ""),
+    spends_budget=True, requires=lambda ds: None, controls=_gp_controls, run=_gp_run, charge=_gp_charge,
+    cost=lambda ds, p, k: estimate_cost("gp", n=ds.n, grid_shape=(p["per_axis"],) * ds.dim, dim=ds.dim,
+                                        product_kernel=k.name in ("gaussian", "laplacian")),
+    final_charge=lambda r: r.privacy_charge(
+        f"GP release ({r.normalisation}, {'×'.join(str(len(a)) for a in r.axes) if r.axes else r.points.shape[0]}"
+        " grid)"),
+    output="function", tags=("gp",),
+)
+
+SPECS = (SPEC,)
