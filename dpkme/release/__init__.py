@@ -23,6 +23,8 @@ from .subspace import SubspaceBasis, algorithm1, project_weights, uniform_baseli
 from .random_features import algorithm2, privatise_feature_mean
 from .exponential import exponential_charge, exponential_mechanism
 from .gp import gp_release
+from .charges import (algorithm1_charge, algorithm2_charge, exponential_mechanism_charge, gp_release_charge,
+                      release_charge)
 
 __all__ = [
     "Release",
@@ -30,4 +32,6 @@ __all__ = [
     "algorithm2", "privatise_feature_mean",
     "exponential_mechanism", "exponential_charge",
     "gp_release",
+    "algorithm1_charge", "algorithm2_charge", "exponential_mechanism_charge", "gp_release_charge",
+    "release_charge",
 ]

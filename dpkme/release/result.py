@@ -88,6 +88,14 @@ class Release:
         return int(self.points.shape[1])
 
     @property
+    def charge(self):
+        """The :class:`~dpkme.privacy.accounting.PrivacyCharge` this release satisfies (``None`` without privacy
+        noise); equal to the one :mod:`dpkme.release.charges` computes from the parameters before the run."""
+        from .charges import release_charge
+
+        return release_charge(self)
+
+    @property
     def weight_l1(self) -> float:
         """:math:`\\sum_m |w_m|` (Theorem 11 / eq. (5) bound this by a constant)."""
         return float(np.abs(self.weights).sum())
