@@ -15,9 +15,9 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from dpkme.audit import AUDITS, VARIANTS, AuditResult, audit_power, run_audit, runs_for_power
-from dpkme.features import CosineBiasFeatures, RandomFourierFeatures
+from dpkme.audit.exhibits import (epsilon_delta_curves, feature_norm_exhibit, l1_dimension_exhibit,
+                                  perturbed_statistic_exhibit, privacy_loss_densities)
 from dpkme.guards import estimate_cost
-from dpkme.mechanisms import calibrate_gaussian, gaussian_epsilon, l1_from_l2_sensitivity
 from ui import compute as C
 from ui import state as S
 from ui.figures import PALETTE
@@ -249,30 +249,20 @@ def describe_neighbours(nb: dict) -> str:
     return "\n".join(lines)
 
 
-def _density(counts, edges) -> np.ndarray:
-    counts = np.asarray(counts, dtype=float)
-    total = counts.sum()
-    return counts / (total * np.diff(edges)) if total > 0 else counts
-
-
 def privacy_loss_figure(res: AuditResult) -> go.Figure:
     """Histograms of the privacy loss of the runs on D and on D′, and the analytic Gaussian densities."""
-    pl = res.privacy_loss
-    edges = np.asarray(pl.edges, dtype=float)
-    centres, widths = 0.5 * (edges[1:] + edges[:-1]), np.diff(edges)
+    d = privacy_loss_densities(res)
+    edges = d["edges"]
     fig = go.Figure()
-    for counts, name, colour in ((pl.counts_d, "runs on D", PALETTE[3]),
-                                 (pl.counts_neighbour, "runs on D′", PALETTE[1])):
-        fig.add_trace(go.Bar(x=centres, y=_density(counts, edges), width=widths, name=name, marker_color=colour,
+    for dens, name, colour in ((d["density_d"], "runs on D", PALETTE[3]),
+                               (d["density_neighbour"], "runs on D′", PALETTE[1])):
+        fig.add_trace(go.Bar(x=d["centres"], y=dens, width=d["widths"], name=name, marker_color=colour,
                              opacity=0.55))
-    if pl.analytic_mean is not None and pl.analytic_std is not None and pl.analytic_std > 0:
-        m, s = float(pl.analytic_mean), float(pl.analytic_std)
-        lo, hi = min(edges[0], -m - 4 * s), max(edges[-1], m + 4 * s)
-        x = np.linspace(lo, hi, 400)
-        for mean, name, colour in ((m, "analytic N(μ²/2, μ²) on D", PALETTE[3]),
-                                   (-m, "analytic N(−μ²/2, μ²) on D′", PALETTE[1])):
-            pdf = np.exp(-0.5 * ((x - mean) / s) ** 2) / (s * math.sqrt(2 * math.pi))
-            fig.add_trace(go.Scatter(x=x, y=pdf, mode="lines", name=name, line=dict(color=colour, dash="dash")))
+    a = d["analytic"]
+    if a is not None:
+        for pdf, name, colour in ((a["pdf_d"], "analytic N(μ²/2, μ²) on D", PALETTE[3]),
+                                  (a["pdf_neighbour"], "analytic N(−μ²/2, μ²) on D′", PALETTE[1])):
+            fig.add_trace(go.Scatter(x=a["x"], y=pdf, mode="lines", name=name, line=dict(color=colour, dash="dash")))
     span = max(edges[-1] - edges[0], 1e-9)
     eps = res.claimed_epsilon
     if edges[0] - 0.25 * span <= eps <= edges[-1] + 0.25 * span:
@@ -283,47 +273,30 @@ def privacy_loss_figure(res: AuditResult) -> go.Figure:
     return fig
 
 
-def _finite_points(x, y):
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    keep = np.isfinite(x) & np.isfinite(y) & (x > 0) & (x < 1)
-    return x[keep], y[keep]
-
-
 def epsilon_delta_figure(res: AuditResult) -> tuple[go.Figure, str]:
     """ε(δ) on a log-δ axis: claimed curve, exact curve of the pair, audited lower bounds, plug-in estimate.
 
     Returns the figure and a note (empty, or what fell off the chart).
     """
+    c = epsilon_delta_curves(res)
     fig = go.Figure()
-    tops, note = [res.claimed_epsilon], ""
-    pair_max = None
-    a = res.analytic
-    if a is not None:
-        x, y = _finite_points(a.deltas, a.epsilon_claimed)
-        if x.size:
-            fig.add_trace(go.Scatter(x=x, y=y, mode="lines", name="claimed ε(δ) (the calibration's worst case)",
-                                     line=dict(color="black", width=2)))
-            tops.append(float(y.max()))
-        x, y = _finite_points(a.deltas, a.epsilon_pair)
-        if x.size:
-            fig.add_trace(go.Scatter(x=x, y=y, mode="lines", name="exact ε(δ) of the audited pair",
-                                     line=dict(color=PALETTE[0], dash="dash")))
-            pair_max = float(y.max())
-    pl = res.privacy_loss
-    L = np.asarray(pl.loss_d, dtype=float)
-    L = L[np.isfinite(L)]
-    if L.size and L.max() > 0:
-        grid = np.linspace(0.0, float(L.max()), 200)
-        x, y = _finite_points(pl.empirical_delta(grid), grid)
-        if x.size:
-            fig.add_trace(go.Scatter(x=x, y=y, mode="lines",
-                                     name="plug-in estimate from the runs' privacy loss (estimate, not a bound)",
-                                     line=dict(color=PALETTE[2], dash="dot")))
-    x, y = _finite_points(res.lower_bounds["deltas"], res.lower_bounds["epsilons"])
+    x, y = c["claimed"]
+    if x.size:
+        fig.add_trace(go.Scatter(x=x, y=y, mode="lines", name="claimed ε(δ) (the calibration's worst case)",
+                                 line=dict(color="black", width=2)))
+    x, y = c["pair"]
+    if x.size:
+        fig.add_trace(go.Scatter(x=x, y=y, mode="lines", name="exact ε(δ) of the audited pair",
+                                 line=dict(color=PALETTE[0], dash="dash")))
+    x, y = c["plug_in"]
+    if x.size:
+        fig.add_trace(go.Scatter(x=x, y=y, mode="lines",
+                                 name="plug-in estimate from the runs' privacy loss (estimate, not a bound)",
+                                 line=dict(color=PALETTE[2], dash="dot")))
+    x, y = c["lower_bounds"]
     if x.size:
         fig.add_trace(go.Scatter(x=x, y=y, mode="markers", name=f"audited lower bound ({1 - res.alpha:.3g} each)",
                                  marker=dict(color=PALETTE[3], size=7)))
-        tops.append(float(y.max()))
     if res.claimed_delta <= 0:   # pure DP: δ = 0 is not on a log axis; draw the bound at δ = 0 as a level
         fig.add_hline(y=res.epsilon_lower_bound, line_dash="dot", line_color=PALETTE[3],
                       annotation_text=f"audited lower bound at δ = 0: {fmt_num(res.epsilon_lower_bound)}")
@@ -331,11 +304,9 @@ def epsilon_delta_figure(res: AuditResult) -> tuple[go.Figure, str]:
         fig.add_trace(go.Scatter(x=[res.claimed_delta], y=[res.claimed_epsilon], mode="markers",
                                  name=f"claim (ε = {res.claimed_epsilon:g}, δ = {res.claimed_delta:g})",
                                  marker=dict(symbol="star", size=14, color="black")))
-    top = max(tops)
-    if pair_max is not None and pair_max <= 3 * top:
-        top = max(top, pair_max)
-    elif pair_max is not None:
-        note = (f"The exact curve of the pair reaches ε = {fmt_num(pair_max)} at small δ, far above this chart "
+    top, note = c["top"], ""
+    if c["pair_cut_off"]:
+        note = (f"The exact curve of the pair reaches ε = {fmt_num(c['pair_max'])} at small δ, far above this chart "
                 "(cut off): this mechanism is far from its claim.")
     fig.update_xaxes(type="log", title="δ (log scale)")
     fig.update_yaxes(title="ε", range=[0, 1.15 * top])
@@ -595,32 +566,16 @@ with guard("compute the feature norms"):
     rng_note = "the publishable subset" if ds.n_public else "q's centre"
     P = ds.public if ds.n_public else np.tile(ds.q_center, (50, 1))
     # search for a worst-case point over a public box: large norms are attained somewhere, not necessarily in the data
-    box_lo, box_hi = P.min(axis=0) - 3 * kernel.lengthscale, P.max(axis=0) + 3 * kernel.lengthscale
-    probe = np.random.default_rng(0).uniform(box_lo, box_hi, size=(20000, ds.dim))
-    cos_map = CosineBiasFeatures(kernel, n_components=J, random_state=0).fit(ds.dim)
-    rff = RandomFourierFeatures(kernel, n_components=J + (J % 2), random_state=0, dtype="float64").fit(ds.dim)
-    F = cos_map.transform(probe)
-    n_cos = np.einsum("ij,ij->i", F, F)
-    n_rff = np.einsum("ij,ij->i", *(2 * [rff.transform(probe)]))
-    i_max = int(np.argmax(n_cos))
-    gap = np.sqrt(np.einsum("ij,ij->i", F - F[i_max], F - F[i_max]))   # ‖φ(x) − φ(x′)‖ for the worst x found
+    ex = feature_norm_exhibit(kernel, public=P, n=ds.n, epsilon=eps, delta=delta, n_features=J)
     fig = go.Figure()
-    fig.add_trace(go.Histogram(x=n_cos, name="cos(ωᵀx + b) features", nbinsx=80, opacity=0.7))
+    fig.add_trace(go.Histogram(x=ex.squared_norms, name="cos(ωᵀx + b) features", nbinsx=80, opacity=0.7))
     fig.add_vline(x=1.0, line_dash="dot", annotation_text="‖φ‖² = 1 (assumed)")
     fig.update_layout(barmode="overlay", height=320, xaxis_title="‖φ(x)‖² over 20 000 points of a public box",
                       margin=dict(l=10, r=10, t=30, b=10))
     st.plotly_chart(fig, key="aud.norms")
     st.caption(f"dpkme's paired cos/sin features on the same points: ‖φ(x)‖² = 1 up to "
-               f"{float(np.abs(n_rff - 1).max()):.1e} (rounding) — the proof's assumption holds exactly.")
-    b = math.sqrt(float(n_cos.max()))
-    n = ds.n
-    # add/remove neighbours (one row added): the mean moves by phi(x)/N, claimed norm <= 1
-    cal = calibrate_gaussian(epsilon=eps, delta=delta, sensitivity=1.0 / n)
-    true_eps = gaussian_epsilon(sigma=cal.sigma, delta=delta, sensitivity=b / n)
-    # replace-one neighbours: the best pair found among the probes versus the claimed 2/N
-    pair = float(gap.max())
-    cal_r = calibrate_gaussian(epsilon=eps, delta=delta, sensitivity=2.0 / n)
-    true_eps_r = gaussian_epsilon(sigma=cal_r.sigma, delta=delta, sensitivity=max(pair, 1e-300) / n)
+               f"{ex.paired_deviation:.1e} (rounding) — the proof's assumption holds exactly.")
+    b, true_eps, pair, true_eps_r = ex.largest_norm, ex.epsilon_add_remove, ex.pair_distance, ex.epsilon_replace_one
     a1, a2, a3 = st.columns(3)
     a1.metric("Largest ‖φ(x)‖ found", f"{b:.3f}", help="1 is what the proof assumes.")
     a2.metric("Add/remove: ε really achieved", f"{true_eps:.3g}", delta=f"claimed {eps:g}", delta_color="off",
@@ -639,26 +594,20 @@ st.markdown(
     "of order J^{3/2}/(nγ). The statistic is a ratio: when a dataset has no spread its denominator is tiny, and "
     "one changed row moves the statistic by about n/γ — no bound of order 1/(nγ) can hold."
 )
-try:
-    from dpkme.two_sample.audit import statistic_sensitivity_counterexample
-except ImportError:  # pragma: no cover - shipped with dpkme
-    st.info("This exhibit needs dpkme.two_sample.")
-else:
-    with guard("build the counterexample"):
-        c1, c2 = st.columns(2)
-        n_pairs = int(c1.select_slider("Pairs n", options=[100, 1000, 10000], value=1000, key="aud.n"))
-        J2 = int(c2.select_slider("Test locations J", options=[1, 5, 10, 20], value=5, key="aud.J2"))
-        cx = statistic_sensitivity_counterexample(n=n_pairs, n_features=J2)
-        cal2 = calibrate_gaussian(epsilon=eps, delta=delta, sensitivity=cx["published_bound"])
-        true_eps2 = gaussian_epsilon(sigma=cal2.sigma, delta=delta, sensitivity=cx["change"])
-        b1, b2, b3 = st.columns(3)
-        b1.metric("Published sensitivity bound", f"{cx['published_bound']:.3g}")
-        b2.metric("Change on two neighbours", f"{cx['change']:.3g}", delta=f"{cx['ratio']:.3g}× the bound",
-                  delta_color="inverse")
-        b3.metric("ε really achieved on that pair", f"{true_eps2:.3g}" if math.isfinite(true_eps2) else "∞",
-                  delta=f"claimed {eps:g}", delta_color="off")
-        st.caption("Neighbours: n identical rows z₀ versus the same with one row replaced by −z₀ (for ME features: "
-                   "one pair swapped). Valid inputs — and DP must hold for all inputs.")
+with guard("build the counterexample"):
+    c1, c2 = st.columns(2)
+    n_pairs = int(c1.select_slider("Pairs n", options=[100, 1000, 10000], value=1000, key="aud.n"))
+    J2 = int(c2.select_slider("Test locations J", options=[1, 5, 10, 20], value=5, key="aud.J2"))
+    cx = perturbed_statistic_exhibit(n=n_pairs, n_features=J2, epsilon=eps, delta=delta)
+    true_eps2 = cx["epsilon_achieved"]
+    b1, b2, b3 = st.columns(3)
+    b1.metric("Published sensitivity bound", f"{cx['published_bound']:.3g}")
+    b2.metric("Change on two neighbours", f"{cx['change']:.3g}", delta=f"{cx['ratio']:.3g}× the bound",
+              delta_color="inverse")
+    b3.metric("ε really achieved on that pair", f"{true_eps2:.3g}" if math.isfinite(true_eps2) else "∞",
+              delta=f"claimed {eps:g}", delta_color="off")
+    st.caption("Neighbours: n identical rows z₀ versus the same with one row replaced by −z₀ (for ME features: "
+               "one pair swapped). Valid inputs — and DP must hold for all inputs.")
 
 # ---------------------------------------------------------------------- 3. an L1 sensitivity that ignores d
 st.subheader("3. An L1 sensitivity that ignores the dimension")
@@ -668,13 +617,6 @@ st.markdown(
     "with the paper used 2/√N (see `dpkme.mechanisms.l1_from_l2_sensitivity`), which does not depend on d: valid "
     "(loose) while d ≤ N, too small — not private — when d > N."
 )
-rows = []
-for N_, d_ in [(100_000, 10_000), (1_000, 10_000), (100, 10_000), (ds.n, 1000)]:
-    correct = l1_from_l2_sensitivity(2.0 / N_, d_)
-    used = 2.0 / math.sqrt(N_)
-    rows.append({"N": N_, "d": d_, "correct 2√d/N": correct, "code's 2/√N": used,
-                 "ε really achieved (claimed ε)": eps * correct / used if used < correct else eps,
-                 "private?": "no" if used < correct else "yes (loose)"})
-st.dataframe(pd.DataFrame(rows), hide_index=True)
+st.dataframe(pd.DataFrame(l1_dimension_exhibit(epsilon=eps, n=ds.n)), hide_index=True)
 st.caption("The Laplace mechanism with scale b = Δ₁/ε is (Δ₁,true/b)-DP, so the achieved ε scales with the ratio of "
            "the true to the assumed sensitivity.")

@@ -11,17 +11,19 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
-from scipy import stats
 
 from dpkme.accounting import BudgetLedger
 from dpkme.guards import estimate_cost
 from dpkme.guards import mark_not_private
+from dpkme.two_sample import make_features, nonprivate_test, nte_test, release_test, tcmc_test
+from dpkme.two_sample.curves import chi2_reference, curve_series, curve_table, run_rejection_curve
+from dpkme.two_sample.lab import CASES, LAB_METHODS, make_case, split_public
 from ui import compute as C
 from ui import noise as N
 from ui import state as S
 from ui.figures import PALETTE
 from ui.widgets import (PAGE_DATA, PAGE_KERNEL, PAGE_LEDGER, PAGE_RELEASE, StoppableProgress, guard,
-                                   require_dataset, size_guard)
+                        require_dataset, size_guard)
 from ui.frame import require_frame
 
 require_frame(__file__)
@@ -36,13 +38,6 @@ st.markdown(
     "feature means and second moments, and the test accounts for that noise in its null distribution — so the "
     "p-value stays honest. The features (Chwialkowski et al. 2015) are built from public rows only."
 )
-
-try:
-    from dpkme.two_sample import make_features, nonprivate_test, nte_test, release_test, tcmc_test
-    from dpkme.two_sample.lab import CASES, LAB_METHODS, make_case, rejection_curve, split_public
-except ImportError:  # pragma: no cover - the module ships with dpkme
-    st.info("This page needs dpkme.two_sample, which this installation does not provide.")
-    st.stop()
 
 MODES = {
     "release": "Test my release",
@@ -119,10 +114,9 @@ def null_figure(res) -> go.Figure:
     samples = np.asarray(res.null.samples)
     fig = go.Figure(go.Histogram(x=samples, nbinsx=60, name=f"null used ({res.null.kind}, noise-aware)",
                                  marker_color="rgba(31,119,180,0.55)", histnorm="probability density"))
-    J = res.n_features
-    hi = float(max(np.quantile(samples, 0.995), res.statistic, stats.chi2.ppf(0.995, J)) * 1.05)
-    xs = np.linspace(0, hi, 300)
-    fig.add_trace(go.Scatter(x=xs, y=stats.chi2.pdf(xs, J), mode="lines", name=f"textbook χ²_{J} null (ignores the noise)",
+    ref = chi2_reference(res)
+    J, hi = ref["dof"], ref["hi"]
+    fig.add_trace(go.Scatter(x=ref["x"], y=ref["pdf"], mode="lines", name=f"textbook χ²_{J} null (ignores the noise)",
                              line=dict(color="black", dash="dot")))
     fig.add_vline(x=res.statistic, line_color="red", annotation_text="statistic")
     fig.add_vline(x=res.critical_value(), line_dash="dash", line_color="#1f77b4",
@@ -560,19 +554,14 @@ if run and curve_ok:
     prog = StoppableProgress(bar)
     finished = box["running"] = threading.Event()
     with guard("compute the curves"), _set_when_done(finished):
-        if not values:
-            raise ValueError(f"choose at least one {'ε' if vary == 'epsilon' else 'n'} value.")
-        if not methods:
-            raise ValueError("choose at least one test.")
-
         def cb(done, total, info):
             v = info["value"]
             return prog.update(done / total, f"{'ε' if vary == 'epsilon' else 'n'} = {v:g}: repetition "
                                               f"{info['repetition'] + 1} of {reps} ({done}/{total})")
 
-        curve = rejection_curve(case, vary=vary, values=values, methods=methods, n=n_fixed, epsilon=eps_fixed,
-                                delta=delta, repetitions=reps, alpha=alpha, dim=dim, feature_kind=kind,
-                                n_features=J, random_state=seed, progress=cb)
+        curve = run_rejection_curve(case, vary=vary, values=values, methods=methods, n=n_fixed, epsilon=eps_fixed,
+                                    delta=delta, repetitions=reps, alpha=alpha, dim=dim, feature_kind=kind,
+                                    n_features=J, random_state=seed, progress=cb)
         box["latest"] = {"key": cfg, "curve": curve}
     prog.resume()
     bar.empty()
@@ -595,21 +584,17 @@ with right:
         st.warning(f"Stopped early: {sum(curve.repetitions):,} of "
                    f"{curve.params['repetitions_requested'] * len(curve.values):,} repetitions done. The rates "
                    "below use what was completed (values with no repetition are left out).")
-    rates, ints = curve.rates(), curve.intervals()
-    done_idx = [i for i, r in enumerate(curve.repetitions) if r > 0]
-    xs = [curve.values[i] for i in done_idx]
+    series = curve_series(curve)
+    xs, h0 = series["x"], series["h0_true"]
     fig = go.Figure()
-    h0 = CASES[curve.case].h0_true
-    if h0 and xs:
-        band = curve.band()
-        lo, hi = [band[i][0] for i in done_idx], [band[i][1] for i in done_idx]
+    if series["band"] is not None:
+        lo, hi = series["band"]
         fig.add_trace(go.Scatter(x=xs + xs[::-1], y=hi + lo[::-1], fill="toself", fillcolor="rgba(0,0,0,0.08)",
                                  line=dict(width=0), name="95 % range of an exact level-α test", hoverinfo="skip"))
     fig.add_hline(y=curve.alpha, line_dash="dot", annotation_text=f"α = {curve.alpha:g}")
     for j, m in enumerate(curve.methods):
-        y = [rates[m][i] for i in done_idx]
-        err_hi = [ints[m][i][1] - rates[m][i] for i in done_idx]
-        err_lo = [rates[m][i] - ints[m][i][0] for i in done_idx]
+        sm = series["methods"][m]
+        y, err_hi, err_lo = sm["rate"], sm["err_high"], sm["err_low"]
         dash = "dot" if "naive" in m else ("dash" if m == "nonprivate" else "solid")
         fig.add_trace(go.Scatter(x=xs, y=y, mode="lines+markers", name=f"{m}", line=dict(color=PALETTE[j % 8],
                                  dash=dash), error_y=dict(type="data", array=err_hi, arrayminus=err_lo, width=3)))
@@ -624,10 +609,7 @@ with right:
                + ("Grey band: where an exact level-α test's rate falls 95 % of the time with this many repetitions — "
                   "a valid test stays in it; the naive χ² null on the paper's statistic does not." if h0 else
                   "A private test pays for privacy with power; the non-private test is the ceiling."))
-    table = pd.DataFrame([{"method": m, curve.vary: curve.values[i], "repetitions": curve.repetitions[i],
-                           "rejections": curve.rejections[m][i], "rate": rates[m][i],
-                           "ci_low": ints[m][i][0], "ci_high": ints[m][i][1]}
-                          for m in curve.methods for i in done_idx])
+    table = pd.DataFrame(curve_table(curve))
     with st.expander("Table"):
         st.dataframe(table, hide_index=True)
     buf = io.StringIO()
