@@ -193,7 +193,9 @@ def check_in(value, options, *, name: str):
 
 def new_seed() -> int:
     """A fresh 63-bit seed drawn from OS entropy (recorded so a release can be replayed)."""
-    return int(np.random.SeedSequence().entropy % (2**63))
+    entropy = np.random.SeedSequence().entropy
+    assert isinstance(entropy, int)      # a SeedSequence made without arguments draws an int from the OS
+    return int(entropy % (2**63))
 
 
 def check_random_state(random_state) -> tuple[np.random.Generator, int | None]:

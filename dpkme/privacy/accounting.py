@@ -341,7 +341,8 @@ def basic_composition(charges: Iterable[PrivacyCharge]) -> tuple[float, float]:
 
 
 def _split_rdp(charges: list[PrivacyCharge]):
-    supported, rest = [], []
+    supported: list[PrivacyCharge] = []
+    rest: list[PrivacyCharge] = []
     for c in charges:
         (rest if c.mechanism == "approx-dp" and c.delta > 0 else supported).append(c)
     return supported, rest
@@ -472,12 +473,14 @@ def pld_epsilon(
         return pld_epsilon(rest, delta=delta - delta_h, value_discretization_interval=value_discretization_interval,
                            exact_gaussian=exact_gaussian) + eps_h
     inv_z2 = 0.0
-    laplace = defaultdict(int)
-    generic = defaultdict(int)
+    laplace: defaultdict[float, int] = defaultdict(int)
+    generic: defaultdict[tuple[float, float], int] = defaultdict(int)
     for c in charges:
         if c.mechanism == "gaussian":
+            assert c.noise_multiplier is not None      # checked by PrivacyCharge for Gaussian charges
             inv_z2 += c.count / c.noise_multiplier**2
         elif c.mechanism == "laplace":
+            assert c.noise_multiplier is not None      # filled in by PrivacyCharge for Laplace charges
             laplace[c.noise_multiplier] += c.count
         else:
             generic[(c.epsilon, c.delta)] += c.count
@@ -724,7 +727,7 @@ class BudgetLedger:
     @staticmethod
     def _totals(charges, delta_t, include_pld=True) -> dict:
         basic = basic_composition(charges)
-        out = {"basic": basic}
+        out: dict = {"basic": basic}
         if delta_t is None:
             out["rdp"] = (math.inf, 0.0)
             if include_pld:
@@ -735,7 +738,7 @@ class BudgetLedger:
         out["rdp"] = (rdp_epsilon(charges, delta=delta_t), delta_t)
         if include_pld:
             out["pld"] = (pld_epsilon(charges, delta=delta_t), delta_t)
-        candidates = [(out[m][0], m) for m in ("rdp", "pld") if m in out]
+        candidates: list[tuple[float, str]] = [(out[m][0], m) for m in ("rdp", "pld") if m in out]
         if basic[1] <= delta_t:
             candidates.append((basic[0], "basic"))
         eps, method = min(candidates, key=lambda t: t[0])
@@ -914,7 +917,8 @@ class BudgetLedger:
             raise ValueError("a ledger file needs a list of charges.")
         led = cls(epsilon_budget=doc.get("epsilon_budget"), delta_budget=doc.get("delta_budget"),
                   partition=doc.get("partition"))
-        led.about = doc.get("about") if isinstance(doc.get("about"), dict) else {}
+        about = doc.get("about")
+        led.about = about if isinstance(about, dict) else {}
         for i, rec in enumerate(doc["charges"]):
             try:
                 led.add(PrivacyCharge.from_record(rec))

@@ -15,7 +15,7 @@ In dpkme each such input is
 
 * **declared** by the user or taken from **public** data (``public_*``
   functions and parameters, e.g. :func:`dpkme.privacy.bandwidth.public_lengthscale`,
-  :meth:`dpkme.data.DeclaredScaling.from_public_data`, ``init="public"``);
+  :meth:`dpkme.preprocessing.DeclaredScaling.from_public_data`, ``init="public"``);
 * or chosen **privately** with its budget charged to the ledger
   (:func:`dpkme.privacy.bandwidth.private_lengthscale`; Algorithm 3's private norm bound
   in :mod:`dpkme.clustering.norm`);
@@ -245,7 +245,7 @@ def privacy_claim(obj) -> dict[str, Any]:
         reasons.append("marked as not private")
     source = getattr(obj, "noise_source", None)
     if source not in PRIVATE_NOISE_SOURCES:
-        reasons.append(_NOT_PRIVATE_NOISE.get(source, f"no privacy noise (noise source {source!r})"))
+        reasons.append(_NOT_PRIVATE_NOISE.get(str(source), f"no privacy noise (noise source {source!r})"))
     eps = getattr(obj, "epsilon", None)
     if eps is None or not np.isfinite(eps) or eps <= 0:
         reasons.append(f"epsilon = {eps!r} is not a finite positive privacy level")
