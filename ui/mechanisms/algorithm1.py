@@ -7,12 +7,12 @@ import streamlit as st
 
 from dpkme.accounting import PrivacyCharge
 from dpkme.guards import estimate_cost
-from dpkme.release import Release
+from dpkme.release import Release, algorithm1_charge
 from dpkme.subspace import algorithm1
 
 from .. import compute as C
 from .. import state as S
-from .spec import MechanismSpec, RunContext, gaussian_charge_for, n_points_control, needs_public
+from .spec import MechanismSpec, RunContext, n_points_control, needs_public, with_noise_source
 
 BASIS_LABELS = {
     "full": "paper: full Gram–Schmidt basis",
@@ -38,7 +38,9 @@ def _alg1_cost(ds: S.Dataset, p: dict, kernel=None):
 
 
 def _alg1_charge(ctx: RunContext, p: dict) -> PrivacyCharge:
-    return gaussian_charge_for(ctx, f"Algorithm 1 (M = {p['n_points']})")
+    return with_noise_source(algorithm1_charge(
+        n_private=ctx.ds.n, kernel=ctx.kernel, epsilon=ctx.epsilon, delta=ctx.delta, calibration=ctx.calibration,
+        sensitivity=ctx.sensitivity_mode, neighbouring="replace-one", label=f"Algorithm 1 (M = {p['n_points']})"), ctx)
 
 
 _ALG1_MATH = r"""**Algorithm 1** (Balog et al. 2018): fix public points $z_1..z_M$ *before* looking at the data,

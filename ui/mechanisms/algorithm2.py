@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dpkme.accounting import PrivacyCharge, gaussian_charge
+from dpkme.accounting import PrivacyCharge
 from dpkme.guards import estimate_cost
-from dpkme.mechanisms import calibrate_gaussian
 from dpkme.random_features import DEFAULT_SOLVER, algorithm2, list_solvers
 from dpkme.reduced_set import get_solver, preset_options
-from dpkme.sensitivity import feature_mean_sensitivity
+from dpkme.release import algorithm2_charge
 
 from .. import state as S
-from .spec import MechanismSpec, RunContext, n_points_control
+from .spec import MechanismSpec, RunContext, n_points_control, with_noise_source
 
 FEATURE_CHOICES = [200, 500, 1000, 2000, 5000, 10000]
 #: The library's solver preset for sub-second releases at the app's sizes (its "accurate" preset, the
@@ -81,12 +80,11 @@ def _run(ctx: RunContext, p: dict):
 
 
 def _charge(ctx: RunContext, p: dict) -> PrivacyCharge:
-    # Unit-norm features: Δ = 2b/N with b = ‖φ(x)‖ ≤ 1 (Proposition 9). The charge records σ/Δ,
-    # which depends only on (ε, δ, calibration), not on Δ.
-    sens = feature_mean_sensitivity(n=ctx.ds.n, norm_bound=1.0)
-    cal = calibrate_gaussian(epsilon=ctx.epsilon, delta=ctx.delta, sensitivity=sens, method=ctx.calibration)
-    return gaussian_charge(f"Algorithm 2 (M = {p['n_points']}, J = {p['n_features']}, {p['solver']})", cal,
-                           details={"neighbouring": "replace-one", "noise_source": ctx.noise_source})
+    # The library's charge: unit-norm features, Δ = 2/N (Proposition 9); the solver is post-processing.
+    return with_noise_source(algorithm2_charge(
+        n_private=ctx.ds.n, epsilon=ctx.epsilon, delta=ctx.delta, calibration=ctx.calibration,
+        neighbouring="replace-one", label=f"Algorithm 2 (M = {p['n_points']}, J = {p['n_features']}, {p['solver']})"),
+        ctx)
 
 
 ALGORITHM2 = MechanismSpec(

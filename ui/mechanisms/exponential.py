@@ -6,13 +6,14 @@ import numpy as np
 import streamlit as st
 
 import dpkme.exponential as _exp
-from dpkme.accounting import PrivacyCharge, pure_dp_charge
+from dpkme.accounting import PrivacyCharge
 from dpkme.exponential import (DEFAULT_MAX_DATABASES, MAX_GRID_CANDIDATES, count_multisets, count_table,
                                database_scores, exponential_charge, grid_candidates, largest_m)
 from dpkme.guards import estimate_cost
+from dpkme.release import exponential_mechanism_charge
 
 from .. import state as S
-from .spec import MechanismSpec, RunContext
+from .spec import MechanismSpec, RunContext, with_noise_source
 
 _EXP_NOTES = "\n\n".join(f"*{v}*" for v in getattr(_exp, "NOTES", {}).values())
 
@@ -96,9 +97,9 @@ def _exp_run(ctx: RunContext, p: dict):
 
 
 def _exp_charge(ctx: RunContext, p: dict) -> PrivacyCharge:
-    # Before the run (budget check); the ledger records exponential_charge(release) afterwards.
-    return pure_dp_charge(f"exponential mechanism (M = {p['m']})", epsilon=ctx.epsilon, mechanism="exponential",
-                          details={"neighbouring": "replace-one", "noise_source": ctx.noise_source})
+    # Before the run (budget check); the ledger records the library's charge of the release afterwards.
+    return with_noise_source(exponential_mechanism_charge(epsilon=ctx.epsilon, neighbouring="replace-one",
+                                                          label=f"exponential mechanism (M = {p['m']})"), ctx)
 
 
 def count_figure(n_now: int | None = None, m_now: int | None = None):

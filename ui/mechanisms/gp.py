@@ -6,12 +6,13 @@ import numpy as np
 import streamlit as st
 
 import dpkme.gp_release as _gp
-from dpkme.accounting import PrivacyCharge, gaussian_charge
+from dpkme.accounting import PrivacyCharge
 from dpkme.guards import estimate_cost
-from dpkme.gp_release import MAX_GRID_POINTS, calibrate_gp, gp_release, gp_sensitivity, grid_axes
+from dpkme.gp_release import MAX_GRID_POINTS, gp_release, grid_axes
+from dpkme.release import gp_release_charge
 
 from .. import state as S
-from .spec import MechanismSpec, RunContext
+from .spec import MechanismSpec, RunContext, with_noise_source
 
 _GP_NOTES = "\n\n".join(f"*{v}*" for v in getattr(_gp, "NOTES", {}).values())
 _GP_REGIONS = {
@@ -68,11 +69,10 @@ def _gp_run(ctx: RunContext, p: dict):
 
 
 def _gp_charge(ctx: RunContext, p: dict) -> PrivacyCharge:
-    sens = gp_sensitivity(n=ctx.ds.n, kernel=ctx.kernel, dim=ctx.ds.dim, normalisation=p["normalisation"],
-                          mode=ctx.sensitivity_mode)
-    cal = calibrate_gp(epsilon=ctx.epsilon, delta=ctx.delta, sensitivity=sens, calibration=p["calibration"])
-    return gaussian_charge(f"GP release ({p['normalisation']}, {p['per_axis']}^{ctx.ds.dim} grid)", cal,
-                           details={"neighbouring": "replace-one", "noise_source": ctx.noise_source})
+    return with_noise_source(gp_release_charge(
+        n_private=ctx.ds.n, kernel=ctx.kernel, epsilon=ctx.epsilon, delta=ctx.delta, dim=ctx.ds.dim,
+        normalisation=p["normalisation"], calibration=p["calibration"], sensitivity=ctx.sensitivity_mode,
+        neighbouring="replace-one", label=f"GP release ({p['normalisation']}, {p['per_axis']}^{ctx.ds.dim} grid)"), ctx)
 
 
 SPEC = MechanismSpec(

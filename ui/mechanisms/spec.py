@@ -3,7 +3,8 @@
 A mechanism is a :class:`MechanismSpec`: a label and explanation, a check that the current dataset supports
 it, a function that draws its own widgets and returns its parameters, a function that runs it (calling
 :mod:`dpkme`) and returns a :class:`~dpkme.release.Release`, and a function that gives the
-:class:`~dpkme.accounting.PrivacyCharge` for the ledger. Each mechanism lives in its own module of
+:class:`~dpkme.accounting.PrivacyCharge` for the ledger -- the library's own (``dpkme.release.*_charge``,
+computed from the public parameters before the run), never re-derived here. Each mechanism lives in its own module of
 :mod:`ui.mechanisms` and exposes ``SPECS``; :mod:`ui.mechanisms` lists the modules explicitly. This module
 imports no mechanism.
 """
@@ -15,9 +16,8 @@ from typing import Any, Callable
 
 import streamlit as st
 
-from dpkme.accounting import PrivacyCharge, gaussian_charge
+from dpkme.accounting import PrivacyCharge
 
-from .. import compute as C
 from .. import state as S
 
 
@@ -78,15 +78,9 @@ def n_points_control(maximum: int, *, label="Number of synthetic points M", help
                                persist_state="session", help=help))
 
 
-def gaussian_charge_for(ctx: RunContext, label: str) -> PrivacyCharge:
-    """The charge of one Gaussian release at the context's ε, δ, calibration and sensitivity.
-
-    Computed *before* running (the same calibration the library performs), so
-    the budget can be checked first.
-    """
-    sens, cal, _ = C.calibration(ctx.ds.n, ctx.kernel, eps=ctx.epsilon, delta=ctx.delta, method=ctx.calibration,
-                                 mode=ctx.sensitivity_mode)
-    return gaussian_charge(label, cal, details={"neighbouring": "replace-one", "noise_source": ctx.noise_source})
+def with_noise_source(charge: PrivacyCharge, ctx: RunContext) -> PrivacyCharge:
+    """The library's charge (``dpkme.release.*_charge``) with the run's noise source in its details."""
+    return S.relabel_charge(charge, noise_source=ctx.noise_source)
 
 
 def needs_public(ds: S.Dataset) -> str | None:
