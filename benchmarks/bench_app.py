@@ -34,7 +34,8 @@ sys.path.insert(0, str(REPO))
 
 from dpkme.privacy.accounting import BudgetLedger, gaussian_charge  # noqa: E402
 from dpkme.curves import paper_m_grid, subspace_curves  # noqa: E402
-from dpkme.data import paper_mixture, public_private_split  # noqa: E402
+from dpkme.datasets import paper_mixture  # noqa: E402
+from dpkme.preprocessing import public_private_split  # noqa: E402
 from dpkme.io import nonprivate_summary  # noqa: E402
 from dpkme.privacy.calibration import analytic_sigma, calibrate_gaussian, classic_sigma  # noqa: E402
 from dpkme.metrics import mmd, rkhs_distance  # noqa: E402

@@ -43,7 +43,7 @@ from dpkme.clustering import (  # noqa: E402
     plan_kmeans,
 )
 from dpkme.clustering._features import FeatureBlocks, lloyd_pass  # noqa: E402
-from dpkme.data import concentric_circles, paper_mixture, two_moons  # noqa: E402
+from dpkme.datasets import concentric_circles, paper_mixture, two_moons  # noqa: E402
 from dpkme.kernels.random_features import RandomFourierFeatures  # noqa: E402
 from dpkme.kernels.kernel import GaussianKernel  # noqa: E402
 

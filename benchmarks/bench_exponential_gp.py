@@ -40,7 +40,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from dpkme.data import clip_to_box  # noqa: E402
+from dpkme.preprocessing import clip_to_box  # noqa: E402
 from dpkme.release.exponential import (  # noqa: E402
     DEFAULT_MAX_DATABASES,
     HARD_MAX_DATABASES,

@@ -1,4 +1,4 @@
-"""Loading and validating tables: the paper's ``.npz`` files, user uploads, bundled samples.
+"""Loading and validating tables: the paper's ``.npz`` files and user uploads.
 
 Everything here works on bytes in memory: :func:`load_table` parses an upload
 from :class:`io.BytesIO`/:class:`io.StringIO` and never writes to disk, logs or
@@ -8,7 +8,7 @@ as is).
 
 Typical flow of a data page::
 
-    df = load_table(uploaded_bytes, filename="patients.csv")     # or load_sample("wine")[0]
+    df = load_table(uploaded_bytes, filename="patients.csv")     # or dpkme.datasets.load_sample("wine")[0]
     preview = nonprivate_summary(df)      # owner's eyes only -- never fed to a release
     X = numeric_matrix(df, ["age", "bmi"])  # float64 (N, D), refuses text and missing cells
 
@@ -25,7 +25,6 @@ import io
 import os
 import re
 import zipfile
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -40,10 +39,6 @@ __all__ = [
     "numeric_matrix",
     "numeric_columns",
     "nonprivate_summary",
-    "load_sample",
-    "SAMPLES",
-    "SampleInfo",
-    "SAMPLE_DIR",
     "MAX_UPLOAD_BYTES",
     "MAX_ROWS",
     "MAX_COLUMNS",
@@ -71,9 +66,6 @@ MAX_COLUMNS = 200
 #: Smallest accepted number of data rows (2): a single record cannot be
 #: released meaningfully and almost always means a parsing problem.
 MIN_ROWS = 2
-
-#: Folder of the bundled sample tables (``<repository>/sample_data``).
-SAMPLE_DIR = Path(__file__).resolve().parent.parent / "sample_data"
 
 # Candidate field separators, in order of preference on ties.
 _DELIMITERS = (",", ";", "\t", "|")
@@ -816,181 +808,20 @@ def nonprivate_summary(data, columns: Sequence[str] | None = None) -> pd.DataFra
 
 
 # ----------------------------------------------------------------------------
-# bundled samples
+# deprecated names
 # ----------------------------------------------------------------------------
-@dataclass(frozen=True)
-class SampleInfo:
-    """Description of a bundled sample table (see ``sample_data/README.md``).
-
-    Attributes
-    ----------
-    name : str
-        Registry key.
-    label : str
-        Human-readable title.
-    filename : str
-        CSV file in :data:`SAMPLE_DIR`.
-    description : str
-    source : str
-        Original authors / repository.
-    licence : str
-    citation : str
-    n_rows, n_columns : int
-        Shape of the table (all columns, including the label).
-    numeric_columns : tuple of str
-        Recommended feature columns for a release.
-    label_column : str or None
-        Class label (not a feature), if any.
-    """
-
-    name: str
-    label: str
-    filename: str
-    description: str
-    source: str
-    licence: str
-    citation: str
-    n_rows: int
-    n_columns: int
-    numeric_columns: tuple[str, ...]
-    label_column: str | None = None
-
-    @property
-    def path(self) -> Path:
-        return SAMPLE_DIR / self.filename
-
-    def to_dict(self) -> dict[str, Any]:
-        d = {k: getattr(self, k) for k in self.__dataclass_fields__}
-        d["numeric_columns"] = list(self.numeric_columns)
-        return d
+#: The bundled samples moved to :mod:`dpkme.datasets` (dpkme 0.2); these names still resolve here,
+#: with a :class:`DeprecationWarning`, for one release (see :mod:`dpkme._shim`).
+_MOVED_TO_DATASETS = frozenset({"SAMPLES", "SampleInfo", "load_sample", "SAMPLE_DIR"})
 
 
-_UCI_LICENCE = (
-    "CC BY 4.0 (UCI Machine Learning Repository); redistributed in scikit-learn (BSD-3-Clause), "
-    "whose documentation states no separate licence"
-)
+def __getattr__(name: str):
+    if name in _MOVED_TO_DATASETS:
+        import warnings
 
-_WINE_COLUMNS = (
-    "alcohol", "malic_acid", "ash", "alcalinity_of_ash", "magnesium", "total_phenols", "flavanoids",
-    "nonflavanoid_phenols", "proanthocyanins", "color_intensity", "hue", "od280_od315_of_diluted_wines",
-    "proline",
-)
-_BC_FEATURES = (
-    "radius", "texture", "perimeter", "area", "smoothness", "compactness", "concavity",
-    "concave_points", "symmetry", "fractal_dimension",
-)
-_BC_COLUMNS = tuple(f"{f}_{s}" for s in ("mean", "se", "worst") for f in _BC_FEATURES)
+        warnings.warn(f"dpkme.io.{name} is deprecated and will be removed in the next release; "
+                      f"import dpkme.datasets.{name} instead", DeprecationWarning, stacklevel=2)
+        from . import datasets
 
-SAMPLES: dict[str, SampleInfo] = {
-    info.name: info
-    for info in (
-        SampleInfo(
-            name="wine",
-            label="Wine recognition (UCI)",
-            filename="wine.csv",
-            description=(
-                "Chemical analysis of 178 wines from three cultivars grown in the same region of Italy: "
-                "13 measurements per wine (alcohol, acids, phenols, colour, proline, ...). "
-                "Label: cultivar (1, 2, 3). Features have very different scales (proline ~ 300-1700, "
-                "hue ~ 0.5-1.7): declare a scaling before using an isotropic kernel."
-            ),
-            source="UCI Machine Learning Repository, 'Wine' (Forina et al., PARVUS); copy bundled with scikit-learn",
-            licence=_UCI_LICENCE,
-            citation="Aeberhard, S. & Forina, M. (1991). Wine. UCI Machine Learning Repository. "
-            "https://doi.org/10.24432/C5PC7J",
-            n_rows=178,
-            n_columns=14,
-            numeric_columns=_WINE_COLUMNS,
-            label_column="cultivar",
-        ),
-        SampleInfo(
-            name="breast_cancer",
-            label="Breast Cancer Wisconsin (Diagnostic)",
-            filename="breast_cancer.csv",
-            description=(
-                "569 breast-mass fine-needle aspirates: 30 features of the cell nuclei (mean, standard "
-                "error and worst value of radius, texture, perimeter, area, smoothness, compactness, "
-                "concavity, concave points, symmetry, fractal dimension). Label: diagnosis M (malignant, "
-                "212) or B (benign, 357). A realistic 'sensitive medical table'."
-            ),
-            source="UCI Machine Learning Repository, 'Breast Cancer Wisconsin (Diagnostic)' "
-            "(Wolberg, Street, Mangasarian); copy bundled with scikit-learn (patient IDs not included)",
-            licence=_UCI_LICENCE,
-            citation="Wolberg, W., Mangasarian, O., Street, N. & Street, W. (1995). Breast Cancer Wisconsin "
-            "(Diagnostic). UCI Machine Learning Repository. https://doi.org/10.24432/C5DW2B",
-            n_rows=569,
-            n_columns=31,
-            numeric_columns=_BC_COLUMNS,
-            label_column="diagnosis",
-        ),
-        SampleInfo(
-            name="iris",
-            label="Iris (Fisher 1936)",
-            filename="iris.csv",
-            description=(
-                "150 iris flowers, 50 of each species (setosa, versicolor, virginica): sepal and petal "
-                "length and width in cm. Label: species. Small and 4-D: quick to release and plot."
-            ),
-            source="R. A. Fisher (1936); scikit-learn's copy, which follows Fisher's paper (the UCI copy "
-            "differs in two values)",
-            licence=_UCI_LICENCE,
-            citation="Fisher, R. A. (1936). Iris. UCI Machine Learning Repository. https://doi.org/10.24432/C56C76",
-            n_rows=150,
-            n_columns=5,
-            numeric_columns=("sepal_length", "sepal_width", "petal_length", "petal_width"),
-            label_column="species",
-        ),
-        SampleInfo(
-            name="diabetes",
-            label="Diabetes progression (Efron et al. 2004)",
-            filename="diabetes.csv",
-            description=(
-                "442 diabetes patients in original units: age (years), sex (coded 1/2), body-mass index, "
-                "average blood pressure and six blood-serum measurements s1-s6, plus 'progression', a "
-                "quantitative measure of disease progression one year after baseline (a regression "
-                "target, not a class label)."
-            ),
-            source="B. Efron, T. Hastie, I. Johnstone, R. Tibshirani, 'Least Angle Regression' (2004), data "
-            "distributed by the authors (https://www4.stat.ncsu.edu/~boos/var.select/diabetes.html); "
-            "unscaled copy bundled with scikit-learn",
-            licence="No licence stated by the original distributors; redistributed in scikit-learn "
-            "(BSD-3-Clause) and the R package 'lars'. Use for teaching/research with citation.",
-            citation="Efron, B., Hastie, T., Johnstone, I. & Tibshirani, R. (2004). Least angle regression. "
-            "Annals of Statistics 32(2), 407-499.",
-            n_rows=442,
-            n_columns=11,
-            numeric_columns=("age", "bmi", "bp", "s1", "s2", "s3", "s4", "s5", "s6"),
-            label_column=None,
-        ),
-    )
-}
-
-
-def load_sample(name: str) -> tuple[pd.DataFrame, SampleInfo]:
-    """Load a bundled sample table by name (see :data:`SAMPLES`).
-
-    The CSV is read through :func:`load_table`, like an upload.
-
-    Returns
-    -------
-    df : pandas.DataFrame
-    info : SampleInfo
-        Description, source, licence, recommended ``numeric_columns`` and
-        ``label_column``; ``numeric_matrix(df, info.numeric_columns)`` gives the
-        feature matrix.
-    """
-    if name not in SAMPLES:
-        raise ValueError(f"unknown sample {name!r}; choose one of {sorted(SAMPLES)}.")
-    info = SAMPLES[name]
-    if not info.path.is_file():
-        raise ValueError(
-            f"sample file {str(info.path)!r} is missing; the 'sample_data' folder must sit next to the "
-            "'dpkme' package (reinstall or check out the full repository)."
-        )
-    df = load_table(info.path.read_bytes(), filename=info.filename)
-    if df.shape != (info.n_rows, info.n_columns):
-        raise ValueError(
-            f"sample file {info.filename!r} has shape {df.shape}, expected {(info.n_rows, info.n_columns)}; "
-            "it has been modified -- restore it from the repository."
-        )
-    return df, info
+        return getattr(datasets, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -34,7 +34,7 @@ def test_sigma_refuses_invalid_and_failing_calibrations():
 
 
 def test_reproduce_fig1_writes_the_json_contract(tmp_path):
-    from dpkme.data import paper_mixture
+    from dpkme.datasets import paper_mixture
 
     data = tmp_path / "mix.npz"
     np.savez(data, X_private=paper_mixture(2000, 2, random_state=1))

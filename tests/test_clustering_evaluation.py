@@ -15,7 +15,7 @@ from dpkme.clustering import (
     kernel_kmeans,
     partition_objective,
 )
-from dpkme.data import gaussian_blobs
+from dpkme.datasets import gaussian_blobs
 from dpkme.kernels.random_features import RandomFourierFeatures
 from dpkme.kernels.kernel import GaussianKernel
 

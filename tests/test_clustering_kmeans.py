@@ -27,7 +27,7 @@ from dpkme.clustering import (
 )
 from dpkme.clustering._features import FeatureBlocks, assign
 from dpkme.kernels.random_features import CosineBiasFeatures, RandomFourierFeatures
-from dpkme.data import gaussian_blobs
+from dpkme.datasets import gaussian_blobs
 from dpkme.kernels.kernel import GaussianKernel
 
 BOX = (-12.0, 12.0)

@@ -20,7 +20,7 @@ from dpkme.clustering import (
     plan_from_noise,
     plan_kmeans,
 )
-from dpkme.data import gaussian_blobs
+from dpkme.datasets import gaussian_blobs
 from dpkme.kernels.random_features import CosineBiasFeatures
 from dpkme.kernels.kernel import GaussianKernel
 from dpkme.metrics import rkhs_distance

@@ -1,4 +1,4 @@
-"""Tests of dpkme.io: .npz files, uploads (every bad-upload case), numeric matrices, samples."""
+"""Tests of dpkme.io: .npz files, uploads (every bad-upload case), numeric matrices (samples: test_datasets.py)."""
 
 from __future__ import annotations
 
@@ -19,10 +19,7 @@ from dpkme.io import (
     MAX_ROWS,
     MAX_UPLOAD_BYTES,
     MIN_ROWS,
-    SAMPLE_DIR,
-    SAMPLES,
     load_npz,
-    load_sample,
     load_table,
     nonprivate_summary,
     numeric_columns,
@@ -428,49 +425,6 @@ def test_numeric_matrix_random_object_columns(values, drop):
     assert X.dtype == np.float64 and X.shape[1] == 2 and np.isfinite(X).all()
     if drop:
         assert X.shape[0] + out[1] == len(values)
-
-
-# --------------------------------------------------------------------------- samples
-_EXPECTED = {
-    "wine": ((178, 14), 13, {1: 59, 2: 71, 3: 48}),
-    "breast_cancer": ((569, 31), 30, {"B": 357, "M": 212}),
-    "iris": ((150, 5), 4, {"setosa": 50, "versicolor": 50, "virginica": 50}),
-    "diabetes": ((442, 11), 9, None),
-}
-
-
-@pytest.mark.parametrize("name", sorted(SAMPLES))
-def test_samples_load_with_expected_shapes(name):
-    df, info = load_sample(name)
-    shape, n_features, label_counts = _EXPECTED[name]
-    assert df.shape == shape == (info.n_rows, info.n_columns)
-    X = numeric_matrix(df, info.numeric_columns)
-    assert X.shape == (shape[0], n_features) and np.isfinite(X).all()
-    assert info.description and info.source and info.licence and info.citation
-    if label_counts is None:
-        assert info.label_column is None
-    else:
-        assert info.label_column in df.columns and info.label_column not in info.numeric_columns
-        assert df[info.label_column].value_counts().to_dict() == label_counts
-    assert info.path.stat().st_size < 200 * 1024
-    assert info.to_dict()["name"] == name
-
-
-def test_sample_files_documented_and_located_next_to_package():
-    assert SAMPLE_DIR == Path(__file__).resolve().parents[1] / "sample_data"
-    readme = (SAMPLE_DIR / "README.md").read_text()
-    for info in SAMPLES.values():
-        assert info.filename in readme
-    assert sorted(p.name for p in SAMPLE_DIR.glob("*.csv")) == sorted(i.filename for i in SAMPLES.values())
-    with pytest.raises(ValueError, match="unknown sample 'wines'.*'wine'"):
-        load_sample("wines")
-
-
-def test_sample_values_spot_check():
-    df, _ = load_sample("wine")
-    assert df.loc[0, "alcohol"] == 14.23 and df.loc[0, "proline"] == 1065
-    df, _ = load_sample("diabetes")
-    assert df.loc[0, ["age", "sex", "bmi", "progression"]].tolist() == [59, 2, 32.1, 151]
 
 
 def test_summary_of_huge_values_is_right_and_quiet():

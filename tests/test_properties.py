@@ -553,7 +553,7 @@ def test_multiset_from_rank(rank, n, m):
 
 
 # --------------------------------------------------------------------------- GP release
-from dpkme import gp_release as GP  # noqa: E402
+from dpkme.release import gp as GP  # noqa: E402
 
 
 @examples(0.7)
@@ -667,8 +667,9 @@ def test_load_npz_random_bytes(data):
         assert X.ndim == 2 and _finite(X)
 
 
-# --------------------------------------------------------------------------- data
-from dpkme import data as DATA  # noqa: E402
+# --------------------------------------------------------------------------- datasets, preprocessing
+from dpkme import datasets as DATA  # noqa: E402
+from dpkme import preprocessing as PRE  # noqa: E402
 
 
 @examples(3)
@@ -686,16 +687,16 @@ def test_generators(name, data):
 @examples(2)
 @given(float_matrices(max_rows=4, max_cols=2), mostly(st.floats(-5, 0.9)), POS)
 def test_declared_scaling_and_clipping(X, center, scale):
-    ok, s = _rejects(DATA.DeclaredScaling, center=center, scale=scale)
+    ok, s = _rejects(PRE.DeclaredScaling, center=center, scale=scale)
     if ok:
         ok2, Y = _rejects(s.apply, X)
         if ok2:
             assert _finite(Y) and Y.shape == X.shape
-    ok, out = _rejects(DATA.clip_to_box, X, center, scale)
+    ok, out = _rejects(PRE.clip_to_box, X, center, scale)
     if ok:
         Xc, k = out
         assert _finite(Xc) and Xc.shape == X.shape and 0 <= k <= X.size
-    ok, out = _rejects(DATA.public_private_split, X, public_fraction=center, random_state=0)
+    ok, out = _rejects(PRE.public_private_split, X, public_fraction=center, random_state=0)
     if ok:
         pub, priv, idx = out
         assert pub.shape[0] + priv.shape[0] == X.shape[0] and pub.shape[0] >= 1 and priv.shape[0] >= 1

@@ -46,7 +46,7 @@ def test_fig1_reproduces_the_papers_published_noise_free_numbers():
 
 
 def small_mixture(n=3000, dim=2, seed=0):
-    from dpkme.data import paper_mixture
+    from dpkme.datasets import paper_mixture
 
     return paper_mixture(n, dim, random_state=seed)
 

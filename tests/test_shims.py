@@ -65,3 +65,42 @@ def test_packages_that_replaced_modules_keep_their_names():
 
     assert GaussianKernel is G and Release is R
     assert kernel_from_dict(GaussianKernel(lengthscale=2.0).to_dict()).lengthscale == 2.0
+
+
+def test_data_module_forwards_to_datasets_and_preprocessing_and_warns():
+    import dpkme.data
+    from dpkme.datasets import GENERATORS, paper_mixture
+    from dpkme.preprocessing import DeclaredScaling, clip_to_box
+
+    with pytest.warns(DeprecationWarning, match=r"dpkme\.data is deprecated.*paper_mixture from dpkme\.datasets"):
+        assert dpkme.data.paper_mixture is paper_mixture
+    with pytest.warns(DeprecationWarning, match=r"dpkme\.data is deprecated.*from dpkme\.preprocessing"):
+        assert dpkme.data.clip_to_box is clip_to_box
+    with pytest.warns(DeprecationWarning, match=r"dpkme\.data is deprecated"):
+        from dpkme.data import GENERATORS as G
+        from dpkme.data import DeclaredScaling as D
+    assert G is GENERATORS and D is DeclaredScaling
+    with pytest.raises(AttributeError):
+        dpkme.data.not_a_name  # noqa: B018
+
+
+@pytest.mark.parametrize("name", ["SAMPLES", "SampleInfo", "load_sample", "SAMPLE_DIR"])
+def test_io_sample_names_forward_to_datasets_and_warn(name):
+    import dpkme.datasets
+    import dpkme.io
+
+    with pytest.warns(DeprecationWarning, match=re.escape(f"dpkme.io.{name} is deprecated") + ".*"
+                      + re.escape(f"import dpkme.datasets.{name}")):
+        value = getattr(dpkme.io, name)
+    assert value is getattr(dpkme.datasets, name)
+    assert name not in dpkme.io.__all__
+
+
+def test_io_keeps_its_own_names_without_warning():
+    import dpkme.io
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        assert callable(dpkme.io.load_table) and dpkme.io.MAX_ROWS == 1_000_000
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        dpkme.io.nope  # noqa: B018

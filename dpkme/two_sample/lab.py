@@ -177,7 +177,7 @@ def split_public(X, Y, *, public_fraction: float = 0.1, random_state=None):
     info : dict
         Sizes, fraction and the seed of the split.
     """
-    from ..data import public_private_split
+    from ..preprocessing import public_private_split
 
     X = check_array(X, name="X", min_rows=2)
     Y = check_array(Y, name="Y", min_rows=2, n_features=X.shape[1])
