@@ -286,3 +286,29 @@ def test_noise_source_real_releases_record_no_seed():
     assert (real.noise_source, real.seed) == ("os-entropy", None)
     assert "seed_warning" not in real.metadata()
     assert not np.array_equal(real.weights, other.weights)
+
+
+def test_project_weights_uses_the_one_simplex_and_l1_projection():
+    """Algorithm 1's post-processing projects with dpkme.reduced_set.weights (it had its own copy): the copy's
+    formulas (simplex of radius 1; L1 ball through the simplex of the rescaled |v|) agree with it."""
+    import dpkme.release.subspace as sub
+    from dpkme.reduced_set.weights import project_l1_ball, project_simplex
+
+    assert sub.project_simplex is project_simplex and sub.project_l1_ball is project_l1_ball
+
+    def old_simplex(v):
+        u = np.sort(v)[::-1]
+        css = np.cumsum(u) - 1.0
+        rho = np.nonzero(u - css / np.arange(1, v.shape[0] + 1) > 0)[0][-1]
+        return np.maximum(v - css[rho] / (rho + 1.0), 0.0)
+
+    def old_l1(v, radius):
+        return v.copy() if np.abs(v).sum() <= radius else np.sign(v) * old_simplex(np.abs(v) / radius) * radius
+
+    rng = np.random.default_rng(7)
+    for n in (1, 2, 5, 50, 400):
+        for scale in (1e-3, 1.0, 30.0):
+            v = scale * rng.standard_normal(n)
+            np.testing.assert_array_equal(project_simplex(v), old_simplex(v))
+            for radius in (0.1, 1.0, 7.5):
+                np.testing.assert_allclose(project_l1_ball(v, radius), old_l1(v, radius), rtol=1e-12, atol=1e-14)

@@ -67,6 +67,7 @@ from .._validation import (
 from ..kernels.kernel import Kernel
 from .result import Release
 from ..privacy.sensitivity import check_domain, check_release_args, enforce_domain, kme_sensitivity
+from ..reduced_set.weights import project_l1_ball, project_simplex  # the one simplex/L1-ball projection
 
 __all__ = [
     "SubspaceBasis",
@@ -344,7 +345,7 @@ def project_weights(w, K: np.ndarray, *, constraint: str = "simplex", radius: fl
     radius = check_positive_float(radius, name="radius")
     lam = float(np.linalg.eigvalsh(K)[-1]) if K.shape[0] <= 2000 else _power_iteration(K)
     step = 1.0 / max(lam, 1e-300)
-    proj = _project_simplex if constraint == "simplex" else (lambda v: _project_l1(v, radius))
+    proj = project_simplex if constraint == "simplex" else (lambda v: project_l1_ball(v, radius))
     u = proj(w)
     y, t = u.copy(), 1.0
     for _ in range(max_iter):
@@ -367,22 +368,6 @@ def _power_iteration(K, n_iter: int = 50) -> float:
         lam = float(np.linalg.norm(v))
         v /= lam
     return lam * 1.01
-
-
-def _project_simplex(v: np.ndarray) -> np.ndarray:
-    """Euclidean projection onto the probability simplex (Duchi et al. 2008)."""
-    u = np.sort(v)[::-1]
-    css = np.cumsum(u) - 1.0
-    ind = np.arange(1, v.shape[0] + 1)
-    rho = np.nonzero(u - css / ind > 0)[0][-1]
-    theta = css[rho] / (rho + 1.0)
-    return np.maximum(v - theta, 0.0)
-
-
-def _project_l1(v: np.ndarray, radius: float) -> np.ndarray:
-    if np.abs(v).sum() <= radius:
-        return v.copy()
-    return np.sign(v) * _project_simplex(np.abs(v) / radius) * radius
 
 
 def draw_points_from_q(m: int, dim: int, *, scale: float, rng: np.random.Generator, center=None) -> np.ndarray:
