@@ -21,6 +21,8 @@ __all__ = [
     "noise_rng",
     "spawn_streams",
     "check_weights",
+    "check_vector",
+    "check_box",
     "check_in",
     "new_seed",
 ]
@@ -292,3 +294,60 @@ def check_weights(w, *, n: int, name: str = "weights") -> np.ndarray:
         raise ValueError(f"{name} are too large: the largest is {biggest:.3g} and their absolute values sum to more "
                          f"than {MAX_TOTAL_WEIGHT:g}, so weighted kernel sums would overflow; rescale them.")
     return arr
+
+
+def check_vector(value, *, name: str, dim: int | None = None) -> np.ndarray:
+    """A scalar (as a length-1 vector, broadcast later) or a 1-D finite float vector of length 1 or ``dim``."""
+    arr = np.asarray(value)
+    if arr.ndim == 0:
+        return check_array(arr.reshape(1), name=name, ndim=1)
+    vec = check_array(arr, name=name, ndim=1)
+    if dim is not None and vec.shape[0] not in (1, dim):
+        raise ValueError(
+            f"{name} has {vec.shape[0]} entries but the data have {dim} column(s); "
+            f"give one value per column or a single value for all."
+        )
+    return vec
+
+
+def check_box(lower, upper, *, broadcast: bool = False, dim: int | None = None,
+              axis: str = "coordinate") -> tuple[np.ndarray, np.ndarray]:
+    """Validate a **declared** box ``[lower, upper]``: finite bounds with ``lower < upper`` in every ``axis``.
+
+    The one box check of the library (clipping, declared scalings, candidate and integration grids).
+
+    Parameters
+    ----------
+    lower, upper : array-like (D,), or scalars when ``broadcast``
+    broadcast : bool, default=False
+        Accept a scalar or a length-1 bound for all columns (see :func:`check_vector`) and return both
+        bounds broadcast to a common length; otherwise both must be 1-D of the same length.
+    dim : int, optional
+        Number of columns of the data the box applies to (with ``broadcast``: each bound has 1 or ``dim``
+        entries).
+    axis : str, default="coordinate"
+        Word naming one dimension of the box in the messages ("column" for data columns).
+
+    Returns
+    -------
+    lower, upper : ndarray (D,), float64
+    """
+    if broadcast:
+        lo = check_vector(lower, name="lower", dim=dim)
+        hi = check_vector(upper, name="upper", dim=dim)
+        if lo.shape[0] != hi.shape[0] and 1 not in (lo.shape[0], hi.shape[0]):
+            raise ValueError(f"lower has {lo.shape[0]} entries but upper has {hi.shape[0]}; they must match.")
+        lo_b, hi_b = np.broadcast_arrays(lo, hi)
+        lo, hi = lo_b.astype(np.float64), hi_b.astype(np.float64)
+    else:
+        lo = check_array(lower, name="lower", ndim=1)
+        hi = check_array(upper, name="upper", ndim=1)
+        if lo.shape != hi.shape:
+            raise ValueError(f"lower has {lo.shape[0]} entries but upper has {hi.shape[0]}; they must match.")
+        if dim is not None and lo.shape[0] != dim:
+            raise ValueError(f"the box has {lo.shape[0]} entries but the data have {dim} column(s).")
+    if np.any(hi <= lo):
+        j = int(np.argmax(hi <= lo))
+        raise ValueError(f"the box needs lower < upper in every {axis}; {axis} {j} has "
+                         f"lower={float(lo[j])}, upper={float(hi[j])}.")
+    return lo, hi

@@ -18,7 +18,15 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import MAX_ABS_VALUE, _short, check_array, check_positive_float, check_random_state
+from ._validation import (
+    MAX_ABS_VALUE,
+    _short,
+    check_array,
+    check_box,
+    check_positive_float,
+    check_random_state,
+    check_vector,
+)
 
 __all__ = [
     "DeclaredScaling",
@@ -27,20 +35,6 @@ __all__ = [
     "public_private_split",
     "SplitIndices",
 ]
-
-
-def _as_vector(value, *, name: str, dim: int | None) -> np.ndarray:
-    """A scalar (broadcast later) or a 1-D finite float vector of length ``dim``."""
-    arr = np.asarray(value)
-    if arr.ndim == 0:
-        return check_array(arr.reshape(1), name=name, ndim=1)
-    vec = check_array(arr, name=name, ndim=1)
-    if dim is not None and vec.shape[0] not in (1, dim):
-        raise ValueError(
-            f"{name} has {vec.shape[0]} entries but the data have {dim} column(s); "
-            f"give one value per column or a single value for all."
-        )
-    return vec
 
 
 @dataclass(frozen=True, eq=False)
@@ -73,8 +67,8 @@ class DeclaredScaling:
     source: str = "declared by the user"
 
     def __post_init__(self):
-        c = _as_vector(self.center, name="center", dim=None)
-        s = _as_vector(self.scale, name="scale", dim=None)
+        c = check_vector(self.center, name="center")
+        s = check_vector(self.scale, name="scale")
         if np.any(s <= 0):
             bad = int(np.argmax(s <= 0))
             raise ValueError(f"scale must be > 0 in every entry, got {float(s[bad])} at index {bad}.")
@@ -87,7 +81,7 @@ class DeclaredScaling:
     @classmethod
     def from_box(cls, *, lower, upper, source: str = "declared box") -> "DeclaredScaling":
         """Scaling that maps the declared box ``[lower, upper]`` onto ``[-1, 1]^D`` (bounds within ±1e100)."""
-        lo, hi = _check_box(lower, upper, dim=None)
+        lo, hi = check_box(lower, upper, broadcast=True, axis="column")
         wild = (np.abs(lo) > MAX_ABS_VALUE) | (np.abs(hi) > MAX_ABS_VALUE)
         if wild.any():
             j = int(np.argmax(wild))
@@ -163,21 +157,6 @@ def apply_declared_scaling(X, center, scale) -> np.ndarray:
     return DeclaredScaling(center=center, scale=scale).apply(X)
 
 
-def _check_box(lower, upper, *, dim: int | None) -> tuple[np.ndarray, np.ndarray]:
-    lo = _as_vector(lower, name="lower", dim=dim)
-    hi = _as_vector(upper, name="upper", dim=dim)
-    if lo.shape[0] != hi.shape[0] and 1 not in (lo.shape[0], hi.shape[0]):
-        raise ValueError(f"lower has {lo.shape[0]} entries but upper has {hi.shape[0]}; they must match.")
-    lo, hi = np.broadcast_arrays(lo, hi)
-    if np.any(hi <= lo):
-        j = int(np.argmax(hi <= lo))
-        raise ValueError(
-            "the box must have lower < upper in every column; "
-            f"column {j} has lower={float(lo[j])}, upper={float(hi[j])}."
-        )
-    return lo.astype(np.float64), hi.astype(np.float64)
-
-
 def clip_to_box(X, lower, upper, *, return_count: bool = True):
     """Clip every coordinate to a **declared** box ``[lower, upper]``.
 
@@ -205,7 +184,7 @@ def clip_to_box(X, lower, upper, *, return_count: bool = True):
         it alongside a release.
     """
     X = check_array(X, name="X")
-    lo, hi = _check_box(lower, upper, dim=X.shape[1])
+    lo, hi = check_box(lower, upper, broadcast=True, dim=X.shape[1], axis="column")
     outside = (X < lo) | (X > hi)
     Xc = np.clip(X, lo, hi)
     if return_count:

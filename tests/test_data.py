@@ -41,8 +41,8 @@ def test_private_helpers_still_resolve():
     with pytest.warns(DeprecationWarning, match=r"dpkme\.datasets\.generators"):
         params = dpkme.data.PAPER_MIXTURE_PARAMS
     assert params is importlib.import_module("dpkme.datasets.generators").PAPER_MIXTURE_PARAMS
-    with pytest.warns(DeprecationWarning, match=r"dpkme\.preprocessing"):
-        assert dpkme.data._as_vector is dpkme.preprocessing._as_vector
+    with pytest.warns(DeprecationWarning, match=r"dpkme\.datasets\.generators"):
+        assert dpkme.data.MAX_DIM == 1_000
 
 
 def test_unknown_name_is_an_attribute_error():

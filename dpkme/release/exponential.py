@@ -111,6 +111,7 @@ from scipy.special import logsumexp
 
 from .._validation import (
     check_array,
+    check_box,
     check_epsilon,
     check_in,
     check_positive_int,
@@ -261,14 +262,7 @@ def grid_candidates(lower, upper, points_per_axis) -> np.ndarray:
     ndarray (prod(points_per_axis), D)
         Grid points in "ij" (C) order: the last coordinate varies fastest.
     """
-    lo = check_array(lower, name="lower", ndim=1)
-    hi = check_array(upper, name="upper", ndim=1)
-    if lo.shape != hi.shape:
-        raise ValueError(f"lower has {lo.shape[0]} entries but upper has {hi.shape[0]}; they must match.")
-    if np.any(hi <= lo):
-        j = int(np.argmax(hi <= lo))
-        raise ValueError(f"the box needs lower < upper in every coordinate; coordinate {j} has "
-                         f"lower={float(lo[j])}, upper={float(hi[j])}.")
+    lo, hi = check_box(lower, upper)
     dim = lo.shape[0]
     if np.ndim(points_per_axis) == 0:
         ppa = [check_positive_int(points_per_axis, name="points_per_axis")] * dim

@@ -130,6 +130,7 @@ from .._version import __version__
 from .._blocked import parallel_map, single_threaded_blas
 from .._validation import (
     check_array,
+    check_box,
     check_delta,
     check_epsilon,
     check_in,
@@ -240,14 +241,7 @@ def grid_axes(lower, upper, points_per_axis) -> tuple[np.ndarray, ...]:
     -------
     tuple of D 1-D arrays (``np.linspace(lower[d], upper[d], n_d)``)
     """
-    lo = check_array(lower, name="lower", ndim=1)
-    hi = check_array(upper, name="upper", ndim=1)
-    if lo.shape != hi.shape:
-        raise ValueError(f"lower has {lo.shape[0]} entries but upper has {hi.shape[0]}; they must match.")
-    if np.any(hi <= lo):
-        j = int(np.argmax(hi <= lo))
-        raise ValueError(f"the box needs lower < upper in every coordinate; coordinate {j} has "
-                         f"lower={float(lo[j])}, upper={float(hi[j])}.")
+    lo, hi = check_box(lower, upper)
     if np.ndim(points_per_axis) == 0:
         ppa = [check_positive_int(points_per_axis, name="points_per_axis", minimum=2,
                                   maximum=MAX_AXIS_POINTS)] * lo.shape[0]
