@@ -1,7 +1,7 @@
 """Privacy audit: a live empirical audit of every mechanism, and exhibits of privacy bugs.
 
 Live audit (top): :func:`dpkme.audit.run_audit` on synthetic worst-case neighbouring datasets (never the user's
-data), with the predicted time from :func:`dpkme.guards.estimate_cost`, a confirmation above its threshold, and
+data), with the predicted time from :func:`dpkme.cost.estimate_cost`, a confirmation above its threshold, and
 two plots: the privacy-loss distribution and the ε(δ) curves (claimed, exact for the pair, audited lower bounds).
 Exhibits (below): bounds from published code or papers that a correct-looking implementation can hide.
 """
@@ -17,7 +17,7 @@ import streamlit as st
 from dpkme.audit import AUDITS, VARIANTS, AuditResult, audit_power, run_audit, runs_for_power
 from dpkme.audit.exhibits import (epsilon_delta_curves, feature_norm_exhibit, l1_dimension_exhibit,
                                   perturbed_statistic_exhibit, privacy_loss_densities)
-from dpkme.guards import estimate_cost
+from dpkme.cost import estimate_cost
 from ui import compute as C
 from ui import state as S
 from ui.figures import PALETTE
@@ -182,7 +182,7 @@ def suggested_runs(mechanism: str, variant: str = "correct", epsilon: float = 2.
 
     Broken variants: enough runs to catch them (``CATCH_RUNS``). Correct mechanisms: the smallest option with
     ``POWER_TARGET`` power against a factor-√2 sensitivity bug (:func:`power_option`) when the size guard lets it
-    run without confirmation (:func:`dpkme.guards.estimate_cost`); otherwise the largest of 500, 1 000, 2 000 runs
+    run without confirmation (:func:`dpkme.cost.estimate_cost`); otherwise the largest of 500, 1 000, 2 000 runs
     predicted to take at most ``QUICK_SECONDS``.
     """
     if variant in CATCH_RUNS:
@@ -614,8 +614,8 @@ st.subheader("3. An L1 sensitivity that ignores the dimension")
 st.markdown(
     "The Laplace mechanism needs the **L1** sensitivity. For a d-dimensional mean of unit-norm vectors it is "
     "2√d/N in general (Cauchy–Schwarz, attained when the change spreads over all coordinates). The code released "
-    "with the paper used 2/√N (see `dpkme.mechanisms.l1_from_l2_sensitivity`), which does not depend on d: valid "
-    "(loose) while d ≤ N, too small — not private — when d > N."
+    "with the paper used 2/√N (see `dpkme.privacy.calibration.l1_from_l2_sensitivity`), which does not depend on "
+    "d: valid (loose) while d ≤ N, too small — not private — when d > N."
 )
 st.dataframe(pd.DataFrame(l1_dimension_exhibit(epsilon=eps, n=ds.n)), hide_index=True)
 st.caption("The Laplace mechanism with scale b = Δ₁/ε is (Δ₁,true/b)-DP, so the achieved ε scales with the ratio of "

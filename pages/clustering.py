@@ -14,11 +14,11 @@ from ui.figures import PALETTE, PRIVATE_COLOR
 from ui.runner import check_budget
 from ui.widgets import (PAGE_LEDGER, PAGE_RELEASE, delta_control, epsilon_control, guard, require_dataset,
                         size_guard)
-from dpkme.guards import estimate_cost
+from dpkme.cost import estimate_cost
 from ui.frame import require_frame
 from ui import noise as N
 from ui.export import privacy_fields
-from dpkme.guards import mark_not_private
+from dpkme.privacy.leaks import mark_not_private
 
 require_frame(__file__)
 

@@ -7,9 +7,9 @@ import pandas as pd
 import streamlit as st
 
 from dpkme.curves import paper_m_grid, subspace_curves
-from dpkme.data import paper_mixture
+from dpkme.datasets import paper_mixture
 from dpkme.reproduce import fig1, fig2_alg1
-from dpkme.subspace import draw_points_from_q
+from dpkme.release.subspace import draw_points_from_q
 from ui import compute as C
 from ui import noise as N
 from ui import state as S
@@ -17,7 +17,7 @@ from ui.export import owner_only_csv
 from ui.figures import PALETTE, curves_figure
 from ui.runner import evaluation_cost
 from ui.widgets import guard, require_dataset, size_guard
-from dpkme.guards import estimate_cost
+from dpkme.cost import estimate_cost
 from ui.frame import require_frame
 
 require_frame(__file__)
@@ -54,7 +54,7 @@ eps_grid = C.epsilon_grid()
 
 def comparison_section(kind: str) -> None:
     """Exponential mechanism or GP release against Algorithms 1 and 2 at equal ε (then the page stops)."""
-    from dpkme.exponential import DEFAULT_MAX_DATABASES, count_multisets, largest_m
+    from dpkme.release.exponential import DEFAULT_MAX_DATABASES, count_multisets, largest_m
 
     from ui import comparisons as K
 
@@ -253,7 +253,7 @@ with left:
                                persist_state="session",
                                help="Algorithm 2 runs a reduced-set solver per ε and repetition (seconds each).")
         if "Algorithm 2" in mechs:
-            from dpkme.random_features import list_solvers
+            from dpkme.release.random_features import list_solvers
 
             a2j = st.select_slider("Algorithm 2: random features J", options=[200, 500, 1000, 2000, 5000],
                                    value=1000, key="crv.J", persist_state="session")
@@ -381,7 +381,7 @@ if run:
             out = fn(X, max_m=int(m_max), reps=int(reps), seed=run_seed, progress=lambda f, m: progress(share * f, m))
             table = _from_reproduce(out, f"{preset} D={dim} N={n_paper}")
             if with_alg2:
-                from dpkme.reproduce_alg2 import fig2_alg2
+                from dpkme.reproduce import fig2_alg2
 
                 from dpkme.reduced_set import DEFAULT_SOLVER
 

@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpkme.data import GENERATORS
-from dpkme.io import (MAX_COLUMNS, MAX_ROWS, MAX_UPLOAD_BYTES, MIN_ROWS, SAMPLES, load_table, nonprivate_summary,
+from dpkme.datasets import GENERATORS, SAMPLES
+from dpkme.io import (MAX_COLUMNS, MAX_ROWS, MAX_UPLOAD_BYTES, MIN_ROWS, load_table, nonprivate_summary,
                       numeric_columns)
 from ui import state as S
 from ui.datasets import PUBLIC_STATEMENT, SCALING_MODES, build_dataset, cached_dataset, spec_json

@@ -3,9 +3,9 @@
 import numpy as np
 import streamlit as st
 
-from dpkme.data import paper_mixture
+from dpkme.datasets import paper_mixture
 from dpkme.reproduce import paper_kernel
-from dpkme.subspace import algorithm1
+from dpkme.release.subspace import algorithm1
 from ui import compute as C
 from ui import state as S
 from ui.datasets import PAPER_EXAMPLE_SPEC

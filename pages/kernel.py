@@ -6,8 +6,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpkme.guards import estimate_cost, lengthscale_grid, private_lengthscale
-from dpkme.mechanisms import analytic_sigma, classic_sigma
+from dpkme.cost import estimate_cost
+from dpkme.privacy.bandwidth import lengthscale_grid, private_lengthscale
+from dpkme.privacy.calibration import analytic_sigma, classic_sigma
 from dpkme.reproduce import paper_kernel
 from ui import compute as C
 from ui import state as S
@@ -56,7 +57,7 @@ def _choose_privately(eps_l: float, lo: float, hi: float, size: int) -> None:
     noise = "os-entropy"           # a real choice, charged to the ledger: fresh OS-entropy noise, never a seed
     seed = None
     try:
-        from dpkme.accounting import pure_dp_charge
+        from dpkme.privacy.accounting import pure_dp_charge
 
         pre = S.relabel_charge(pure_dp_charge("private length scale (exponential mechanism)", epsilon=eps_l,
                                               mechanism="exponential"), parts=(S.PART_PRIVATE,), noise_source=noise)

@@ -6,7 +6,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from dpkme.accounting import basic_composition
+from dpkme.privacy.accounting import basic_composition
 from ui import state as S
 from ui.widgets import PAGE_DATA, guard, require_dataset
 from ui.frame import require_frame

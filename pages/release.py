@@ -4,6 +4,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from dpkme.release.gp import NOTES as _GP_NOTES
 from ui import compute as C
 from ui import noise as N
 from ui import state as S
@@ -16,10 +17,6 @@ from ui.frame import require_frame
 
 require_frame(__file__)
 
-try:
-    from dpkme.gp_release import NOTES as _GP_NOTES
-except ImportError:  # pragma: no cover - the module ships with dpkme
-    _GP_NOTES = {}
 
 ss = st.session_state
 ds = require_dataset()

@@ -12,9 +12,9 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from dpkme.accounting import BudgetLedger
-from dpkme.guards import estimate_cost
-from dpkme.guards import mark_not_private
+from dpkme.privacy.accounting import BudgetLedger
+from dpkme.cost import estimate_cost
+from dpkme.privacy.leaks import mark_not_private
 from dpkme.two_sample import make_features, nonprivate_test, nte_test, release_test, tcmc_test
 from dpkme.two_sample.curves import chi2_reference, curve_series, curve_table, run_rejection_curve
 from dpkme.two_sample.lab import CASES, LAB_METHODS, make_case, split_public
@@ -285,7 +285,7 @@ if mode == "release":
             r = rec.release
             w = r.weights
             if (w < 0).any():
-                from dpkme.subspace import project_weights
+                from dpkme.release.subspace import project_weights
 
                 w = project_weights(w, r.kernel.gram(r.points), constraint="simplex")
             streams = test_streams(noise, seed, f"two-sample test of release #{rec.id}")

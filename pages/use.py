@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpkme.data import GENERATORS
+from dpkme.datasets import GENERATORS
 from dpkme.metrics import mmd
 from ui import compute as C
 from ui import state as S
@@ -53,7 +53,7 @@ mode = ss.get("use.weights", "normalised")
 @st.cache_data(max_entries=16, show_spinner=False)
 def _projected(release_key: str, kkey: str, _Z, _w) -> np.ndarray:
     from dpkme.kernels import kernel_from_dict
-    from dpkme.subspace import project_weights
+    from dpkme.release.subspace import project_weights
 
     return project_weights(_w, kernel_from_dict(json.loads(kkey)).gram(_Z), constraint="simplex")
 

@@ -34,7 +34,7 @@ def test_fewer_features_fluctuate_more():
 import json  # noqa: E402
 
 from dpkme.audit import AUDITS, AuditResult  # noqa: E402
-from dpkme.guards import estimate_cost  # noqa: E402
+from dpkme.cost import estimate_cost  # noqa: E402
 
 
 def _audit_page():

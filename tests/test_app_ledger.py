@@ -4,7 +4,7 @@ import pytest
 
 from test_app_shared import as_float, metric, new_app, ok, public_app
 
-from dpkme.accounting import pld_epsilon
+from dpkme.privacy.accounting import pld_epsilon
 from ui import state as S
 
 

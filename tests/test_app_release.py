@@ -251,7 +251,7 @@ def test_gp_function_release_is_compared_on_its_grid_and_exports_no_private_valu
 
 @pytest.mark.skipif("exponential" not in REGISTRY, reason="dpkme.exponential not in this checkout")
 def test_exponential_mechanism_teaches_the_count_explains_exact_sampling_and_records_its_own_charge(release_page):
-    from dpkme.exponential import DEFAULT_MAX_DATABASES, count_multisets
+    from dpkme.release.exponential import DEFAULT_MAX_DATABASES, count_multisets
 
     at = release_page
     at.selectbox(key=S.MECHANISM).set_value("exponential").run()

@@ -127,7 +127,7 @@ def test_default_dataset_is_the_paper_mixture_with_public_and_heldout_parts():
 
 
 def test_the_three_parts_are_disjoint_rows_of_the_generated_table():
-    from dpkme.data import GENERATORS
+    from dpkme.datasets import GENERATORS
 
     spec = _spec(params={"n": 400, "dim": 2, "n_components": 10})
     ds = D.build_dataset(spec)
@@ -184,7 +184,7 @@ def test_median_heuristic_is_the_median_pairwise_distance():
 # ---------------------------------------------------------------------- downloads
 def _record(noise="seeded", ds=None):
     from dpkme.reproduce import paper_kernel
-    from dpkme.subspace import algorithm1
+    from dpkme.release.subspace import algorithm1
 
     ds = ds or D.build_dataset(_spec(params={"n": 600, "dim": 2, "n_components": 10}))
     seed = 3 if noise == "seeded" else None

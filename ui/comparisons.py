@@ -20,11 +20,12 @@ import numpy as np
 import pandas as pd
 
 from dpkme.curves import alg2_curves, subspace_curves
-from dpkme.data import paper_mixture, public_private_split
-from dpkme.exponential import count_multisets, database_scores, grid_candidates
-from dpkme.gp_release import evaluate_on_grid, gp_expected_l2_error, grid_axes, l2_error_on_grid, true_function
+from dpkme.datasets import paper_mixture
+from dpkme.preprocessing import public_private_split
+from dpkme.release.exponential import count_multisets, database_scores, grid_candidates
+from dpkme.release.gp import evaluate_on_grid, gp_expected_l2_error, grid_axes, l2_error_on_grid, true_function
 from dpkme.reproduce import paper_kernel
-from dpkme.subspace import SubspaceBasis, algorithm1
+from dpkme.release.subspace import SubspaceBasis, algorithm1
 
 #: Generated data sets offered next to the current one (1-D and 2-D, as the issue asks).
 GENERATED = {
@@ -137,7 +138,7 @@ def gp_comparison(cd: CompareData, *, epsilons, delta: float, per_axis: int, m: 
             rows.append(("Algorithm 1", e, r, l2_error_on_grid(evaluate_on_grid(rel, axes), truth, axes)))
             report(0.4 * (i * reps + r + 1) / total, f"Algorithm 1, ε = {e:g}, repetition {r + 1}")
     if with_alg2:
-        from dpkme.random_features import algorithm2
+        from dpkme.release.random_features import algorithm2
 
         for i, e in enumerate(eps):
             for r in range(reps):

@@ -19,9 +19,9 @@ import numpy as np
 import streamlit as st
 
 from dpkme.kernels import kernel_from_dict, make_kernel
-from dpkme.mechanisms import UnprovenCalibrationWarning, calibrate_gaussian
-from dpkme.sensitivity import kme_sensitivity
-from dpkme.subspace import SubspaceBasis
+from dpkme.privacy.calibration import UnprovenCalibrationWarning, calibrate_gaussian
+from dpkme.privacy.sensitivity import kme_sensitivity
+from dpkme.release.subspace import SubspaceBasis
 
 from . import state as S
 

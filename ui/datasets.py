@@ -19,8 +19,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpkme.data import GENERATORS, DeclaredScaling, clip_to_box, public_private_split
-from dpkme.io import SAMPLES, load_sample, numeric_matrix
+from dpkme.datasets import GENERATORS, SAMPLES, load_sample
+from dpkme.io import numeric_matrix
+from dpkme.preprocessing import DeclaredScaling, clip_to_box, public_private_split
 from dpkme.reproduce import paper_kernel
 
 from .state import Dataset

@@ -15,7 +15,7 @@ import json
 import numpy as np
 import pandas as pd
 
-from dpkme.guards.leaks import privacy_claim
+from dpkme.privacy.leaks import privacy_claim
 
 from . import state as S
 
@@ -39,7 +39,7 @@ def release_csv(rec: S.ReleaseRecord, ds: S.Dataset | None) -> bytes:
 
 def privacy_fields(obj, *, app_private: bool, reasons=(), ds: S.Dataset | None = None) -> dict:
     """The privacy claim of a download: ``differentially_private`` is true only if the library's claim
-    (:func:`dpkme.guards.leaks.privacy_claim`: real noise, nothing data-dependent) and the app's checks both
+    (:func:`dpkme.privacy.leaks.privacy_claim`: real noise, nothing data-dependent) and the app's checks both
     hold; a file that says so never carries a seed. Seeded results say "replayable demo, not private"."""
     claim = privacy_claim(obj)
     private = bool(app_private and claim["differentially_private"])

@@ -7,8 +7,9 @@ import time
 import numpy as np
 import streamlit as st
 
-from dpkme.accounting import PrivacyCharge
-from dpkme.guards import ALL_PAIRS_TERM, estimate_cost, mark_not_private
+from dpkme.privacy.accounting import PrivacyCharge
+from dpkme.cost import ALL_PAIRS_TERM, estimate_cost
+from dpkme.privacy.leaks import mark_not_private
 
 from . import compute as C
 from . import noise as N
@@ -137,7 +138,7 @@ def evaluate(ds: S.Dataset, kernel, release, spec: MechanismSpec) -> dict:
 
 def evaluate_function(ds: S.Dataset, release) -> dict:
     """L2 errors of a function release on its grid, and of the latest weighted-points release on the same grid."""
-    from dpkme.gp_release import evaluate_on_grid, l2_error_on_grid
+    from dpkme.release.gp import evaluate_on_grid, l2_error_on_grid
 
     t = time.perf_counter()
     out = {"l2": release.l2_error(), "expected_l2": release.expected_l2_error(),

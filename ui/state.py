@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 import streamlit as st
 
-from dpkme.accounting import BudgetLedger, PrivacyCharge
+from dpkme.privacy.accounting import BudgetLedger, PrivacyCharge
 from dpkme.release import Release
 
 # --------------------------------------------------------------------------- keys
@@ -139,7 +139,7 @@ class Dataset:
     labels: np.ndarray | None = None          # private (owner's preview only)
     heldout: np.ndarray | None = None         # rows held out of the release (a third party's own sample)
     public_labels: np.ndarray | None = None
-    scaling: Any = None                       # dpkme.data.DeclaredScaling or None
+    scaling: Any = None                       # dpkme.preprocessing.DeclaredScaling or None
     clip_box: tuple | None = None
     n_clipped: int = 0                        # owner's eyes only
     generator: dict | None = None             # {"name", "params", "seed"} for fresh samples
@@ -457,7 +457,7 @@ def fmt(x: float, digits: int = 3) -> str:
 
 #: Disjoint parts of a dataset's individuals (a public, data-independent split made on the Data page).
 #: A ledger charge declares the parts it reads in ``details["parts"]``; the ledger composes each part
-#: separately and reports the worst one (parallel composition, :class:`dpkme.accounting.BudgetLedger`).
+#: separately and reports the worst one (parallel composition, :class:`dpkme.privacy.accounting.BudgetLedger`).
 PART_PRIVATE = "private rows"
 PART_HELDOUT = "held-out rows"
 

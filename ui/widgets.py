@@ -166,8 +166,8 @@ STOPPABLE_CONFIRM_SECONDS = 60.0
 def size_guard(estimate, *, key: str, what: str = "this computation", stoppable: bool = False) -> bool:
     """Show the predicted cost of a computation; above the thresholds ask for confirmation first.
 
-    ``estimate`` is a :class:`dpkme.guards.CostEstimate` (or None: nothing to show). Below
-    :data:`dpkme.guards.CONFIRM_SECONDS` / :data:`~dpkme.guards.CONFIRM_BYTES` the estimate is a caption and
+    ``estimate`` is a :class:`dpkme.cost.CostEstimate` (or None: nothing to show). Below
+    :data:`dpkme.cost.CONFIRM_SECONDS` / :data:`~dpkme.cost.CONFIRM_BYTES` the estimate is a caption and
     the function returns True. Above them it shows a warning and a "run anyway" checkbox whose key depends on
     the predicted sizes, so changing a size asks again; it returns whether that box is ticked. Callers disable
     their run button when it returns False: nothing long starts without the user's consent. ``stoppable``

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from dpkme.accounting import PrivacyCharge
-from dpkme.guards import estimate_cost
+from dpkme.privacy.accounting import PrivacyCharge
+from dpkme.cost import estimate_cost
 from dpkme.release import Release, algorithm1_charge
-from dpkme.subspace import algorithm1
+from dpkme.release.subspace import algorithm1
 
 from .. import compute as C
 from .. import state as S

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dpkme.accounting import PrivacyCharge
-from dpkme.guards import estimate_cost
-from dpkme.random_features import DEFAULT_SOLVER, algorithm2, list_solvers
+from dpkme.privacy.accounting import PrivacyCharge
+from dpkme.cost import estimate_cost
+from dpkme.release.random_features import DEFAULT_SOLVER, algorithm2, list_solvers
 from dpkme.reduced_set import get_solver, preset_options
 from dpkme.release import algorithm2_charge
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dpkme.release import Release
-from dpkme.subspace import uniform_baseline
+from dpkme.release.subspace import uniform_baseline
 
 from .spec import MechanismSpec, RunContext, n_points_control, needs_public
 

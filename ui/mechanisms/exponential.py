@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-import dpkme.exponential as _exp
-from dpkme.accounting import PrivacyCharge
-from dpkme.exponential import (DEFAULT_MAX_DATABASES, MAX_GRID_CANDIDATES, count_multisets, count_table,
-                               database_scores, exponential_charge, grid_candidates, largest_m)
-from dpkme.guards import estimate_cost
+import dpkme.release.exponential as _exp
+from dpkme.privacy.accounting import PrivacyCharge
+from dpkme.release.exponential import (DEFAULT_MAX_DATABASES, MAX_GRID_CANDIDATES, count_multisets, count_table,
+                                       database_scores, exponential_charge, grid_candidates, largest_m)
+from dpkme.cost import estimate_cost
 from dpkme.release import exponential_mechanism_charge
 
 from .. import state as S

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-import dpkme.gp_release as _gp
-from dpkme.accounting import PrivacyCharge
-from dpkme.guards import estimate_cost
-from dpkme.gp_release import MAX_GRID_POINTS, gp_release, grid_axes
+import dpkme.release.gp as _gp
+from dpkme.privacy.accounting import PrivacyCharge
+from dpkme.cost import estimate_cost
+from dpkme.release.gp import MAX_GRID_POINTS, gp_release, grid_axes
 from dpkme.release import gp_release_charge
 
 from .. import state as S

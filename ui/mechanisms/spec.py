@@ -3,7 +3,7 @@
 A mechanism is a :class:`MechanismSpec`: a label and explanation, a check that the current dataset supports
 it, a function that draws its own widgets and returns its parameters, a function that runs it (calling
 :mod:`dpkme`) and returns a :class:`~dpkme.release.Release`, and a function that gives the
-:class:`~dpkme.accounting.PrivacyCharge` for the ledger -- the library's own (``dpkme.release.*_charge``,
+:class:`~dpkme.privacy.accounting.PrivacyCharge` for the ledger -- the library's own (``dpkme.release.*_charge``,
 computed from the public parameters before the run), never re-derived here. Each mechanism lives in its own module of
 :mod:`ui.mechanisms` and exposes ``SPECS``; :mod:`ui.mechanisms` lists the modules explicitly. This module
 imports no mechanism.
@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 import streamlit as st
 
-from dpkme.accounting import PrivacyCharge
+from dpkme.privacy.accounting import PrivacyCharge
 
 from .. import state as S
 
@@ -61,7 +61,7 @@ class MechanismSpec:
     show: Callable[[Any, Any], None] | None = None
     #: Teaching material drawn under the controls (ds, params); optional.
     teach: Callable[[Any, dict], None] | None = None
-    #: Predicted cost of the mechanism itself (ds, params, kernel) -> dpkme.guards.CostEstimate, for the size
+    #: Predicted cost of the mechanism itself (ds, params, kernel) -> dpkme.cost.CostEstimate, for the size
     #: guard; the evaluation against the private data is added by the runner. None: negligible.
     cost: Callable[[Any, dict, Any], Any] | None = None
 
