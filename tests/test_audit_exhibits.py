@@ -167,3 +167,12 @@ def test_a_pair_curve_far_above_the_claim_is_cut_off():
     assert far["plug_in"][0].size == 0                                 # no runs' privacy loss: no plug-in curve
     none = epsilon_delta_curves(SimpleNamespace(**{**vars(_fake_result([1.0] * 3)), "analytic": None}))
     assert none["pair_max"] is None and none["claimed"][0].size == 0 and none["top"] == 2.0
+
+
+def test_the_exhibits_are_exported_by_dpkme_audit():
+    import dpkme.audit
+    import dpkme.audit.exhibits as ex
+
+    for name in ("FeatureNormExhibit", "epsilon_delta_curves", "feature_norm_exhibit", "l1_dimension_exhibit",
+                 "perturbed_statistic_exhibit", "privacy_loss_densities"):
+        assert getattr(dpkme.audit, name) is getattr(ex, name) and name in dpkme.audit.__all__

@@ -37,6 +37,9 @@ target power (:mod:`~dpkme.audit.power`)::
     audit_power(2000, epsilon=2.0, delta=1e-2, alpha=0.05).power   # about 1/3
     runs_for_power(0.95, epsilon=2.0, delta=1e-2, alpha=0.05)      # about 7 000
 
+The Privacy audit page's exhibits of published bounds that fail, and the privacy-loss and ε(δ) curves it
+draws from an :class:`AuditResult`, are plain functions of :mod:`~dpkme.audit.exhibits`.
+
 Cost: a few runs per millisecond for most mechanisms (k-means: ~2 ms per run);
 :func:`dpkme.cost.estimate_cost` (``"audit"``) predicts the time of a call.
 """
@@ -76,6 +79,14 @@ from .mechanisms import (
     run_audit,
 )
 from .power import POWER_FAMILIES, AuditPower, audit_power, runs_for_power
+from .exhibits import (
+    FeatureNormExhibit,
+    epsilon_delta_curves,
+    feature_norm_exhibit,
+    l1_dimension_exhibit,
+    perturbed_statistic_exhibit,
+    privacy_loss_densities,
+)
 from .neighbours import (
     best_pair,
     cosine_antipodal_pair,
@@ -94,4 +105,6 @@ __all__ = [
     "clipped_mean_release", "cosine_feature_release", "laplace_feature_release", "run_audit",
     "POWER_FAMILIES", "AuditPower", "audit_power", "runs_for_power",
     "best_pair", "cosine_antipodal_pair", "neighbour_pair", "outlier_neighbour", "rff_antipodal_pair", "rff_l1_pair",
+    "FeatureNormExhibit", "epsilon_delta_curves", "feature_norm_exhibit", "l1_dimension_exhibit",
+    "perturbed_statistic_exhibit", "privacy_loss_densities",
 ]
