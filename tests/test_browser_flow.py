@@ -118,8 +118,12 @@ def test_main_flow_generate_release_download(wide_page, nav, expect_rerun, asser
     click_button(page, "Release", expect_rerun)
     expect(main(page).get_by_test_id("stPlotlyChart").first).to_be_visible()
     expect(main(page).get_by_test_id("stPlotlyChart").first.locator("svg.main-svg").first).to_be_visible()
+    # Real (OS-entropy) noise and points: the distance is random (0.026-0.18 in 60 AppTest draws of this
+    # release, median 0.042, mostly from the random points). Checked: it is positive and the release is
+    # nearer the private KME than the zero function (the relative error is below 100 %).
     dist = float(metric_value(page, "RKHS distance of this release"))
-    assert 0 < dist < 0.1
+    relative = float(metric_value(page, "Relative error").rstrip("%")) / 100
+    assert dist > 0 and 0 < relative < 1
     assert metric_value(page, "Seed") == "not recorded"      # a real release by default: OS-entropy noise
     expect(page.get_by_test_id("stSidebar").get_by_text(re.compile(r"ε = 0\.\d+ of 5"))).to_be_visible()
     assert_no_exception(page)
