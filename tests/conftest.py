@@ -12,12 +12,13 @@ Real-browser tests (Playwright + Debian's ``/usr/bin/chromium``), mark them
     loopback port; ``.url`` is its address, ``.log_text()`` its console output.
     ``app_page``: a fresh Playwright ``page`` (new session) opened at the app,
     with the first script run finished.
-    ``wait_idle(page)``: wait until the script is not running.
+    ``wait_idle(page)``: wait until the script's last run has ended for good (not
+    stopped for an st.rerun()); counted from the app's websocket messages.
     ``nav(page, "Release")``: click the sidebar link with exactly that text (its
-    icon aside), wait until the URL changes and the page's run has finished.
+    icon aside), wait until the page's run has ended and the URL is the page's.
     ``expect_rerun(page)``: a context manager around an action (click, upload,
-    Enter) that waits until the script run it triggers has *started and
-    finished* (``wait_idle`` alone can return before the rerun begins).
+    Enter) that waits until the script run(s) it triggers have *started and
+    ended* (``wait_idle`` alone can return before the rerun begins).
     ``assert_no_exception(page)``: fail if an ``stException`` box is visible.
     ``expect`` and every Playwright action/navigation time out after 60 s
     (Playwright's defaults are 5 s and 30 s): generous, because waits are on
@@ -56,6 +57,7 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 APP_FILE = REPO_ROOT / "app.py"
@@ -282,48 +284,99 @@ def browser_type_launch_args(browser_type_launch_args):
     }
 
 
+# Streamlit tells the browser how every script run ended: a ForwardMsg with ``script_finished`` (field
+# 6, a varint: 0 finished, 1 compile error, 2 stopped early for a rerun, 3 fragment run finished). The
+# page's "notRunning" state alone is not the end of an interaction: st.rerun() (e.g. after a button)
+# ends one run with status 2, and the page shows notRunning for a moment before the next run starts.
+# This script, installed before the app's own code, counts the script_finished messages that arrive
+# on the app's websocket (a minimal protobuf scan of each frame's top-level fields).
+_RUN_TRACKER = """(() => {
+    const runs = window.__dpkmeRuns = {finished: 0, last: null};
+    function varint(b, i) {
+        let x = 0, s = 0, c;
+        do { c = b[i++]; x += (c & 0x7f) * 2 ** s; s += 7; } while (c & 0x80 && i < b.length);
+        return [x, i];
+    }
+    function scan(b) {
+        let i = 0;
+        while (i < b.length) {
+            let key, v, n;
+            [key, i] = varint(b, i);
+            const field = Math.floor(key / 8), wire = key & 7;
+            if (wire === 0) { [v, i] = varint(b, i); if (field === 6) { runs.finished += 1; runs.last = v; } }
+            else if (wire === 2) { [n, i] = varint(b, i); i += n; }
+            else if (wire === 1) i += 8;
+            else if (wire === 5) i += 4;
+            else return;
+        }
+    }
+    const Native = window.WebSocket;
+    window.WebSocket = class extends Native {
+        constructor(...args) {
+            super(...args);
+            this.addEventListener('message', (e) => {
+                if (e.data instanceof ArrayBuffer) { try { scan(new Uint8Array(e.data)); } catch (err) {} }
+            });
+        }
+    };
+})();"""
+# Idle: the last run ended for good (not stopped for a rerun) and the page shows it.
+_IDLE = """(minFinished) => {
+    const runs = window.__dpkmeRuns;
+    if (!runs) throw new Error('the run tracker of tests/conftest.py is not installed on this page');
+    const app = document.querySelector('[data-testid="stApp"]');
+    return runs.finished >= minFinished && runs.last !== null && runs.last !== 2
+        && app !== null && app.getAttribute('data-test-script-state') === 'notRunning';
+}"""
+_RUN_STATE = """() => { const app = document.querySelector('[data-testid="stApp"]');
+    return {runs: window.__dpkmeRuns, scriptState: app && app.getAttribute('data-test-script-state'),
+            connection: app && app.getAttribute('data-test-connection-state')}; }"""
+
+
 @pytest.fixture
 def page(page: Page) -> Page:
-    """pytest-playwright's page with generous action and navigation timeouts (see ACTION_TIMEOUT_MS)."""
+    """pytest-playwright's page with generous action and navigation timeouts (see ACTION_TIMEOUT_MS)
+    and the script-run tracker that ``wait_idle`` and ``expect_rerun`` read."""
     page.set_default_timeout(ACTION_TIMEOUT_MS)
     page.set_default_navigation_timeout(ACTION_TIMEOUT_MS)
+    page.add_init_script(_RUN_TRACKER)
     return page
 
 
+def _wait_runs(page: Page, min_finished: int, what: str) -> None:
+    try:
+        page.wait_for_function(_IDLE, arg=min_finished, timeout=EXPECT_TIMEOUT_MS)
+    except PlaywrightTimeoutError:
+        pytest.fail(f"{what} within {EXPECT_TIMEOUT_MS / 1000:.0f} s on {page.url}: "
+                    f"{page.evaluate(_RUN_STATE)}", pytrace=True)
+
+
 def wait_idle(page: Page) -> None:
-    """Wait until the app's script is not running (first run included).
+    """Wait until the app's last script run has ended for good (first run included).
 
-    The state is ``initial`` until the session's first run, so after ``page.goto`` this waits
-    for that run. After a click it may return *before* the rerun starts: use ``expect_rerun``.
+    Nothing has run yet right after ``page.goto``, so this waits for the session's first run
+    (and any reruns it asks for). After a click it may return *before* the rerun that the click
+    starts: use ``expect_rerun`` around actions.
     """
-    expect(page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]')).to_be_attached()
+    _wait_runs(page, 1, "the app's script did not finish")
 
 
-_ARM_RERUN_WATCH = """() => {
-    const app = document.querySelector('[data-testid="stApp"]');
-    if (!app) throw new Error('no stApp element: the app is not loaded');
-    if (window.__dpkmeRerunWatch) window.__dpkmeRerunWatch.disconnect();
-    window.__dpkmeRerunSeen = false;
-    // any change of the script state (notRunning -> running/rerunRequested/...) is a run starting
-    window.__dpkmeRerunWatch = new MutationObserver(() => { window.__dpkmeRerunSeen = true; });
-    window.__dpkmeRerunWatch.observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
-}"""
-_RERUN_DONE = """() => window.__dpkmeRerunSeen === true && document.querySelector(
-    '[data-testid="stApp"]')?.getAttribute('data-test-script-state') === 'notRunning'"""
+def _finished_runs(page: Page) -> int:
+    return page.evaluate("() => window.__dpkmeRuns.finished")
 
 
 @contextlib.contextmanager
 def expect_rerun(page: Page):
-    """Wait, after the body, until a script run has started *and* finished.
+    """Wait, after the body, until the script run(s) it starts have ended for good.
 
-    ``with expect_rerun(page): button.click()``. A MutationObserver armed before the action
-    records the state change, so even a run too short to be seen by polling is not missed.
+    ``with expect_rerun(page): button.click()``: the runs are counted from the app's own
+    messages, so a run too short to be seen by polling is not missed, and a run that ends in
+    st.rerun() is not taken for the end.
     """
     wait_idle(page)
-    page.evaluate(_ARM_RERUN_WATCH)
+    before = _finished_runs(page)
     yield
-    page.wait_for_function(_RERUN_DONE, timeout=EXPECT_TIMEOUT_MS)
-    page.evaluate("() => window.__dpkmeRerunWatch && window.__dpkmeRerunWatch.disconnect()")
+    _wait_runs(page, before + 1, "no script run started and ended after the action")
 
 
 def assert_no_exception(page: Page) -> None:
@@ -336,15 +389,13 @@ def assert_no_exception(page: Page) -> None:
 
 
 def nav(page: Page, name: str) -> None:
-    """Click the sidebar link whose text (icon aside) is exactly ``name``; wait for the run."""
+    """Click the sidebar link whose text (icon aside) is exactly ``name``; wait for the page's run."""
     link = page.get_by_test_id("stSidebarNav").get_by_role("link", name=name, exact=True)
     href = link.get_attribute("href")
-    link.click()
-    # The URL changes once the server starts the new page's run; only then is
-    # "notRunning" the end of that run and not the state left by the last one.
+    with expect_rerun(page):
+        link.click()
     if href:
         page.wait_for_url(href)
-    wait_idle(page)
 
 
 @pytest.fixture(name="wait_idle")
