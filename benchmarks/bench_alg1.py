@@ -37,8 +37,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from dpkme.curves import paper_m_grid, subspace_curves  # noqa: E402
-from dpkme.reproduce import load_private_npz, paper_kernel  # noqa: E402
 from dpkme.release.subspace import SubspaceBasis  # noqa: E402
+from dpkme.reproduce import load_private_npz, paper_kernel  # noqa: E402
 
 
 def run_process(args: list[str]) -> tuple[float, float]:

@@ -32,16 +32,16 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from dpkme.privacy.accounting import BudgetLedger, gaussian_charge  # noqa: E402
 from dpkme.curves import paper_m_grid, subspace_curves  # noqa: E402
 from dpkme.datasets import paper_mixture  # noqa: E402
-from dpkme.preprocessing import public_private_split  # noqa: E402
 from dpkme.io import nonprivate_summary  # noqa: E402
-from dpkme.privacy.calibration import analytic_sigma, calibrate_gaussian, classic_sigma  # noqa: E402
 from dpkme.metrics import mmd, rkhs_distance  # noqa: E402
-from dpkme.reproduce import paper_kernel  # noqa: E402
+from dpkme.preprocessing import public_private_split  # noqa: E402
+from dpkme.privacy.accounting import BudgetLedger, gaussian_charge  # noqa: E402
+from dpkme.privacy.calibration import analytic_sigma, calibrate_gaussian, classic_sigma  # noqa: E402
 from dpkme.privacy.sensitivity import kme_sensitivity  # noqa: E402
 from dpkme.release.subspace import SubspaceBasis, algorithm1, project_weights, uniform_baseline  # noqa: E402
+from dpkme.reproduce import paper_kernel  # noqa: E402
 
 TARGET = 2.0
 
@@ -169,7 +169,7 @@ def release_exponential():
 
 
 def release_gp():
-    from dpkme.release.gp import grid_axes, gp_release
+    from dpkme.release.gp import gp_release, grid_axes
 
     X, pub, _ = default_data()
     lo, hi = pub.min(axis=0), pub.max(axis=0)

@@ -174,11 +174,11 @@ def power_curve_section(replicates: int) -> dict:
 # --------------------------------------------------------------------------- 4. cost
 def _cost_cases():
     from dpkme.clustering import dp_kernel_kmeans
-    from dpkme.release.exponential import exponential_mechanism, grid_candidates
-    from dpkme.release.gp import gp_release, grid_axes
-    from dpkme.privacy.bandwidth import lengthscale_grid, private_lengthscale
     from dpkme.kernels.kernel import GaussianKernel
     from dpkme.metrics import rkhs_distance
+    from dpkme.privacy.bandwidth import lengthscale_grid, private_lengthscale
+    from dpkme.release.exponential import exponential_mechanism, grid_candidates
+    from dpkme.release.gp import gp_release, grid_axes
     from dpkme.release.random_features import algorithm2
     from dpkme.release.subspace import algorithm1
     from dpkme.two_sample import make_features, tcmc_test

@@ -44,8 +44,8 @@ from dpkme.clustering import (  # noqa: E402
 )
 from dpkme.clustering._features import FeatureBlocks, lloyd_pass  # noqa: E402
 from dpkme.datasets import concentric_circles, paper_mixture, two_moons  # noqa: E402
-from dpkme.kernels.random_features import RandomFourierFeatures  # noqa: E402
 from dpkme.kernels.kernel import GaussianKernel  # noqa: E402
+from dpkme.kernels.random_features import RandomFourierFeatures  # noqa: E402
 
 MIXTURE_BOX = (-800.0, 1000.0)  # declared from the public generator: 100 +- (4 * 200 + 3 * 30), rounded
 

@@ -40,6 +40,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from dpkme.kernels.kernel import GaussianKernel, LaplacianKernel, MaternKernel  # noqa: E402
+from dpkme.metrics import rkhs_distance  # noqa: E402
 from dpkme.preprocessing import clip_to_box  # noqa: E402
 from dpkme.release.exponential import (  # noqa: E402
     DEFAULT_MAX_DATABASES,
@@ -56,8 +58,6 @@ from dpkme.release.gp import (  # noqa: E402
     l2_error_on_grid,
     true_function,
 )
-from dpkme.kernels.kernel import GaussianKernel, LaplacianKernel, MaternKernel  # noqa: E402
-from dpkme.metrics import rkhs_distance  # noqa: E402
 from dpkme.release.random_features import algorithm2  # noqa: E402
 from dpkme.release.subspace import algorithm1  # noqa: E402
 

@@ -145,7 +145,7 @@ def split_section(R: int, log) -> dict:
 
 def _table(d: dict) -> list[str]:
     vals = d["values"]
-    head = f"| method | " + " | ".join(f"{d['vary']} = {v}" for v in vals) + " |"
+    head = "| method | " + " | ".join(f"{d['vary']} = {v}" for v in vals) + " |"
     lines = [head, "|---" * (len(vals) + 1) + "|"]
     for m in d["methods"]:
         cells = [f"{r:.3f} [{lo:.3f}, {hi:.3f}]" for r, (lo, hi) in zip(d["rates"][m], d["intervals"][m])]

@@ -6,8 +6,8 @@ numpy error) with a message that names the offending value and says what to do.
 
 from __future__ import annotations
 
-import numbers
 import math
+import numbers
 
 import numpy as np
 

@@ -93,8 +93,8 @@ def _progress(quiet: bool):
 
 
 def _reproduce(args) -> int:
-    from .reproduce import fig1, fig2_alg1, load_private_npz
     from .release.subspace import DEFAULT_TOL
+    from .reproduce import fig1, fig2_alg1, load_private_npz
 
     X = load_private_npz(args.data)
     common = dict(max_m=min(args.max_m, X.shape[0]) if args.figure == "fig1" else args.max_m,

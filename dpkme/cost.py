@@ -437,8 +437,8 @@ def calibrate_cost_model(budget_seconds: float = 0.5) -> CostModel:
     call are timed once each at sizes scaled to the budget; the best of two
     repetitions is used.
     """
-    from .kernels.random_features import RandomFourierFeatures
     from .kernels.kernel import GaussianKernel
+    from .kernels.random_features import RandomFourierFeatures
 
     b = check_positive_float(budget_seconds, name="budget_seconds")
     share = b / 5.0

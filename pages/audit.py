@@ -15,14 +15,19 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from dpkme.audit import AUDITS, VARIANTS, AuditResult, audit_power, run_audit, runs_for_power
-from dpkme.audit.exhibits import (epsilon_delta_curves, feature_norm_exhibit, l1_dimension_exhibit,
-                                  perturbed_statistic_exhibit, privacy_loss_densities)
+from dpkme.audit.exhibits import (
+    epsilon_delta_curves,
+    feature_norm_exhibit,
+    l1_dimension_exhibit,
+    perturbed_statistic_exhibit,
+    privacy_loss_densities,
+)
 from dpkme.cost import estimate_cost
 from ui import compute as C
 from ui import state as S
 from ui.figures import PALETTE
-from ui.widgets import guard, require_dataset
 from ui.frame import require_frame
+from ui.widgets import guard, require_dataset
 
 require_frame(__file__)
 

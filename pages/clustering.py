@@ -8,17 +8,16 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from ui import compute as C
-from ui import state as S
-from ui.figures import PALETTE, PRIVATE_COLOR
-from ui.runner import check_budget
-from ui.widgets import (PAGE_LEDGER, PAGE_RELEASE, delta_control, epsilon_control, guard, require_dataset,
-                        size_guard)
 from dpkme.cost import estimate_cost
-from ui.frame import require_frame
-from ui import noise as N
-from ui.export import privacy_fields
 from dpkme.privacy.leaks import mark_not_private
+from ui import compute as C
+from ui import noise as N
+from ui import state as S
+from ui.export import privacy_fields
+from ui.figures import PALETTE, PRIVATE_COLOR
+from ui.frame import require_frame
+from ui.runner import check_budget
+from ui.widgets import PAGE_LEDGER, PAGE_RELEASE, delta_control, epsilon_control, guard, require_dataset, size_guard
 
 require_frame(__file__)
 
@@ -35,12 +34,25 @@ st.markdown(
 )
 
 try:
-    from dpkme.clustering import (LOCAL_VIEW_NOTE, accuracy_curve, compare_with_paper, dp_kernel_kmeans,
-                                  evaluate_clustering, kernel_kmeans, plan_kmeans)
+    from dpkme.clustering import (
+        LOCAL_VIEW_NOTE,
+        accuracy_curve,
+        compare_with_paper,
+        dp_kernel_kmeans,
+        evaluate_clustering,
+        kernel_kmeans,
+        plan_kmeans,
+    )
 except ImportError:  # pragma: no cover - older library
     try:
-        from dpkme.clustering import (accuracy_curve, compare_with_paper, dp_kernel_kmeans, evaluate_clustering,
-                                      kernel_kmeans, plan_kmeans)
+        from dpkme.clustering import (
+            accuracy_curve,
+            compare_with_paper,
+            dp_kernel_kmeans,
+            evaluate_clustering,
+            kernel_kmeans,
+            plan_kmeans,
+        )
         from dpkme.clustering.kmeans import LOCAL_VIEW_NOTE
     except ImportError:
         st.info("This page needs dpkme.clustering, which this installation does not provide.")

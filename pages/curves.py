@@ -6,19 +6,19 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from dpkme.cost import estimate_cost
 from dpkme.curves import paper_m_grid, subspace_curves
 from dpkme.datasets import paper_mixture
-from dpkme.reproduce import fig1, fig2_alg1
 from dpkme.release.subspace import draw_points_from_q
+from dpkme.reproduce import fig1, fig2_alg1
 from ui import compute as C
 from ui import noise as N
 from ui import state as S
 from ui.export import owner_only_csv
 from ui.figures import PALETTE, curves_figure
+from ui.frame import require_frame
 from ui.runner import evaluation_cost
 from ui.widgets import guard, require_dataset, size_guard
-from dpkme.cost import estimate_cost
-from ui.frame import require_frame
 
 require_frame(__file__)
 
@@ -55,7 +55,6 @@ eps_grid = C.epsilon_grid()
 def comparison_section(kind: str) -> None:
     """Exponential mechanism or GP release against Algorithms 1 and 2 at equal ε (then the page stops)."""
     from dpkme.release.exponential import DEFAULT_MAX_DATABASES, count_multisets, largest_m
-
     from ui import comparisons as K
 
     sources = {}
@@ -381,10 +380,8 @@ if run:
             out = fn(X, max_m=int(m_max), reps=int(reps), seed=run_seed, progress=lambda f, m: progress(share * f, m))
             table = _from_reproduce(out, f"{preset} D={dim} N={n_paper}")
             if with_alg2:
-                from dpkme.reproduce import fig2_alg2
-
                 from dpkme.reduced_set import DEFAULT_SOLVER
-
+                from dpkme.reproduce import fig2_alg2
                 from ui.mechanisms.algorithm2 import fast_options
 
                 res2 = fig2_alg2(X, n_features=1000, max_m=min(int(m_max), 1000), seed=run_seed,

@@ -7,13 +7,12 @@ import pandas as pd
 import streamlit as st
 
 from dpkme.datasets import GENERATORS, SAMPLES
-from dpkme.io import (MAX_COLUMNS, MAX_ROWS, MAX_UPLOAD_BYTES, MIN_ROWS, load_table, nonprivate_summary,
-                      numeric_columns)
+from dpkme.io import MAX_COLUMNS, MAX_ROWS, MAX_UPLOAD_BYTES, MIN_ROWS, load_table, nonprivate_summary, numeric_columns
 from ui import state as S
 from ui.datasets import PUBLIC_STATEMENT, SCALING_MODES, build_dataset, cached_dataset, spec_json
 from ui.figures import data_figure, pca_basis
-from ui.widgets import PAGE_KERNEL, guard
 from ui.frame import require_frame
+from ui.widgets import PAGE_KERNEL, guard
 
 require_frame(__file__)
 

@@ -4,16 +4,16 @@ import numpy as np
 import streamlit as st
 
 from dpkme.datasets import paper_mixture
-from dpkme.reproduce import paper_kernel
 from dpkme.release.subspace import algorithm1
+from dpkme.reproduce import paper_kernel
 from ui import compute as C
 from ui import state as S
 from ui.datasets import PAPER_EXAMPLE_SPEC
 from ui.figures import release_figure, template_figure
+from ui.frame import require_frame
 from ui.mechanisms import REGISTRY
 from ui.runner import make_context, perform
 from ui.widgets import PAGE_CURVES, PAGE_DATA, PAGE_LEDGER, PAGE_RELEASE, PAGE_USE, guard
-from ui.frame import require_frame
 
 require_frame(__file__)
 

@@ -14,9 +14,9 @@ from ui import compute as C
 from ui import state as S
 from ui.datasets import median_heuristic
 from ui.figures import kernel_profile, sigma_figure
+from ui.frame import require_frame
 from ui.runner import check_budget
 from ui.widgets import PAGE_LEDGER, PAGE_RELEASE, delta_control, epsilon_control, guard, require_dataset, size_guard
-from ui.frame import require_frame
 
 require_frame(__file__)
 

@@ -8,8 +8,8 @@ import streamlit as st
 
 from dpkme.privacy.accounting import basic_composition
 from ui import state as S
-from ui.widgets import PAGE_DATA, guard, require_dataset
 from ui.frame import require_frame
+from ui.widgets import PAGE_DATA, guard, require_dataset
 
 require_frame(__file__)
 

@@ -10,10 +10,10 @@ from ui import noise as N
 from ui import state as S
 from ui.export import file_stem, function_csv, function_json, release_csv, release_json
 from ui.figures import function_figure, kme_heatmaps, release_figure, repeat_figure, weight_histogram
+from ui.frame import require_frame
 from ui.mechanisms import REGISTRY
 from ui.runner import make_context, perform, private_problems, release_cost, repeat_draws, replay
 from ui.widgets import PAGE_KERNEL, PAGE_LEDGER, PAGE_USE, guard, require_dataset, size_guard
-from ui.frame import require_frame
 
 require_frame(__file__)
 

@@ -12,8 +12,8 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from dpkme.privacy.accounting import BudgetLedger
 from dpkme.cost import estimate_cost
+from dpkme.privacy.accounting import BudgetLedger
 from dpkme.privacy.leaks import mark_not_private
 from dpkme.two_sample import make_features, nonprivate_test, nte_test, release_test, tcmc_test
 from dpkme.two_sample.curves import chi2_reference, curve_series, curve_table, run_rejection_curve
@@ -22,9 +22,17 @@ from ui import compute as C
 from ui import noise as N
 from ui import state as S
 from ui.figures import PALETTE
-from ui.widgets import (PAGE_DATA, PAGE_KERNEL, PAGE_LEDGER, PAGE_RELEASE, StoppableProgress, guard,
-                        require_dataset, size_guard)
 from ui.frame import require_frame
+from ui.widgets import (
+    PAGE_DATA,
+    PAGE_KERNEL,
+    PAGE_LEDGER,
+    PAGE_RELEASE,
+    StoppableProgress,
+    guard,
+    require_dataset,
+    size_guard,
+)
 
 require_frame(__file__)
 

@@ -12,8 +12,8 @@ from dpkme.metrics import mmd
 from ui import compute as C
 from ui import state as S
 from ui.figures import release_figure
-from ui.widgets import PAGE_RELEASE, guard, require_dataset
 from ui.frame import require_frame
+from ui.widgets import PAGE_RELEASE, guard, require_dataset
 
 require_frame(__file__)
 

@@ -3,7 +3,6 @@ local view marked as never released, accuracy-vs-ε curve, the paper's accountan
 
 import numpy as np
 import pytest
-
 from test_app_shared import decode, metric, new_app, ok, plotly_figures
 
 from ui import state as S

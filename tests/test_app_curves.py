@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-
 from test_app_shared import new_app, ok, plotly_figures, public_app
 
 from ui import state as S

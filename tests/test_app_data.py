@@ -8,7 +8,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-
 from test_app_shared import errors, metric, new_app, ok, plotly_figures
 
 from ui import state as S

@@ -36,7 +36,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from test_app_shared import errors, metric, new_app
 
 from ui import state as S

@@ -3,12 +3,11 @@
 import math
 
 import pytest
-
 from test_app_shared import as_float, errors, metric, new_app, ok, public_app
 
+from dpkme.kernels import GaussianKernel
 from dpkme.privacy.calibration import calibrate_gaussian
 from dpkme.privacy.sensitivity import kme_sensitivity
-from dpkme.kernels import GaussianKernel
 from ui import state as S
 
 

@@ -1,7 +1,6 @@
 """Budget ledger page (AppTest): totals under basic/RDP/PLD, budget warnings, reset, per-dataset ledgers."""
 
 import pytest
-
 from test_app_shared import as_float, metric, new_app, ok, public_app
 
 from dpkme.privacy.accounting import pld_epsilon

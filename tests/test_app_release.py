@@ -3,8 +3,7 @@ charged (or not), the budget is enforced, noise sources, replay and repeat draws
 
 import numpy as np
 import pytest
-
-from test_app_shared import as_float, decode, errors, metric, new_app, ok, plotly_figures, public_app
+from test_app_shared import as_float, decode, errors, metric, ok, plotly_figures, public_app
 
 from ui import state as S
 from ui.mechanisms import REGISTRY

@@ -183,8 +183,8 @@ def test_median_heuristic_is_the_median_pairwise_distance():
 
 # ---------------------------------------------------------------------- downloads
 def _record(noise="seeded", ds=None):
-    from dpkme.reproduce import paper_kernel
     from dpkme.release.subspace import algorithm1
+    from dpkme.reproduce import paper_kernel
 
     ds = ds or D.build_dataset(_spec(params={"n": 600, "dim": 2, "n_components": 10}))
     seed = 3 if noise == "seeded" else None
@@ -253,9 +253,10 @@ def test_registry_lists_the_baseline_and_both_algorithm1_variants():
 @pytest.mark.parametrize("method", ["analytic", "classic"])
 def test_charge_computed_before_the_run_matches_the_library_release(method):
     """The ledger charge uses the same σ/Δ as the release the library then produces."""
-    from ui.mechanisms import REGISTRY, RunContext
-    from dpkme.reproduce import paper_kernel
     from streamlit.testing.v1 import AppTest  # noqa: F401  (streamlit importable)
+
+    from dpkme.reproduce import paper_kernel
+    from ui.mechanisms import REGISTRY, RunContext
 
     ds = D.build_dataset(_spec(params={"n": 800, "dim": 2, "n_components": 10}))
     ctx = RunContext(ds=ds, kernel=paper_kernel(2), epsilon=0.5, delta=1e-6, calibration=method,

@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-
 from test_app_shared import as_float, errors, metric, new_app, ok, public_app
 
 from ui import state as S

@@ -15,9 +15,17 @@ import numpy as np
 import pytest
 
 from dpkme.audit import run_audit
-from dpkme.audit.exhibits import (L1_EXHIBIT_CASES, FeatureNormExhibit, epsilon_delta_curves, feature_norm_exhibit,
-                                  finite_curve, histogram_density, l1_dimension_exhibit, perturbed_statistic_exhibit,
-                                  privacy_loss_densities)
+from dpkme.audit.exhibits import (
+    L1_EXHIBIT_CASES,
+    FeatureNormExhibit,
+    epsilon_delta_curves,
+    feature_norm_exhibit,
+    finite_curve,
+    histogram_density,
+    l1_dimension_exhibit,
+    perturbed_statistic_exhibit,
+    privacy_loss_densities,
+)
 from dpkme.kernels import GaussianKernel
 from dpkme.privacy.calibration import calibrate_gaussian, gaussian_epsilon
 

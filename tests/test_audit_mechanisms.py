@@ -43,8 +43,8 @@ from dpkme.audit import (
     rff_l1_pair,
     run_audit,
 )
-from dpkme.kernels.random_features import CosineBiasFeatures, RandomFourierFeatures
 from dpkme.kernels.kernel import GaussianKernel, LaplacianKernel
+from dpkme.kernels.random_features import CosineBiasFeatures, RandomFourierFeatures
 
 ALPHA = 1e-3
 

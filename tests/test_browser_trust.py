@@ -19,7 +19,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 from playwright.sync_api import Page, expect
-
 from test_browser_flow import click_button, main, metric_value
 
 pytestmark = pytest.mark.browser

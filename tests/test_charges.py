@@ -6,8 +6,17 @@ import numpy as np
 import pytest
 
 from dpkme.kernels import GaussianKernel, MaternKernel
-from dpkme.release import (algorithm1, algorithm1_charge, algorithm2, algorithm2_charge, exponential_mechanism,
-                           exponential_mechanism_charge, gp_release, gp_release_charge, uniform_baseline)
+from dpkme.release import (
+    algorithm1,
+    algorithm1_charge,
+    algorithm2,
+    algorithm2_charge,
+    exponential_mechanism,
+    exponential_mechanism_charge,
+    gp_release,
+    gp_release_charge,
+    uniform_baseline,
+)
 from dpkme.release.exponential import exponential_charge
 
 X = np.random.default_rng(0).normal(size=(400, 2))

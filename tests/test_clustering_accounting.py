@@ -12,7 +12,6 @@ import pytest
 from dp_accounting.rdp import rdp_privacy_accountant as rdp_mod
 from scipy import integrate
 
-from dpkme.privacy.accounting import BudgetLedger, pld_epsilon, rdp_epsilon
 from dpkme.clustering import (
     compare_with_paper,
     gaussian_log_moment,
@@ -24,6 +23,7 @@ from dpkme.clustering import (
     plan_kmeans,
     step_mu,
 )
+from dpkme.privacy.accounting import BudgetLedger, pld_epsilon, rdp_epsilon
 from dpkme.privacy.calibration import gaussian_epsilon
 
 # dp_accounting's default RDP orders (RdpAccountant() without arguments)

@@ -16,8 +16,8 @@ from dpkme.clustering import (
     partition_objective,
 )
 from dpkme.datasets import gaussian_blobs
-from dpkme.kernels.random_features import RandomFourierFeatures
 from dpkme.kernels.kernel import GaussianKernel
+from dpkme.kernels.random_features import RandomFourierFeatures
 
 
 def test_ari_matches_sklearn():

@@ -26,9 +26,9 @@ from dpkme.clustering import (
     plan_kmeans,
 )
 from dpkme.clustering._features import FeatureBlocks, assign
-from dpkme.kernels.random_features import CosineBiasFeatures, RandomFourierFeatures
 from dpkme.datasets import gaussian_blobs
 from dpkme.kernels.kernel import GaussianKernel
+from dpkme.kernels.random_features import CosineBiasFeatures, RandomFourierFeatures
 
 BOX = (-12.0, 12.0)
 

@@ -7,11 +7,9 @@ All randomness is seeded; tolerances are stated next to each assertion.
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 
-from dpkme.privacy.accounting import BudgetLedger
 from dpkme.clustering import (
     ClusterwiseRelease,
     allocate_points,
@@ -21,9 +19,10 @@ from dpkme.clustering import (
     plan_kmeans,
 )
 from dpkme.datasets import gaussian_blobs
-from dpkme.kernels.random_features import CosineBiasFeatures
 from dpkme.kernels.kernel import GaussianKernel
+from dpkme.kernels.random_features import CosineBiasFeatures
 from dpkme.metrics import rkhs_distance
+from dpkme.privacy.accounting import BudgetLedger
 from dpkme.release.result import Release
 
 BOX = (-12.0, 12.0)

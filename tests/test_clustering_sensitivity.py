@@ -25,8 +25,8 @@ from dpkme.clustering import (
     step_mu,
 )
 from dpkme.clustering._features import FLOAT32_NORM_MARGIN, FeatureBlocks, clip_rows, lloyd_pass
-from dpkme.kernels.random_features import CosineBiasFeatures, RandomFourierFeatures
 from dpkme.kernels.kernel import GaussianKernel
+from dpkme.kernels.random_features import CosineBiasFeatures, RandomFourierFeatures
 from dpkme.privacy.calibration import analytic_sigma, gaussian_delta
 
 GRID = 120  # replacement candidates: phases k * 2 pi / GRID (contains exact opposites)

@@ -6,8 +6,18 @@ import math
 
 import pytest
 
-from dpkme.cost import (ALL_PAIRS_TERM, CONFIRM_BYTES, CONFIRM_SECONDS, COST_MECHANISMS, CostEstimate, CostModel,
-                        calibrate_cost_model, estimate_cost, needs_confirmation)
+from dpkme.cost import (
+    ALL_PAIRS_TERM,
+    CONFIRM_BYTES,
+    CONFIRM_SECONDS,
+    COST_MECHANISMS,
+    CostEstimate,
+    CostModel,
+    calibrate_cost_model,
+    estimate_cost,
+    needs_confirmation,
+)
+
 
 def test_estimate_cost_shapes_and_unpacking():
     est = estimate_cost("algorithm1", n=10_000, n_points=200, dim=3)

@@ -8,8 +8,8 @@ from scipy import stats
 
 from dpkme.curves import paper_m_grid, subspace_curves
 from dpkme.kernels.kernel import GaussianKernel
-from dpkme.privacy.calibration import calibrate_gaussian
 from dpkme.metrics import rkhs_distance, uniform_weights
+from dpkme.privacy.calibration import calibrate_gaussian
 from dpkme.release.subspace import SubspaceBasis
 
 RNG = np.random.default_rng(77)

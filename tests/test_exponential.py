@@ -17,6 +17,8 @@ from scipy import stats
 from scipy.special import logsumexp
 
 from dpkme import exponential as ex
+from dpkme.kernels.kernel import GaussianKernel, LaplacianKernel, MaternKernel
+from dpkme.metrics import rkhs_distance
 from dpkme.privacy.accounting import BudgetLedger
 from dpkme.release.exponential import (
     DEFAULT_MAX_DATABASES,
@@ -33,8 +35,6 @@ from dpkme.release.exponential import (
     multiset_from_rank,
     score_sensitivity,
 )
-from dpkme.kernels.kernel import GaussianKernel, LaplacianKernel, MaternKernel
-from dpkme.metrics import rkhs_distance
 from dpkme.release.result import Release
 
 GAUSS = GaussianKernel(lengthscale=0.7)

@@ -5,8 +5,8 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from dpkme.kernels.random_features import CosineBiasFeatures, RandomFourierFeatures
 from dpkme.kernels.kernel import GaussianKernel, InverseMultiquadricKernel, LaplacianKernel, MaternKernel
+from dpkme.kernels.random_features import CosineBiasFeatures, RandomFourierFeatures
 
 RNG = np.random.default_rng(11)
 KERNELS = [

@@ -13,7 +13,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from dpkme.kernels.kernel import GaussianKernel, InverseMultiquadricKernel, LaplacianKernel, MaternKernel
 from dpkme.privacy.accounting import BudgetLedger
+from dpkme.privacy.calibration import calibrate_gaussian, gaussian_delta
 from dpkme.release.gp import (
     DEFAULT_MAX_DENSE_POINTS,
     NOTES,
@@ -33,8 +35,6 @@ from dpkme.release.gp import (
     trapezoid_weights,
     true_function,
 )
-from dpkme.kernels.kernel import GaussianKernel, InverseMultiquadricKernel, LaplacianKernel, MaternKernel
-from dpkme.privacy.calibration import calibrate_gaussian, gaussian_delta
 from dpkme.release.subspace import algorithm1
 
 GAUSS = GaussianKernel(lengthscale=0.7)

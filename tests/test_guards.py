@@ -11,13 +11,26 @@ import numpy as np
 import pytest
 from scipy.spatial.distance import pdist
 
-from dpkme.privacy.accounting import BudgetLedger
 from dpkme.audit import audit_scores
-from dpkme.privacy.bandwidth import (lengthscale_grid, lengthscale_sensitivity, lengthscale_utility, pair_distance_cdf,
-                                     private_lengthscale, public_lengthscale)
-from dpkme.privacy.leaks import (LeakRecord, PrivacyLeakWarning, find_data_dependent_inputs, is_private, leak_reasons,
-                                 mark_not_private, warn_data_dependent)
 from dpkme.kernels.kernel import GaussianKernel
+from dpkme.privacy.accounting import BudgetLedger
+from dpkme.privacy.bandwidth import (
+    lengthscale_grid,
+    lengthscale_sensitivity,
+    lengthscale_utility,
+    pair_distance_cdf,
+    private_lengthscale,
+    public_lengthscale,
+)
+from dpkme.privacy.leaks import (
+    LeakRecord,
+    PrivacyLeakWarning,
+    find_data_dependent_inputs,
+    is_private,
+    leak_reasons,
+    mark_not_private,
+    warn_data_dependent,
+)
 from dpkme.release.result import Release
 from dpkme.release.subspace import algorithm1
 

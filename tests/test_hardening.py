@@ -216,9 +216,9 @@ def test_algorithm2_frequencies_and_noise_come_from_the_documented_child_streams
 
 
 # --------------------------------------------------------------------------- 3. declared domain enforced
+from dpkme.privacy.sensitivity import enforce_domain, kme_sensitivity  # noqa: E402
 from dpkme.release.exponential import database_scores, exponential_mechanism  # noqa: E402
 from dpkme.release.gp import gp_release  # noqa: E402
-from dpkme.privacy.sensitivity import enforce_domain, kme_sensitivity  # noqa: E402
 
 BOX = ([0.0, 0.0], [1.0, 1.0])
 SECRET = 7.123456789  # an out-of-box value that must never appear in an error message

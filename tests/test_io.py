@@ -244,7 +244,7 @@ def test_limits_are_documented_constants():
 
     src = Path(mod.__file__).read_text()
     for name in ("MAX_UPLOAD_BYTES", "MAX_ROWS", "MAX_COLUMNS"):
-        assert f"#: " in src.split(f"\n{name} =")[0].rsplit("\n\n", 1)[-1], name
+        assert "#: " in src.split(f"\n{name} =")[0].rsplit("\n\n", 1)[-1], name
 
 
 # --------------------------------------------------------------------------- no disk writes

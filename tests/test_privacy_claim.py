@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from dpkme.clustering import dp_kernel_kmeans
-from dpkme.release.gp import gp_release
-from dpkme.privacy.leaks import privacy_claim
 from dpkme.kernels.kernel import GaussianKernel
+from dpkme.privacy.leaks import privacy_claim
+from dpkme.release.gp import gp_release
 from dpkme.release.random_features import algorithm2
 from dpkme.release.subspace import algorithm1
 

@@ -194,7 +194,7 @@ def test_scalar_checks(v):
 
 
 # --------------------------------------------------------------------------- kernels
-from dpkme.kernels.kernel import KERNELS, Kernel, kernel_from_dict, make_kernel  # noqa: E402
+from dpkme.kernels.kernel import Kernel, kernel_from_dict, make_kernel  # noqa: E402
 
 kernel_names = st.sampled_from(["gaussian", "laplacian", "matern", "imq", "matern12", "matern32", "matern52", "rbf"])
 

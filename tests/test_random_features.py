@@ -13,8 +13,8 @@ import pytest
 
 import dpkme.privacy.calibration as mechanisms
 from dpkme import reduced_set
-from dpkme.kernels.random_features import RandomFourierFeatures
 from dpkme.kernels.kernel import GaussianKernel, LaplacianKernel
+from dpkme.kernels.random_features import RandomFourierFeatures
 from dpkme.metrics import rkhs_distance
 from dpkme.release.random_features import algorithm2, privatise_feature_mean
 from dpkme.reproduce import FIG2_M, fig2_alg2

@@ -11,10 +11,9 @@ import numpy as np
 import pytest
 from scipy.optimize import check_grad
 
-from dpkme.kernels.random_features import RandomFourierFeatures
-from dpkme.kernels.kernel import GaussianKernel
-from dpkme.release.result import Release
 from dpkme import reduced_set
+from dpkme.kernels.kernel import GaussianKernel
+from dpkme.kernels.random_features import RandomFourierFeatures
 from dpkme.reduced_set import (
     Cancelled,
     FourierMap,
@@ -31,6 +30,7 @@ from dpkme.reduced_set import (
 )
 from dpkme.reduced_set.joint import Parameterisation
 from dpkme.reduced_set.preimage import preimage
+from dpkme.release.result import Release
 
 
 def _small_problem(seed=0, J=200, D=2, M=6, dtype="float64", noise=0.01):

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from dpkme.kernels.random_features import RandomFourierFeatures
 from dpkme.kernels.kernel import GaussianKernel, InverseMultiquadricKernel, LaplacianKernel, MaternKernel
+from dpkme.kernels.random_features import RandomFourierFeatures
 from dpkme.privacy.sensitivity import check_private_kernel, feature_mean_sensitivity, kme_sensitivity
 
 # Machine epsilons of the two precisions the random-feature path uses (unit roundoff u = eps / 2;

@@ -13,8 +13,14 @@ import pytest
 from scipy.spatial.distance import cdist
 
 from dpkme.kernels.kernel import GaussianKernel, Kernel
-from dpkme.kernels.spectral import (MAX_NODES_PER_AXIS, TOL, spectral_mean_gram, spectral_order, spectral_row_means,
-                            trapezoid_rule)
+from dpkme.kernels.spectral import (
+    MAX_NODES_PER_AXIS,
+    TOL,
+    spectral_mean_gram,
+    spectral_order,
+    spectral_row_means,
+    trapezoid_rule,
+)
 
 
 def _brute_mean(X, ls):

@@ -7,8 +7,8 @@ import pytest
 from scipy import stats
 
 from dpkme.kernels.kernel import GaussianKernel, LaplacianKernel, MaternKernel
-from dpkme.privacy.calibration import calibrate_gaussian
 from dpkme.metrics import rkhs_distance
+from dpkme.privacy.calibration import calibrate_gaussian
 from dpkme.privacy.sensitivity import kme_sensitivity
 from dpkme.release.subspace import (
     SubspaceBasis,

@@ -13,14 +13,13 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpkme.privacy.accounting import BudgetLedger, basic_composition, pld_epsilon
 from dpkme.kernels.kernel import GaussianKernel
+from dpkme.privacy.accounting import BudgetLedger, basic_composition, pld_epsilon
 from dpkme.privacy.calibration import analytic_sigma
 from dpkme.release.result import Release
 from dpkme.two_sample import (
     MEFeatures,
     calibrate_moments,
-    make_features,
     nonprivate_test,
     nte_test,
     release_test,

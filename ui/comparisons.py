@@ -24,8 +24,8 @@ from dpkme.datasets import paper_mixture
 from dpkme.preprocessing import public_private_split
 from dpkme.release.exponential import count_multisets, database_scores, grid_candidates
 from dpkme.release.gp import evaluate_on_grid, gp_expected_l2_error, grid_axes, l2_error_on_grid, true_function
-from dpkme.reproduce import paper_kernel
 from dpkme.release.subspace import SubspaceBasis, algorithm1
+from dpkme.reproduce import paper_kernel
 
 #: Generated data sets offered next to the current one (1-D and 2-D, as the issue asks).
 GENERATED = {

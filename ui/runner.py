@@ -7,8 +7,8 @@ import time
 import numpy as np
 import streamlit as st
 
-from dpkme.privacy.accounting import PrivacyCharge
 from dpkme.cost import ALL_PAIRS_TERM, estimate_cost
+from dpkme.privacy.accounting import PrivacyCharge
 from dpkme.privacy.leaks import mark_not_private
 
 from . import compute as C

@@ -60,6 +60,14 @@ from .bounds import (
     privacy_loss_histogram,
     pure_dp_curve,
 )
+from .exhibits import (
+    FeatureNormExhibit,
+    epsilon_delta_curves,
+    feature_norm_exhibit,
+    l1_dimension_exhibit,
+    perturbed_statistic_exhibit,
+    privacy_loss_densities,
+)
 from .mechanisms import (
     AUDITS,
     EXHIBITS,
@@ -78,15 +86,6 @@ from .mechanisms import (
     laplace_feature_release,
     run_audit,
 )
-from .power import POWER_FAMILIES, AuditPower, audit_power, runs_for_power
-from .exhibits import (
-    FeatureNormExhibit,
-    epsilon_delta_curves,
-    feature_norm_exhibit,
-    l1_dimension_exhibit,
-    perturbed_statistic_exhibit,
-    privacy_loss_densities,
-)
 from .neighbours import (
     best_pair,
     cosine_antipodal_pair,
@@ -95,6 +94,7 @@ from .neighbours import (
     rff_antipodal_pair,
     rff_l1_pair,
 )
+from .power import POWER_FAMILIES, AuditPower, audit_power, runs_for_power
 
 __all__ = [
     "CANDIDATES", "DEFAULT_DELTA_GRID", "SELECTIONS", "AnalyticCurve", "AuditResult", "PrivacyLossHistogram",

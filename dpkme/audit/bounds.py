@@ -74,7 +74,7 @@ import numpy as np
 from scipy.special import betaln
 from scipy.stats import beta as _beta
 
-from .._validation import check_array, check_delta, check_epsilon, check_in, check_positive_float, check_positive_int
+from .._validation import check_array, check_delta, check_epsilon, check_in, check_positive_float
 
 __all__ = [
     "SELECTIONS",

@@ -64,8 +64,8 @@ from .._validation import (
     check_positive_float,
     check_positive_int,
 )
-from ..kernels.random_features import CosineBiasFeatures, RandomFourierFeatures
 from ..kernels.kernel import GaussianKernel, Kernel
+from ..kernels.random_features import CosineBiasFeatures, RandomFourierFeatures
 from ..privacy.calibration import (
     calibrate_gaussian,
     calibrate_laplace,
@@ -74,12 +74,12 @@ from ..privacy.calibration import (
     l1_from_l2_sensitivity,
     laplace_noise,
 )
-from ..reduced_set._common import Progress
 from ..privacy.sensitivity import NEIGHBOURING, check_private_kernel, feature_mean_sensitivity
+from ..reduced_set._common import Progress
 from .bounds import (
+    DEFAULT_DELTA_GRID,
     AnalyticCurve,
     AuditResult,
-    DEFAULT_DELTA_GRID,
     audit_scores,
     curve_from_delta_function,
     gaussian_curve,

@@ -77,12 +77,12 @@ from .._validation import (
     check_random_state,
     noise_rng,
 )
-from ..privacy.accounting import PrivacyCharge
-from ..kernels.random_features import RandomFourierFeatures
 from ..kernels.kernel import Kernel
+from ..kernels.random_features import RandomFourierFeatures
+from ..privacy.accounting import PrivacyCharge
 from ..privacy.calibration import gaussian_noise
-from ..reduced_set._common import Progress
 from ..privacy.sensitivity import check_private_kernel
+from ..reduced_set._common import Progress
 from ._features import FeatureBlocks, feature_norms, lloyd_pass
 from .accounting import ACCOUNTANTS, PrivacyPlan, plan_kmeans
 from .norm import NormSelection, private_norm_bound

@@ -69,12 +69,12 @@ import numpy as np
 
 from .. import reduced_set
 from .._validation import check_array, check_positive_int
-from ..privacy.accounting import PrivacyCharge
 from ..kernels.random_features import RandomFourierFeatures
+from ..privacy.accounting import PrivacyCharge
 from ..privacy.calibration import gaussian_noise
 from ..release.result import Release
 from .accounting import PrivacyPlan, plan_kmeans
-from .kmeans import PrivateLocalView, _candidate_pool, _check_plan_args, _run, DPKMeansResult
+from .kmeans import DPKMeansResult, PrivateLocalView, _candidate_pool, _check_plan_args, _run
 from .sensitivity import lloyd_sensitivities
 
 __all__ = ["ClusterComponent", "ClusterwiseRelease", "clusterwise_release", "allocate_points"]

@@ -11,39 +11,39 @@ warnings.warn("dpkme.guards is deprecated and will be removed in the next releas
               "dpkme.privacy.bandwidth or dpkme.cost instead", DeprecationWarning, stacklevel=2)
 
 
-from ..privacy.bandwidth import (
-    MAX_ALL_PAIRS_LIMIT,
-    MAX_ALL_PAIRS_ROWS,
-    PAIR_MODES,
-    LengthscaleChoice,
-    lengthscale_grid,
-    lengthscale_sensitivity,
-    lengthscale_utility,
-    pair_distance_cdf,
-    private_lengthscale,
-    public_lengthscale,
-)
 from ..cost import (
-    ALL_PAIRS_TERM,
-    CONFIRM_BYTES,
-    CONFIRM_SECONDS,
-    COST_MECHANISMS,
-    DEFAULT_COST_MODEL,
-    CostEstimate,
-    CostModel,
-    calibrate_cost_model,
-    estimate_cost,
-    needs_confirmation,
+              ALL_PAIRS_TERM,
+              CONFIRM_BYTES,
+              CONFIRM_SECONDS,
+              COST_MECHANISMS,
+              DEFAULT_COST_MODEL,
+              CostEstimate,
+              CostModel,
+              calibrate_cost_model,
+              estimate_cost,
+              needs_confirmation,
+)
+from ..privacy.bandwidth import (
+              MAX_ALL_PAIRS_LIMIT,
+              MAX_ALL_PAIRS_ROWS,
+              PAIR_MODES,
+              LengthscaleChoice,
+              lengthscale_grid,
+              lengthscale_sensitivity,
+              lengthscale_utility,
+              pair_distance_cdf,
+              private_lengthscale,
+              public_lengthscale,
 )
 from ..privacy.leaks import (
-    REMEDIES,
-    LeakRecord,
-    PrivacyLeakWarning,
-    find_data_dependent_inputs,
-    is_private,
-    leak_reasons,
-    mark_not_private,
-    warn_data_dependent,
+              REMEDIES,
+              LeakRecord,
+              PrivacyLeakWarning,
+              find_data_dependent_inputs,
+              is_private,
+              leak_reasons,
+              mark_not_private,
+              warn_data_dependent,
 )
 
 __all__ = [

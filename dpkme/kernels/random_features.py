@@ -31,7 +31,7 @@ import math
 import numpy as np
 
 from .._blocked import block_ranges, parallel_map
-from .._validation import check_array, check_positive_int, check_random_state, check_in
+from .._validation import check_array, check_in, check_positive_int, check_random_state
 from .kernel import Kernel, check_magnitude
 
 __all__ = ["RandomFourierFeatures", "CosineBiasFeatures"]

@@ -45,7 +45,6 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
-
 from .._validation import check_array, check_positive_int, check_random_state
 from ._common import Cancelled, PointSource, Problem, Progress, ReducedSetResult
 from ._fourier import FourierMap

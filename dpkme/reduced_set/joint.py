@@ -104,7 +104,7 @@ class Parameterisation:
 
     def pullback(self, theta: np.ndarray, w: np.ndarray, g: np.ndarray) -> np.ndarray:
         """Chain rule: gradient w.r.t. the variables from :math:`g = \\partial f/\\partial w`."""
-        C, c, m = self.radius, self.constraint, self.m
+        C, c = self.radius, self.constraint
         if c == "simplex":
             return w * (g - float(w @ g) / C)
         if c == "sub-simplex":

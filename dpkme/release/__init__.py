@@ -18,13 +18,18 @@ that returns the :class:`~dpkme.privacy.accounting.PrivacyCharge` its parameters
 without running it; a finished release reports the same charge as :attr:`Release.charge`.
 """
 
-from .result import Release
-from .subspace import SubspaceBasis, algorithm1, project_weights, uniform_baseline
-from .random_features import algorithm2, privatise_feature_mean
+from .charges import (
+                      algorithm1_charge,
+                      algorithm2_charge,
+                      exponential_mechanism_charge,
+                      gp_release_charge,
+                      release_charge,
+)
 from .exponential import exponential_charge, exponential_mechanism
 from .gp import gp_release
-from .charges import (algorithm1_charge, algorithm2_charge, exponential_mechanism_charge, gp_release_charge,
-                      release_charge)
+from .random_features import algorithm2, privatise_feature_mean
+from .result import Release
+from .subspace import SubspaceBasis, algorithm1, project_weights, uniform_baseline
 
 __all__ = [
     "Release",

@@ -118,8 +118,15 @@ from .._validation import (
     noise_rng,
 )
 from ..kernels.kernel import Kernel
+from ..privacy.sensitivity import (
+    NEIGHBOURING,
+    SENSITIVITY_MODES,
+    check_domain,
+    check_private_kernel,
+    enforce_domain,
+    kme_sensitivity,
+)
 from .result import Release
-from ..privacy.sensitivity import NEIGHBOURING, SENSITIVITY_MODES, check_domain, check_private_kernel, enforce_domain, kme_sensitivity
 
 __all__ = [
     "DEFAULT_MAX_DATABASES",

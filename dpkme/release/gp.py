@@ -126,7 +126,6 @@ from typing import Any, Callable
 import numpy as np
 from scipy.linalg import LinAlgError, cholesky
 
-from .._version import __version__
 from .._blocked import parallel_map, single_threaded_blas
 from .._validation import (
     check_array,
@@ -137,10 +136,11 @@ from .._validation import (
     check_positive_int,
     noise_rng,
 )
+from .._version import __version__
 from ..kernels.kernel import GaussianKernel, Kernel, LaplacianKernel
 from ..privacy.calibration import GaussianCalibration, calibrate_gaussian, gaussian_delta
-from .result import Release
 from ..privacy.sensitivity import check_domain, check_release_args, enforce_domain, kme_sensitivity
+from .result import Release
 
 __all__ = [
     "CALIBRATIONS",

@@ -40,6 +40,7 @@ from typing import Callable
 
 import numpy as np
 
+from .. import reduced_set
 from .._validation import (
     check_array,
     check_in,
@@ -47,12 +48,11 @@ from .._validation import (
     noise_rng,
     spawn_streams,
 )
-from ..kernels.random_features import RandomFourierFeatures
 from ..kernels.kernel import Kernel
-from .result import Release
+from ..kernels.random_features import RandomFourierFeatures
 from ..privacy.sensitivity import check_release_args, feature_mean_sensitivity
-from .. import reduced_set
 from ..reduced_set import DEFAULT_SOLVER, SOLVERS, list_solvers, resample  # noqa: F401  (re-exported)
+from .result import Release
 
 __all__ = ["CALIBRATIONS", "privatise_feature_mean", "algorithm2", "list_solvers", "resample", "SOLVERS",
            "DEFAULT_SOLVER"]
@@ -130,7 +130,11 @@ def privatise_feature_mean(
     calibration : dpkme.privacy.calibration.GaussianCalibration
         :math:`\sigma`, the sensitivity and the achieved :math:`\delta`.
     """
-    from ..privacy.calibration import NOISE_SOURCES, add_gaussian_noise, calibrate_gaussian  # local: avoids import cycles
+    from ..privacy.calibration import (  # local: avoids import cycles
+        NOISE_SOURCES,
+        add_gaussian_noise,
+        calibrate_gaussian,
+    )
 
     if not isinstance(features, RandomFourierFeatures):
         raise ValueError(

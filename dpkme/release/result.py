@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from .._version import __version__
 from .._validation import check_array, check_weights
+from .._version import __version__
 from ..kernels.kernel import Kernel, kernel_from_dict
 
 __all__ = ["Release"]

@@ -65,9 +65,9 @@ from .._validation import (
     spawn_streams,
 )
 from ..kernels.kernel import Kernel
-from .result import Release
 from ..privacy.sensitivity import check_domain, check_release_args, enforce_domain, kme_sensitivity
 from ..reduced_set.weights import project_l1_ball, project_simplex  # the one simplex/L1-ball projection
+from .result import Release
 
 __all__ = [
     "SubspaceBasis",

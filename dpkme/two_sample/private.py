@@ -73,8 +73,14 @@ from .._validation import (
     round_up_until,
 )
 from ..privacy.accounting import PrivacyCharge, gaussian_charge, pld_epsilon
-from ..privacy.calibration import (GaussianCalibration, _delta_unchecked, _delta_verified, analytic_sigma, calibrate_gaussian,
-                          gaussian_epsilon)
+from ..privacy.calibration import (
+    GaussianCalibration,
+    _delta_unchecked,
+    _delta_verified,
+    analytic_sigma,
+    calibrate_gaussian,
+    gaussian_epsilon,
+)
 from .features import FeatureMap
 from .nulls import (
     NULL_KINDS,

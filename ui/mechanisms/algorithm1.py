@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from dpkme.privacy.accounting import PrivacyCharge
 from dpkme.cost import estimate_cost
+from dpkme.privacy.accounting import PrivacyCharge
 from dpkme.release import Release, algorithm1_charge
 from dpkme.release.subspace import algorithm1
 

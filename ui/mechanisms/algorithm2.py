@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dpkme.privacy.accounting import PrivacyCharge
 from dpkme.cost import estimate_cost
-from dpkme.release.random_features import DEFAULT_SOLVER, algorithm2, list_solvers
+from dpkme.privacy.accounting import PrivacyCharge
 from dpkme.reduced_set import get_solver, preset_options
 from dpkme.release import algorithm2_charge
+from dpkme.release.random_features import DEFAULT_SOLVER, algorithm2, list_solvers
 
 from .. import state as S
 from .spec import MechanismSpec, RunContext, n_points_control, with_noise_source

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dpkme.privacy.accounting import PrivacyCharge
 from dpkme.clustering import clusterwise_release
 from dpkme.clustering.accounting import plan_kmeans
 from dpkme.cost import estimate_cost
+from dpkme.privacy.accounting import PrivacyCharge
 
 from .. import state as S
 from .spec import MechanismSpec, RunContext, n_points_control

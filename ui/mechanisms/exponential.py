@@ -6,11 +6,19 @@ import numpy as np
 import streamlit as st
 
 import dpkme.release.exponential as _exp
-from dpkme.privacy.accounting import PrivacyCharge
-from dpkme.release.exponential import (DEFAULT_MAX_DATABASES, MAX_GRID_CANDIDATES, count_multisets, count_table,
-                                       database_scores, exponential_charge, grid_candidates, largest_m)
 from dpkme.cost import estimate_cost
+from dpkme.privacy.accounting import PrivacyCharge
 from dpkme.release import exponential_mechanism_charge
+from dpkme.release.exponential import (
+    DEFAULT_MAX_DATABASES,
+    MAX_GRID_CANDIDATES,
+    count_multisets,
+    count_table,
+    database_scores,
+    exponential_charge,
+    grid_candidates,
+    largest_m,
+)
 
 from .. import state as S
 from .spec import MechanismSpec, RunContext, with_noise_source

@@ -6,10 +6,10 @@ import numpy as np
 import streamlit as st
 
 import dpkme.release.gp as _gp
-from dpkme.privacy.accounting import PrivacyCharge
 from dpkme.cost import estimate_cost
-from dpkme.release.gp import MAX_GRID_POINTS, gp_release, grid_axes
+from dpkme.privacy.accounting import PrivacyCharge
 from dpkme.release import gp_release_charge
+from dpkme.release.gp import MAX_GRID_POINTS, gp_release, grid_axes
 
 from .. import state as S
 from .spec import MechanismSpec, RunContext, with_noise_source
