@@ -365,7 +365,6 @@ def test_large_grid_runs_with_kronecker_structure():
     X = _data(1000)
     r = gp_release(X, kernel=GAUSS, epsilon=1.0, delta=1e-5, grid=grid_axes([-3, -3], [3, 3], 200), random_state=0)
     assert r.values.shape == (200, 200) and r.params["sampler"] == "kronecker"
-    assert r.seconds < 30  # typically ~0.05 s; generous for a loaded CI machine
 
 
 @pytest.mark.parametrize("kwargs,match", [
