@@ -27,6 +27,13 @@ st.markdown(
     "(never written to disk)."
 )
 
+def _forget_upload() -> None:
+    """Button callback: drop the parsed upload (the widget may still show the file until it is cleared)."""
+    state = ss.pop(S.UPLOAD, None)
+    if state is not None:
+        ss["data._forgotten_upload"] = state["file_id"]
+
+
 SOURCES = {"generated": "Generate", "sample": "Bundled real data", "upload": "Upload CSV / Parquet"}
 ss.setdefault("data.source", "generated")
 source = st.radio("Where do the rows come from?", list(SOURCES), format_func=SOURCES.get, key="data.source",
@@ -102,8 +109,11 @@ with left:
             )
         # No type filter: the loader recognises the content whatever the name (Parquet, or an Excel workbook
         # or image renamed .csv) and explains what to do; a filter would refuse .xlsx without that advice.
-        up = st.file_uploader("Upload a table", key="data.upload")
-        if up is not None:
+        # The parsed table stays in this session's memory (never on disk) until another file replaces it or
+        # the user forgets it: the uploader widget itself is emptied whenever the page is left.
+        up = st.file_uploader("Upload a table", key="data.upload",
+                              help="Replaces the table kept in this session, if any.")
+        if up is not None and up.file_id != ss.get("data._forgotten_upload"):
             state = ss.get(S.UPLOAD)
             if state is None or state.get("file_id") != up.file_id:
                 ss.pop(S.UPLOAD, None)
@@ -113,17 +123,21 @@ with left:
                     ss[S.UPLOAD] = {"file_id": up.file_id, "name": up.name, "df": df,
                                     "hash": hashlib.sha256(data).hexdigest()[:16]}
                     del data
-        else:
-            ss.pop(S.UPLOAD, None)
         state = ss.get(S.UPLOAD)
         if state is not None:
             upload_df = state["df"]
-            st.success(f"Read {state['name']!r}: {upload_df.shape[0]:,} rows × {upload_df.shape[1]} columns.")
+            c_ok, c_forget = st.columns([4, 1])
+            c_ok.success(f"Read {state['name']!r}: {upload_df.shape[0]:,} rows × {upload_df.shape[1]} columns"
+                         + ("" if up is not None else " (kept in this session's memory)") + ".")
+            c_forget.button("Forget this file", key="data.upload_forget", on_click=_forget_upload,
+                            help="Removes the parsed table from this session's memory.")
             key = f"data.upcols.{state['hash']}"
             ss.setdefault(key, numeric_columns(upload_df)[:MAX_COLUMNS])
             chosen = st.multiselect("Columns to release", list(upload_df.columns), key=key,
-                                    help="Only numeric columns can be released.")
+                                    persist_state="session", help="Only numeric columns can be released.")
+            ss.setdefault("data.drop_missing", False)
             drop = st.checkbox("Drop rows with missing values in these columns", key="data.drop_missing",
+                               persist_state="session",
                                help="Otherwise missing cells are an error. Dropping makes N depend on the data.")
             spec = {"source": "upload", "filename": state["name"], "upload_hash": state["hash"],
                     "columns": list(chosen), "drop_missing": bool(drop)}
@@ -242,6 +256,11 @@ if candidate is not None:
         c2.info("These settings are not in use yet: click **Use this dataset**. "
                 f"(Now in use: {current.describe() if current else 'nothing'}.)")
 
+if spec is not None and candidate is None:
+    # the settings above failed (their error is shown): no notes or preview of other data next to it
+    if current is not None:
+        st.info(f"The data in use is unchanged: {current.describe()}.")
+    st.stop()
 shown = candidate if candidate is not None else current
 if shown is None:
     st.stop()

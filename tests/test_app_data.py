@@ -351,3 +351,53 @@ def test_a_box_with_lower_above_upper_is_an_error(data_page):
     at.run()
     assert not at.exception
     assert "lower < upper" in errors(at)
+
+
+def test_an_upload_and_its_choices_survive_leaving_the_data_page(data_page):
+    """Issue 16, finding 2: leaving the Data page lost the uploaded table, its column choice and options."""
+    rows = b"".join(f"{i},{'' if i % 7 == 3 else i * 2},{i % 5}\n".encode() for i in range(60))
+    at = _upload(data_page, "gaps.csv", b"a,b,c\n" + rows)
+    cols = next(m for m in at.multiselect if m.label == "Columns to release")
+    cols.set_value(["a", "b"]).run()
+    at.checkbox(key="data.drop_missing").check().run()
+    _use(at)
+    ok(at)
+    in_use = at.session_state[S.DATASET].key
+    at.switch_page("pages/kernel.py").run()
+    ok(at)
+    at.switch_page("pages/data.py").run()
+    ok(at)
+    assert any("gaps.csv" in s.value for s in at.success), [s.value for s in at.success]
+    cols = next(m for m in at.multiselect if m.label == "Columns to release")
+    assert cols.value == ["a", "b"]
+    assert at.checkbox(key="data.drop_missing").value is True
+    assert at.session_state[S.DATASET].key == in_use
+    assert any("In use" in s.value for s in at.success)          # the page shows the same data as in use
+    # forgetting the file is explicit
+    at.button(key="data.upload_forget").click().run()
+    ok(at)
+    assert S.UPLOAD not in at.session_state
+
+
+def test_forgetting_an_upload_does_not_read_it_again_from_the_widget(data_page):
+    at = _upload(data_page, "people.csv", GOOD_CSV)
+    at.button(key="data.upload_forget").click().run()
+    ok(at)
+    assert S.UPLOAD not in at.session_state
+
+
+def test_a_failing_choice_shows_its_error_without_stale_notes_of_the_data_in_use(data_page):
+    """Issue 16, finding 2: notes about the split in use stayed next to the error of new settings."""
+    at = data_page
+    at.slider(key="data.public_pct").set_value(1.0).run()
+    at.checkbox(key="data.public_declared").check().run()
+    _use(at)
+    ok(at)
+    assert at.session_state[S.DATASET].n_public > 0
+    notes_in_use = list(at.session_state[S.DATASET].notes)
+    rows = b"".join(f"{i},{'' if i % 7 == 3 else i * 2}\n".encode() for i in range(60))
+    at = _upload(at, "gaps.csv", b"a,b\n" + rows)
+    assert "missing" in errors(at)
+    shown = [w.value for w in at.warning]
+    assert not any(n in shown for n in notes_in_use)
+    assert any("unchanged" in i.value for i in at.info)
