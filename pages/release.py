@@ -221,7 +221,7 @@ with right:
         dims = (ix, iy)
     if ds.dim >= 2:
         window = C.plot_window(ds, dims=dims)
-        st.plotly_chart(release_figure(ds.X, r.points, r.weights, columns=[str(c) for c in ds.columns], dims=dims,
+        st.plotly_chart(release_figure(ds.X, r.points, r.weights, columns=ds.model_labels, dims=dims,
                                        window=window, title="Private rows (faint) and the released weighted points"),
                         key="rel.scatter")
     else:
@@ -265,7 +265,7 @@ if ds.dim >= 2:
     with guard("draw the heat-maps"):
         priv = C.private_kme_on_grid(ds.key, C.kernel_key(r.kernel), C.array_key(G), G, ds.X)
         rel = r.evaluate(G)
-        st.plotly_chart(kme_heatmaps(xs, ys, priv, rel, columns=[str(c) for c in ds.columns], dims=dims,
+        st.plotly_chart(kme_heatmaps(xs, ys, priv, rel, columns=ds.model_labels, dims=dims,
                                      Z=r.points, w=r.weights), key="rel.heat")
         if ds.dim > 2:
             st.caption("A slice through the centre of q: the other coordinates are fixed there.")

@@ -79,13 +79,13 @@ st.caption(f"Σ w = {r.weights.sum():.4g} · Σ |w| = {r.weight_l1:.4g} · M = {
 
 # ---------------------------------------------------------------------- means & covariances
 st.subheader("Means and covariances")
-shown = min(ds.dim, 8)
+shown = ds.dim          # every column (a table cut at 8 columns hid the 9th silently)
 mean_est = w @ Z
 mean_true = X.mean(axis=0)
 tab = pd.DataFrame({"column": cols, "estimate from release": mean_est, "true private mean": mean_true,
                     "error": mean_est - mean_true})
-st.dataframe(tab.head(shown).style.format(precision=4), hide_index=True)
-with st.expander("Covariance matrix (first columns)"):
+st.dataframe(tab.style.format(precision=4), hide_index=True)
+with st.expander("Covariance matrix"):
     Zc = Z[:, :shown] - mean_est[:shown]
     cov_est = (Zc * w[:, None]).T @ Zc
     if not normalise:

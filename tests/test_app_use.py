@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from test_app_shared import as_float, errors, metric, new_app, ok, public_app
+from test_app_shared import as_float, errors, metric, new_app, ok, plotly_figures, public_app
 
 from ui import state as S
 
@@ -101,3 +101,42 @@ def test_coming_back_to_the_page_keeps_the_box_and_never_raises():
     ok(at)
     assert at.number_input(key="use.box.x1").value == 123.5       # the user's box survived the round trip
     metric(at, "Estimate from the release")
+
+
+def _wine_release(scaling: str = "public"):
+    """The wine table (13 numeric columns), standardised from a declared-public 10 % subset, one Alg. 2 release."""
+    from ui.datasets import build_dataset
+
+    at = new_app()
+    spec = {"source": "sample", "sample": "wine", "columns": None, "public_fraction": 0.1, "public_declared": True,
+            "heldout_fraction": 0.1, "split_seed": 0, "scaling": scaling, "box": None, "clip": False}
+    ds = build_dataset(spec)
+    for key, value in {S.DATASET: ds, S.LENGTHSCALE: float(ds.suggested_lengthscale),
+                       S.LENGTHSCALE_SOURCE: "suggested", S.Q_SCALE: float(ds.q_scale)}.items():
+        at.session_state[key] = value
+    at.run()
+    at.switch_page("pages/release.py").run()
+    at.selectbox(key=S.MECHANISM).set_value("alg2").run()
+    at.button(key="rel.go").click().run()
+    ok(at)
+    return at
+
+
+def test_every_column_is_in_the_means_table_and_plots_name_the_units():
+    """Issue 16, finding 5: the means table stopped at 8 columns; standardised plots bore raw column names."""
+    at = _wine_release()
+    ds = at.session_state[S.DATASET]
+    assert ds.dim == 13
+    titles = {f["layout"]["xaxis"]["title"]["text"] for f in plotly_figures(at) if "xaxis" in f["layout"]
+              and "title" in f["layout"]["xaxis"]}
+    titles.discard("weight w_m")                      # the weight histogram
+    assert titles and all("scaled" in t for t in titles), titles
+    at.switch_page("pages/use.py").run()
+    ok(at)
+    tab = at.dataframe[0].value
+    assert list(tab["column"]) == [str(c) for c in ds.columns]
+    # the Use page plots original units, on the private rows' range (not the synthetic points')
+    fig = plotly_figures(at)[0]
+    lo, hi = fig["layout"]["xaxis"]["range"]
+    X = ds.to_original_units(ds.X)[:, 0]
+    assert lo <= X.min() and hi >= X.max() and (hi - lo) < 1.5 * (X.max() - X.min())

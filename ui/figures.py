@@ -109,11 +109,29 @@ def release_figure(X, Z, w, *, columns, dims=(0, 1), title="", window=None) -> g
         title=title, height=480, xaxis_title=columns[dims[0]], yaxis_title=columns[dims[1]],
         coloraxis=dict(colorscale=WEIGHT_SCALE, cmin=-m, cmax=m,
                        colorbar=dict(title="weight", tickformat=".2g")), **_LAYOUT)
-    if window is not None:
-        fig.update_xaxes(range=[window[0][0], window[1][0]])
-        fig.update_yaxes(range=[window[0][1], window[1][1]])
-    fig.update_yaxes(scaleanchor="x", scaleratio=1)
+    if window is None:
+        # the data's own range (owner's view), not the synthetic points': a few far-away points (signed
+        # weights, draws from a wide q) must not squeeze a 1-5 column into a corner of a -10..20 axis
+        A = np.asarray(X)[:, dims]
+        lo, hi = A.min(axis=0), A.max(axis=0)
+        pad = 0.08 * np.where(hi > lo, hi - lo, np.maximum(np.abs(hi), 1.0))
+        window = (lo - pad, hi + pad)
+        outside = int(np.sum(np.any((Zd < window[0]) | (Zd > window[1]), axis=1)))
+        if outside:
+            fig.add_annotation(text=f"{outside} of {Zd.shape[0]} synthetic points lie outside this view",
+                               xref="paper", yref="paper", x=0, y=1.02, showarrow=False, xanchor="left")
+    fig.update_xaxes(range=[window[0][0], window[1][0]])
+    fig.update_yaxes(range=[window[0][1], window[1][1]])
+    if window_equal_aspect(window):
+        fig.update_yaxes(scaleanchor="x", scaleratio=1)
     return fig
+
+
+def window_equal_aspect(window) -> bool:
+    """Equal axis scales only when the two ranges are comparable (a 1-5 column beside a 0-5000 one is not)."""
+    (x0, y0), (x1, y1) = window
+    wx, wy = float(x1 - x0), float(y1 - y0)
+    return wx > 0 and wy > 0 and max(wx, wy) / min(wx, wy) < 10
 
 
 def weight_histogram(w) -> go.Figure:

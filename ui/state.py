@@ -196,6 +196,13 @@ class Dataset:
         held = f", {self.n_heldout:,} held out" if self.n_heldout else ""
         return f"{self.name} — N = {self.n:,} private rows{pub}{held}, D = {self.dim}"
 
+    @property
+    def model_labels(self) -> list[str]:
+        """Axis labels for arrays in model units: the column names, marked when a declared scaling applies."""
+        if self.scaling is None:
+            return [str(c) for c in self.columns]
+        return [f"{c} (scaled: (x − c)/s)" for c in self.columns]
+
     def to_original_units(self, Z: np.ndarray) -> np.ndarray:
         return Z if self.scaling is None else self.scaling.inverse(Z)
 
