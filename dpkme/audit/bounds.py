@@ -124,6 +124,29 @@ def clopper_pearson_upper(k, n, alpha):
     :math:`\overline p` is the :math:`1-\alpha` quantile of
     :math:`\mathrm{Beta}(k+1, n-k)` (1 when :math:`k=n`). Exact (conservative),
     vectorised over ``k`` and ``n``.
+
+    Parameters
+    ----------
+    k : int or array-like of int
+        Number of successes, :math:`0 \le k \le n` (integer-valued floats are accepted).
+    n : int or array-like of int
+        Number of trials, :math:`n \ge 1`; broadcast against ``k``.
+    alpha : float in (0, 1)
+        Miss probability of the one-sided bound (confidence :math:`1-\alpha`).
+
+    Returns
+    -------
+    float or ndarray
+        :math:`\overline p` in :math:`[0, 1]`: a float for scalar ``k`` and ``n``, else an array of their
+        broadcast shape.
+
+    Examples
+    --------
+    No success in 100 trials: :math:`\overline p = 1 - \alpha^{1/n}`.
+
+    >>> from dpkme.audit import clopper_pearson_upper
+    >>> round(clopper_pearson_upper(0, 100, 0.05), 4)
+    0.0295
     """
     a = _check_alpha(alpha)
     k, n = _counts(k, n)
@@ -137,8 +160,30 @@ def clopper_pearson_upper(k, n, alpha):
 def clopper_pearson_lower(k, n, alpha):
     r"""One-sided Clopper-Pearson lower bound: :math:`P[p \ge \underline p] \ge 1-\alpha`.
 
-    :math:`\underline p` is the :math:`\alpha` quantile of :math:`\mathrm{Beta}(k, n-k+1)`
-    (0 when :math:`k=0`).
+    For :math:`k\sim\mathrm{Bin}(n,p)`, :math:`\underline p` is the :math:`\alpha` quantile of
+    :math:`\mathrm{Beta}(k, n-k+1)` (0 when :math:`k=0`). Exact (conservative), vectorised over ``k``
+    and ``n``; by symmetry :math:`\underline p(k, n) = 1 - \overline p(n-k, n)`.
+
+    Parameters
+    ----------
+    k : int or array-like of int
+        Number of successes, :math:`0 \le k \le n` (integer-valued floats are accepted).
+    n : int or array-like of int
+        Number of trials, :math:`n \ge 1`; broadcast against ``k``.
+    alpha : float in (0, 1)
+        Miss probability of the one-sided bound (confidence :math:`1-\alpha`).
+
+    Returns
+    -------
+    float or ndarray
+        :math:`\underline p` in :math:`[0, 1]`: a float for scalar ``k`` and ``n``, else an array of their
+        broadcast shape.
+
+    Examples
+    --------
+    >>> from dpkme.audit import clopper_pearson_lower, clopper_pearson_upper
+    >>> round(clopper_pearson_lower(50, 100, 0.05), 4), round(clopper_pearson_upper(50, 100, 0.05), 4)
+    (0.4136, 0.5864)
     """
     a = _check_alpha(alpha)
     k, n = _counts(k, n)
@@ -177,7 +222,37 @@ def epsilon_lower_bound(k_num, n_num, k_den, n_den, *, delta=0.0, alpha=0.05) ->
     ``k_num`` of ``n_num`` runs on the first dataset fell in the event,
     ``k_den`` of ``n_den`` on the second; each Clopper-Pearson bound at
     confidence :math:`1-\alpha/2`, so the result is a lower bound on the ε of
-    that pair (at that δ) with probability at least :math:`1-\alpha`.
+    that pair (at that δ) with probability at least :math:`1-\alpha`. Valid only
+    for an event fixed before the counts were seen (:func:`audit_scores` chooses
+    it on a separate split).
+
+    Parameters
+    ----------
+    k_num, n_num : int
+        Count of runs in the event and number of runs on the numerator dataset
+        (:math:`0 \le k_{\mathrm{num}} \le n_{\mathrm{num}}`, :math:`n_{\mathrm{num}} \ge 1`).
+    k_den, n_den : int
+        The same on the denominator dataset.
+    delta : float in [0, 1)
+        The claimed δ subtracted from :math:`\underline p` (0, the default, for pure DP).
+    alpha : float in (0, 1)
+        Total miss probability of the bound (default 0.05); each Clopper-Pearson bound
+        uses :math:`\alpha/2`.
+
+    Returns
+    -------
+    float
+        :math:`\varepsilon_{\mathrm{lb}} \ge 0` (natural log units); 0 when
+        :math:`\underline p - \delta \le \overline q`.
+
+    Examples
+    --------
+    900 of 1 000 runs on :math:`D` and 100 of 1 000 on :math:`D'` fell in the event (point
+    estimate :math:`\log 9 \approx 2.20`):
+
+    >>> from dpkme.audit import epsilon_lower_bound
+    >>> round(epsilon_lower_bound(900, 1000, 100, 1000, alpha=0.05), 2)
+    1.99
     """
     d = check_delta(delta, allow_zero=True)
     a = _check_alpha(alpha)
@@ -247,14 +322,27 @@ def _threshold_grid(sd: np.ndarray, sp: np.ndarray) -> np.ndarray:
 class PrivacyLossHistogram:
     r"""Empirical privacy-loss distribution of the scalar, for plots.
 
-    ``loss_d`` / ``loss_neighbour`` are the privacy-loss values
-    :math:`L = \log\frac{p_D(s)}{p_{D'}(s)}` of the runs on :math:`D` and on
-    :math:`D'`: exact (the mechanism's known density of the scalar) when
-    ``exact`` is True, otherwise estimated by binning the pooled scores (add-½
-    smoothing). ``edges``/``counts_d``/``counts_neighbour`` histogram them on
-    common bins. ``analytic_mean``/``analytic_std`` describe the Gaussian
-    privacy-loss distribution :math:`\mathcal N(\mu^2/2, \mu^2)` of Gaussian
-    mechanisms (``None`` otherwise).
+    Built by :func:`privacy_loss_histogram` (as :attr:`AuditResult.privacy_loss`).
+
+    Parameters
+    ----------
+    loss_d, loss_neighbour : ndarray of shape (n,), (n',)
+        Privacy-loss values :math:`L = \log\frac{p_D(s)}{p_{D'}(s)}` of the scalar
+        :math:`s` of each run on :math:`D` and on :math:`D'` (natural log units):
+        exact (the mechanism's known density of the scalar) when ``exact`` is True,
+        otherwise estimated by binning the pooled scores (add-½ smoothing).
+    edges : ndarray of shape (B + 1,)
+        Common bin edges of the two histograms (60 bins by default), increasing.
+    counts_d, counts_neighbour : ndarray of int, shape (B,)
+        Number of runs on :math:`D` and on :math:`D'` whose loss falls in each bin
+        (values outside the edges are clipped into the end bins).
+    exact : bool
+        Whether the losses are exact (True) or binned estimates (False).
+    analytic_mean, analytic_std : float or None
+        Mean :math:`\mu^2/2` and standard deviation :math:`|\mu|` of the Gaussian
+        privacy-loss distribution :math:`\mathcal N(\mu^2/2, \mu^2)` on :math:`D` of
+        Gaussian mechanisms with sensitivity-to-noise ratio :math:`\mu` (``None``
+        otherwise, the default).
     """
 
     loss_d: np.ndarray
@@ -281,10 +369,22 @@ class PrivacyLossHistogram:
 class AnalyticCurve:
     r"""Exact privacy curves :math:`\varepsilon(\delta)`, tabulated on ``deltas``.
 
-    ``epsilon_pair``: the mechanism on the audited pair (what a perfect auditor
-    with infinitely many runs of the **full output** could reach);
-    ``epsilon_claimed``: the curve the mechanism claims (its calibration's
-    worst case over all pairs). ``NaN`` where not available.
+    Built by :func:`gaussian_curve` or from :func:`pure_dp_curve` /
+    :func:`curve_from_delta_function` by the audits of :mod:`dpkme.audit.mechanisms`.
+
+    Parameters
+    ----------
+    deltas : ndarray of shape (G,)
+        The δ grid, in (0, 1) and increasing (usually :data:`DEFAULT_DELTA_GRID`).
+    epsilon_pair : ndarray of shape (G,)
+        ε(δ) of the mechanism on the audited pair: what a perfect auditor with
+        infinitely many runs of the **full output** could reach. ``NaN`` where not
+        available, ``inf`` where no finite ε holds.
+    epsilon_claimed : ndarray of shape (G,)
+        ε(δ) the mechanism claims (its calibration's worst case over all pairs;
+        for pure ε-DP the curve ε-DP implies). ``NaN`` where not available.
+    label : str
+        Name of the mechanism for plot legends (default ``""``).
     """
 
     deltas: np.ndarray
@@ -304,6 +404,32 @@ def gaussian_curve(mu_pair: float, mu_claimed: float | None, deltas=None, *, lab
     :math:`f(D) + \mathcal N(0,\sigma^2 I)` on a pair with
     :math:`\|f(D)-f(D')\| = \mu\sigma` has Balle & Wang's curve
     (:func:`dpkme.privacy.calibration.gaussian_epsilon` at unit noise).
+
+    Parameters
+    ----------
+    mu_pair : float
+        :math:`\mu = \|f(D)-f(D')\|/\sigma` of the audited pair (0 or less: a zero curve).
+    mu_claimed : float or None
+        :math:`\Delta/\sigma` of the claim (the sensitivity the noise was calibrated to over
+        its standard deviation); ``None``: no claimed curve (``NaN``).
+    deltas : array-like of shape (G,), optional
+        δ values in (0, 1) (default :data:`DEFAULT_DELTA_GRID`).
+    label : str
+        Stored as :attr:`AnalyticCurve.label` (default ``""``).
+
+    Returns
+    -------
+    AnalyticCurve
+        ``epsilon_pair`` and ``epsilon_claimed`` tabulated on ``deltas``.
+
+    Examples
+    --------
+    At :math:`\mu = 1` (a pair that attains the sensitivity) both curves coincide:
+
+    >>> from dpkme.audit import gaussian_curve
+    >>> c = gaussian_curve(1.0, 1.0, deltas=[1e-5, 1e-2])
+    >>> c.epsilon_pair.round(2), bool((c.epsilon_pair == c.epsilon_claimed).all())
+    (array([4.38, 2.32]), True)
     """
     from ..privacy.calibration import gaussian_epsilon
 
@@ -323,7 +449,26 @@ def pure_dp_curve(epsilon: float, deltas=None) -> np.ndarray:
     Every ε-DP pair is a post-processing of randomized response with
     :math:`p = e^\varepsilon/(1+e^\varepsilon)` (Kairouz, Oh & Viswanath 2015),
     whose curve is :math:`\delta(\varepsilon') = (e^\varepsilon - e^{\varepsilon'})/(1+e^\varepsilon)`,
-    i.e. :math:`\varepsilon'(\delta) = \log(e^\varepsilon - \delta(1+e^\varepsilon))`.
+    i.e. :math:`\varepsilon'(\delta) = \log(e^\varepsilon - \delta(1+e^\varepsilon))`, clipped at 0
+    (0 for :math:`\delta \ge (e^\varepsilon-1)/(e^\varepsilon+1)`).
+
+    Parameters
+    ----------
+    epsilon : float
+        The pure-DP ε of the mechanism (:math:`\ge 0`).
+    deltas : array-like of shape (G,), optional
+        δ values in [0, 1) (default :data:`DEFAULT_DELTA_GRID`).
+
+    Returns
+    -------
+    ndarray of shape (G,)
+        :math:`\varepsilon'(\delta) \ge 0` for each δ (``epsilon`` itself at :math:`\delta = 0`).
+
+    Examples
+    --------
+    >>> from dpkme.audit import pure_dp_curve
+    >>> pure_dp_curve(1.0, deltas=[0.0, 0.1, 0.8]).round(3)
+    array([1.   , 0.853, 0.   ])
     """
     grid = DEFAULT_DELTA_GRID if deltas is None else np.asarray(deltas, dtype=np.float64)
     e = math.exp(epsilon) if epsilon < 700 else math.inf
@@ -336,8 +481,33 @@ def curve_from_delta_function(delta_of_eps: Callable[[np.ndarray], np.ndarray], 
                               eps_max: float = 50.0) -> np.ndarray:
     r"""Invert a decreasing :math:`\delta(\varepsilon)` on a fine ε grid: :math:`\varepsilon(\delta)` per δ.
 
-    Returns, for each δ, the smallest grid ε with :math:`\delta(\varepsilon) \le \delta`
-    (rounded up to the grid: a slight over-estimate, never an under-estimate).
+    The grid has steps of 0.005 on :math:`[0, 10]` and 0.05 on :math:`[10, \varepsilon_{\max}]`; the
+    values of ``delta_of_eps`` are made non-increasing (running minimum) against rounding.
+
+    Parameters
+    ----------
+    delta_of_eps : callable
+        ``delta_of_eps(eps) -> deltas``: the privacy profile :math:`\delta(\varepsilon)`, vectorised over a
+        1-D array of ε values, non-increasing in ε.
+    deltas : array-like of shape (G,), optional
+        δ values at which to invert (default :data:`DEFAULT_DELTA_GRID`).
+    eps_max : float
+        Largest ε of the grid (default 50).
+
+    Returns
+    -------
+    ndarray of shape (G,)
+        For each δ, the smallest grid ε with :math:`\delta(\varepsilon) \le \delta` (rounded up to
+        the grid: a slight over-estimate, never an under-estimate); ``inf`` if none up to ``eps_max``.
+
+    Examples
+    --------
+    :math:`\delta(\varepsilon) = e^{-\varepsilon}` inverts to :math:`\varepsilon(\delta) = -\log\delta`:
+
+    >>> import numpy as np
+    >>> from dpkme.audit import curve_from_delta_function
+    >>> curve_from_delta_function(lambda e: np.exp(-e), deltas=[0.5, 0.1])
+    array([0.695, 2.305])
     """
     grid = DEFAULT_DELTA_GRID if deltas is None else np.asarray(deltas, dtype=np.float64)
     eps = np.concatenate([np.linspace(0.0, 10.0, 2001), np.linspace(10.0, eps_max, 801)[1:]])
@@ -354,7 +524,10 @@ def curve_from_delta_function(delta_of_eps: Callable[[np.ndarray], np.ndarray], 
 class AuditResult:
     r"""One empirical privacy audit: runs on two neighbouring datasets and a lower bound on ε.
 
-    Attributes
+    Returned by :func:`audit_scores` and every ``audit_*`` function of
+    :mod:`dpkme.audit.mechanisms`; not meant to be built by hand.
+
+    Parameters
     ----------
     mechanism, variant : str
         What was audited (``variant`` names deliberate mis-calibrations, e.g.
@@ -368,16 +541,19 @@ class AuditResult:
         \varepsilon_{\mathrm{lb}}`.
     alpha : float
         Total miss probability of the bound.
-    runs : int
-        Runs on each dataset (``runs_neighbour`` on :math:`D'` if different).
+    runs, runs_neighbour : int
+        Runs on :math:`D` and on :math:`D'` (all of them: selection and evaluation).
     selection : {"split", "bonferroni"}
         How the event was chosen (module docstring).
     threshold, region, numerator : float, str, str
         The event :math:`S` used (``region`` ``"s > t"`` or ``"s <= t"``), and
         which dataset's probability is in the numerator (``"D"`` or ``"D'"``).
-    p_lower, q_upper, p_hat, q_hat : float
-        Clopper-Pearson bounds and empirical frequencies of :math:`S` on the
-        evaluation runs (numerator dataset first).
+    p_lower, q_upper : float
+        Clopper-Pearson bounds :math:`\underline p` (numerator dataset) and
+        :math:`\overline q` (denominator dataset) of the probability of :math:`S`,
+        from the evaluation runs.
+    p_hat, q_hat : float
+        Empirical frequencies of :math:`S` on all runs (numerator dataset first).
     epsilon_point : float
         :math:`\log\frac{\hat p - \delta}{\hat q}` for the same event on all runs
         (an estimate, **not** a bound; ``inf`` if :math:`\hat q = 0`).
@@ -400,8 +576,28 @@ class AuditResult:
         Exact ε of the pair at ``claimed_delta`` (the best any auditor of the
         full output could reach), when known.
     privacy_loss : PrivacyLossHistogram
+        Privacy-loss values of the runs and their histograms, for plots (exact when
+        the scalar's density is known).
+    neighbouring : {"replace-one", "add-remove"}
+        The neighbouring relation of the claim and of the pair (default ``"replace-one"``).
     neighbours : dict
         Description of :math:`D` and :math:`D'` (sizes, the replaced row, ...).
+    scalar : str
+        What each run was reduced to (e.g. ``"release projected on f(D) - f(D')"``).
+    seconds : float
+        Wall-clock time of the audit (runs and bound), in seconds.
+    params : dict
+        Settings and derived quantities of the audited mechanism (noise scale,
+        sensitivities, sizes), JSON-friendly.
+
+    Attributes
+    ----------
+    passed : bool
+        No violation found: :math:`\varepsilon_{\mathrm{lb}} \le \varepsilon_{\text{claimed}}`.
+    violation : bool
+        ``not passed``: the claim is refuted at confidence :math:`1-\alpha`.
+    curve_violation : bool
+        The curve test refutes the claimed privacy curve (``curve_margin > 0``).
     """
 
     mechanism: str

@@ -47,13 +47,24 @@ __all__ = [
 class FeatureNormExhibit:
     r"""Result of :func:`feature_norm_exhibit`.
 
-    ``squared_norms``: :math:`\|\phi(x)\|^2` of the cos-with-bias map at every probe point;
-    ``largest_norm``: the largest :math:`\|\phi(x)\|` found (the proof assumes 1);
-    ``paired_deviation``: :math:`\max|\|\psi(x)\|^2 - 1|` of dpkme's paired cos/sin features on the same probes
-    (rounding only); ``epsilon_add_remove``: the :math:`\varepsilon` really achieved under add/remove neighbours
-    (noise calibrated to :math:`1/N`, the mean moves by :math:`\|\phi(x)\|/N`); ``pair_distance``: the largest
-    :math:`\|\phi(x) - \phi(x')\|` found against the worst probe (the claim under replace-one is 2);
-    ``epsilon_replace_one``: the :math:`\varepsilon` achieved on that pair (noise calibrated to :math:`2/N`).
+    Parameters
+    ----------
+    squared_norms : ndarray of shape (n_probes,)
+        :math:`\|\phi(x)\|^2` of the cos-with-bias map :math:`\sqrt{2/J}\cos(\omega^\top x + b)` at every
+        probe point, in :math:`[0, 2]`.
+    largest_norm : float
+        The largest :math:`\|\phi(x)\|` found (Proposition 9's proof assumes 1; up to :math:`\sqrt2`).
+    paired_deviation : float
+        :math:`\max|\|\psi(x)\|^2 - 1|` of dpkme's paired cos/sin features on the same probes (rounding
+        only: their norm is exactly 1).
+    epsilon_add_remove : float
+        The :math:`\varepsilon` really achieved under add/remove neighbours at the claimed δ (noise
+        calibrated to :math:`1/N`, the mean moves by :math:`\|\phi(x)\|/N`).
+    pair_distance : float
+        The largest :math:`\|\phi(x) - \phi(x')\|` found against the worst probe (the claim under
+        replace-one is 2).
+    epsilon_replace_one : float
+        The :math:`\varepsilon` achieved on that pair at the claimed δ (noise calibrated to :math:`2/N`).
     """
 
     squared_norms: np.ndarray
@@ -78,6 +89,44 @@ def feature_norm_exhibit(kernel, *, public, n: int, epsilon: float, delta: float
     then gives :math:`\varepsilon' =` :func:`~dpkme.privacy.calibration.gaussian_epsilon` at sensitivity
     :math:`\max\|\phi(x)\|/N`. Replace-one: the claimed :math:`2/N` against the largest
     :math:`\|\phi(x)-\phi(x')\|/N` found (a worse pair may exist).
+
+    Parameters
+    ----------
+    kernel : Kernel
+        A translation-invariant kernel with a ``lengthscale`` (e.g. :class:`dpkme.kernels.GaussianKernel`),
+        whose random features are built.
+    public : array-like of shape (m, d)
+        Public points; they fix the input dimension :math:`d` and the probe box (never private data).
+    n : int
+        Number of private rows :math:`N` the claim is calibrated for (at least 1).
+    epsilon, delta : float
+        The claimed :math:`(\varepsilon, \delta)`.
+    n_features : int
+        Number of random features :math:`J` (at least 1; the paired map uses :math:`J` rounded up to even).
+    n_probes : int
+        Number of probe points (default 20 000).
+    margin : float
+        Widening of the probe box on each side, in kernel length scales (default 3).
+    random_state : int
+        Seed of both feature maps and of the probes (default 0: reproducible).
+
+    Returns
+    -------
+    FeatureNormExhibit
+        The norms found and the :math:`\varepsilon` really achieved under both neighbouring relations.
+
+    Examples
+    --------
+    Four cos-with-bias features in 2-D: a probe of norm about 1.4 turns a claimed ε = 1 into about 1.46
+    under add/remove neighbours, while the paired features keep norm 1:
+
+    >>> import numpy as np
+    >>> from dpkme.audit import feature_norm_exhibit
+    >>> from dpkme.kernels import GaussianKernel
+    >>> ex = feature_norm_exhibit(GaussianKernel(lengthscale=1.0), public=np.zeros((1, 2)), n=100,
+    ...                           epsilon=1.0, delta=1e-5, n_features=4, n_probes=2000)
+    >>> ex.largest_norm > 1.3, ex.epsilon_add_remove > 1.4, ex.paired_deviation < 1e-12
+    (True, True, True)
     """
     public = np.atleast_2d(np.asarray(public, dtype=np.float64))
     if public.ndim != 2 or public.shape[0] < 1:
@@ -119,8 +168,30 @@ def perturbed_statistic_exhibit(*, n: int, n_features: int, epsilon: float, delt
     :func:`dpkme.two_sample.audit.statistic_sensitivity_counterexample` builds the neighbours (``n`` pairs,
     ``n_features`` test locations); the noise calibrated to the published bound then gives
     :math:`\varepsilon' =` :func:`~dpkme.privacy.calibration.gaussian_epsilon` at the actual change (``inf`` when the
-    change is so much larger that no finite ε holds). Returns the counterexample's dict plus
-    ``"epsilon_achieved"``.
+    change is so much larger that no finite ε holds).
+
+    Parameters
+    ----------
+    n : int
+        Number of sample pairs (at least 3).
+    n_features : int
+        Number of test locations :math:`J`.
+    epsilon, delta : float
+        The claimed :math:`(\varepsilon, \delta)` of the perturbed statistic.
+
+    Returns
+    -------
+    dict
+        The counterexample's dict (``"Z"``, ``"Z_neighbour"``, ``"statistic"``, ``"statistic_neighbour"``,
+        ``"change"``, ``"published_bound"``, ``"ratio"`` = change / bound, ``"kappa"``, ...) plus
+        ``"epsilon_achieved"``: the ε really achieved at ``delta``.
+
+    Examples
+    --------
+    >>> from dpkme.audit import perturbed_statistic_exhibit
+    >>> cx = perturbed_statistic_exhibit(n=100, n_features=5, epsilon=1.0, delta=1e-5)
+    >>> cx["ratio"] > 100, cx["epsilon_achieved"] > 1000
+    (True, True)
     """
     from ..two_sample.audit import statistic_sensitivity_counterexample
 
@@ -143,6 +214,31 @@ def l1_dimension_exhibit(*, epsilon: float, n: int, cases=L1_EXHIBIT_CASES, own_
     (claimed ε)"`` -- the Laplace mechanism with scale :math:`\Delta_1/\varepsilon` is
     :math:`(\Delta_{1,\rm true}/b)`-DP, so the achieved ε scales with the ratio of the true to the assumed
     sensitivity when the assumed one is too small -- and ``"private?"``.
+
+    Parameters
+    ----------
+    epsilon : float
+        The claimed ε of the Laplace mechanism.
+    n : int
+        The user's own number of rows :math:`N`.
+    cases : sequence of (int, int)
+        ``(N, d)`` rows shown before the user's own (default :data:`L1_EXHIBIT_CASES`).
+    own_dim : int
+        Dimension :math:`d` of the user's own row (default 1000).
+
+    Returns
+    -------
+    list of dict
+        One row per case, the user's own last, with the keys above.
+
+    Examples
+    --------
+    :math:`2/\sqrt N` is :math:`\sqrt{N/d}` times too small when :math:`d > N`:
+
+    >>> from dpkme.audit import l1_dimension_exhibit
+    >>> rows = l1_dimension_exhibit(epsilon=1.0, n=100, cases=(), own_dim=400)
+    >>> rows[0]["ε really achieved (claimed ε)"], rows[0]["private?"]
+    (2.0, 'no')
     """
     rows = []
     for N_, d_ in [*cases, (int(n), int(own_dim))]:
@@ -156,14 +252,53 @@ def l1_dimension_exhibit(*, epsilon: float, n: int, cases=L1_EXHIBIT_CASES, own_
 
 # ---------------------------------------------------------------------- curves of an audit result
 def histogram_density(counts, edges) -> np.ndarray:
-    """Counts on bins ``edges`` as a density (integrates to 1); all zeros stay zeros."""
+    """Counts on bins ``edges`` as a density (integrates to 1); all zeros stay zeros.
+
+    Parameters
+    ----------
+    counts : array-like of shape (B,)
+        Non-negative counts per bin.
+    edges : array-like of shape (B + 1,)
+        Increasing bin edges.
+
+    Returns
+    -------
+    ndarray of shape (B,)
+        ``counts / (counts.sum() * widths)``, or ``counts`` (as floats) when they sum to 0.
+
+    Examples
+    --------
+    >>> from dpkme.audit.exhibits import histogram_density
+    >>> histogram_density([1, 3], [0.0, 0.5, 1.0])
+    array([0.5, 1.5])
+    """
     counts = np.asarray(counts, dtype=float)
     total = counts.sum()
     return counts / (total * np.diff(np.asarray(edges, dtype=float))) if total > 0 else counts
 
 
 def finite_curve(x, y) -> tuple[np.ndarray, np.ndarray]:
-    """The points of a curve ε(δ) that a log-δ axis can show: finite, with 0 < δ < 1."""
+    """The points of a curve ε(δ) that a log-δ axis can show: finite, with 0 < δ < 1.
+
+    Parameters
+    ----------
+    x : array-like of shape (G,)
+        δ values.
+    y : array-like of shape (G,)
+        ε values.
+
+    Returns
+    -------
+    x, y : ndarray of shape (G',)
+        The points with both coordinates finite and :math:`0 < x < 1`, in their original order.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpkme.audit.exhibits import finite_curve
+    >>> finite_curve([0.0, 1e-3, 0.5, 1.0], [1.0, 2.0, np.inf, 3.0])
+    (array([0.001]), array([2.]))
+    """
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     keep = np.isfinite(x) & np.isfinite(y) & (x > 0) & (x < 1)
     return x[keep], y[keep]
@@ -172,10 +307,21 @@ def finite_curve(x, y) -> tuple[np.ndarray, np.ndarray]:
 def privacy_loss_densities(result, *, n_points: int = 400) -> dict:
     r"""The privacy-loss distribution of an audit as densities on common bins, for a plot.
 
-    Returns ``{"centres", "widths", "density_d", "density_neighbour", "analytic"}``; ``"analytic"`` is ``None``
-    or ``{"x", "mean", "std", "pdf_d", "pdf_neighbour"}``: the exact Gaussian privacy-loss densities
-    :math:`\mathcal N(\mu^2/2, \mu^2)` on :math:`D` and :math:`\mathcal N(-\mu^2/2, \mu^2)` on :math:`D'`,
-    on ``n_points`` points covering the bins and :math:`\pm(m + 4s)`.
+    Parameters
+    ----------
+    result : AuditResult
+        An audit (its :attr:`~dpkme.audit.AuditResult.privacy_loss` histogram is used).
+    n_points : int
+        Number of points of the analytic densities (default 400).
+
+    Returns
+    -------
+    dict
+        ``{"edges", "centres", "widths", "density_d", "density_neighbour", "analytic"}``: the bins and the
+        two histograms as densities (:func:`histogram_density`). ``"analytic"`` is ``None`` or
+        ``{"x", "mean", "std", "pdf_d", "pdf_neighbour"}``: the exact Gaussian privacy-loss densities
+        :math:`\mathcal N(\mu^2/2, \mu^2)` on :math:`D` and :math:`\mathcal N(-\mu^2/2, \mu^2)` on :math:`D'`,
+        on ``n_points`` points covering the bins and :math:`\pm(m + 4s)`.
     """
     pl = result.privacy_loss
     edges = np.asarray(pl.edges, dtype=float)
@@ -204,6 +350,22 @@ def epsilon_delta_curves(result, *, n_grid: int = 200, cut_off: float = 3.0) -> 
     ``"pair_max"``: the largest ε of the pair's curve (``None`` without one); ``"top"``: the largest ε worth
     showing -- the claim, the claimed curve and the bounds, and the pair's curve unless it exceeds
     ``cut_off`` times that (then ``"pair_cut_off"`` is True: the mechanism is far from its claim).
+
+    Parameters
+    ----------
+    result : AuditResult
+        An audit.
+    n_grid : int
+        Number of ε values of the plug-in curve (default 200).
+    cut_off : float
+        The pair's curve is left out of ``"top"`` when its largest ε exceeds ``cut_off`` times the
+        other curves' (default 3).
+
+    Returns
+    -------
+    dict
+        ``{"claimed", "pair", "plug_in", "lower_bounds", "pair_max", "top", "pair_cut_off"}`` as above;
+        each curve is a ``(deltas, epsilons)`` pair of arrays.
     """
     empty = (np.zeros(0), np.zeros(0))
     curves = {"claimed": empty, "pair": empty, "plug_in": empty, "lower_bounds": empty}

@@ -256,7 +256,42 @@ def clipped_mean_release(X, *, epsilon, delta, neighbouring="replace-one", n_pri
     ``calibration``: the result of an earlier call with the same ε, δ and
     sensitivity, reused instead of calibrating again (an audit calibrates once
     for all its runs; the calibration is verified in high precision, so it
-    costs more than a run). Returns ``(value, calibration)``.
+    costs more than a run).
+
+    Parameters
+    ----------
+    X : array-like of shape (n, d)
+        The dataset; each row is clipped to the unit L2 ball (a per-row map).
+    epsilon, delta : float
+        The guarantee the noise is calibrated to.
+    neighbouring : {"replace-one", "add-remove"}
+        Sets the sensitivity: :math:`2/N` or :math:`1/N` (default ``"replace-one"``).
+    n_private : int, optional
+        The public size :math:`N` that divides the sum and the sensitivity (default: the number of rows of
+        ``X``; under add-remove both neighbours must use the same public :math:`N`).
+    rng : numpy.random.Generator
+        Source of the Gaussian noise (required).
+    noise_factor : float
+        Multiplier of the calibrated :math:`\sigma` (default 1; 0 gives the noiseless mean).
+    calibration : GaussianCalibration, optional
+        A calibration for the same ε, δ and sensitivity to reuse (a ``ValueError`` if it differs).
+
+    Returns
+    -------
+    value : ndarray of shape (d,)
+        The noisy clipped mean.
+    calibration : GaussianCalibration
+        :math:`\sigma` (before ``noise_factor``), the sensitivity and the achieved δ.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpkme.audit import clipped_mean_release
+    >>> X = np.array([[3.0, 4.0], [0.0, 0.5]])          # the first row is clipped to (0.6, 0.8)
+    >>> value, cal = clipped_mean_release(X, epsilon=1.0, delta=1e-5, rng=np.random.default_rng(0),
+    ...                                   noise_factor=0.0)
+    >>> value, cal.sensitivity, round(cal.sigma, 3)
+    (array([0.3 , 0.65]), 1.0, 3.731)
     """
     X = check_array(X, name="X")
     n_pub = X.shape[0] if n_private is None else check_positive_int(n_private, name="n_private")
@@ -282,7 +317,26 @@ def laplace_feature_release(X, features: RandomFourierFeatures, *, epsilon, l1: 
     (:func:`dpkme.privacy.calibration.l1_from_l2_sensitivity`), pure ε-DP.
     ``l1="paper"``: :math:`\Delta_1 = 2/\sqrt N`, the value in the code released
     with Balog et al. (2018) -- **not private** when :math:`J > N`.
-    Returns ``(value, calibration)``.
+
+    Parameters
+    ----------
+    X : array-like of shape (n, d)
+        The dataset, with ``d = features.n_features_in_``; its size :math:`N = n` is treated as public.
+    features : RandomFourierFeatures
+        Fitted paired random Fourier features (public), :math:`J` = ``features.n_components`` of them.
+    epsilon : float
+        The claimed pure ε.
+    l1 : {"correct", "paper"}
+        Which L1 sensitivity the Laplace scale :math:`b = \Delta_1/\varepsilon` uses (default ``"correct"``).
+    rng : numpy.random.Generator
+        Source of the Laplace noise (required).
+
+    Returns
+    -------
+    value : ndarray of shape (J,)
+        The noisy mean feature vector.
+    calibration : LaplaceCalibration
+        The scale :math:`b` and the L1 sensitivity used.
     """
     check_in(l1, ("correct", "paper"), name="l1")
     X = check_array(X, name="X", n_features=features.n_features_in_)
@@ -301,7 +355,29 @@ def cosine_feature_release(X, features: CosineBiasFeatures, *, epsilon, delta, n
     Calibrated as if :math:`\|\phi(x)\|\le 1` (sensitivity :math:`2/N`, or
     :math:`1/N` under add-remove), whereas these features reach norm
     :math:`\sqrt2`: the true sensitivity is :math:`\sqrt2` times larger. For the
-    audit exhibit only. Returns ``(value, calibration)``.
+    audit exhibit only.
+
+    Parameters
+    ----------
+    X : array-like of shape (n, d)
+        The dataset, with ``d = features.n_features_in_``.
+    features : CosineBiasFeatures
+        Fitted :math:`\sqrt{2/J}\cos(\omega^\top x + b)` features (public).
+    epsilon, delta : float
+        The claimed guarantee.
+    neighbouring : {"replace-one", "add-remove"}
+        Sets the (wrong) sensitivity :math:`2/N` or :math:`1/N` (default ``"replace-one"``).
+    n_private : int, optional
+        The public size :math:`N` (default: the number of rows of ``X``).
+    rng : numpy.random.Generator
+        Source of the Gaussian noise (required).
+
+    Returns
+    -------
+    value : ndarray of shape (J,)
+        The noisy mean feature vector.
+    calibration : GaussianCalibration
+        :math:`\sigma` and the (too small) sensitivity it was calibrated to.
     """
     X = check_array(X, name="X", n_features=features.n_features_in_)
     n_pub = X.shape[0] if n_private is None else check_positive_int(n_private, name="n_private")
@@ -324,6 +400,46 @@ def audit_gaussian(*, epsilon=2.0, delta=1e-2, variant: str = "correct", n: int 
     (add-remove, :math:`1/N`). Scalar: the release projected on
     :math:`f(D) - f(D')` (a sufficient statistic). ``variant="half-noise"``
     halves :math:`\sigma` (true :math:`\mu` doubles): must be caught.
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        The claimed guarantee, :math:`\delta \in (0, 1)` (defaults 2.0 and 1e-2: with a few thousand
+        runs the bound resolves probabilities of about :math:`10^{-3}`, see the module docstring).
+    variant : {"correct", "half-noise"}
+        ``"half-noise"`` uses :math:`\sigma/2` (**not private**; default ``"correct"``).
+    n : int
+        Rows of the worst-case dataset, at least 2 (default 10); ignored when ``X`` is given.
+    dim : int
+        Number of columns :math:`d` (default 2); ``X`` must have it.
+    neighbouring : {"replace-one", "add-remove"}
+        The neighbouring relation of the claim and of the worst-case pair (default ``"replace-one"``).
+    runs : int
+        Runs on each dataset, 10 to :data:`MAX_RUNS` (default 5000); the time grows linearly.
+    alpha : float in (0, 1)
+        Miss probability of the bound (default 0.05: the reported bound exceeds the true ε of the pair with
+        probability at most :math:`\alpha`).
+    selection : {"split", "bonferroni"}
+        How the event is chosen (:func:`~dpkme.audit.bounds.audit_scores`; default ``"split"``).
+    selection_fraction : float in (0, 1)
+        Share of each dataset's runs used to choose the event with ``"split"`` (default 0.3).
+    X, X_neighbour : array-like of shape (n, d) and (n', d), optional
+        A neighbouring pair to audit instead of the worst case (both or neither; they must be neighbours
+        under ``neighbouring``). Synthetic test inputs: the audit runs the mechanism thousands of times on
+        them, so never pass data whose privacy matters.
+    random_state : int, Generator or None
+        Seed of the audit (default 0: reproducible). Independent seeds of every run (and of the public
+        random features, where the audit has any) are derived from it; ``None`` draws them from OS entropy.
+    progress : callable, optional
+        ``progress(fraction, message)``, strictly increasing fractions ending at 1.0; raising from it
+        cancels the audit.
+
+    Returns
+    -------
+    AuditResult
+        The lower bound :math:`\varepsilon_{\mathrm{lb}}` and its event, the scores of the runs, the
+        audited and exact :math:`\varepsilon(\delta)` curves, the privacy-loss histogram, and a
+        description of the pair (``neighbours``) and of the mechanism's settings (``params``).
     """
     t0 = time.perf_counter()
     eps, dl, runs, alpha = _check_common(epsilon, delta, runs, alpha)
@@ -395,6 +511,57 @@ def audit_laplace(*, epsilon=2.0, delta=0.0, variant: str = "correct", n: int = 
     :math:`J = 8 > N = 1` the true ε is :math:`\sqrt{J/N} = 2.8` times the claim.
     Pure DP: ``delta`` must be 0 (the curve test covers the implied
     :math:`(\varepsilon',\delta')` profile).
+
+    Parameters
+    ----------
+    epsilon : float
+        The claimed pure ε (default 2.0).
+    delta : float
+        Must be 0 (the default): the mechanism is pure ε-DP. The curve test checks the
+        :math:`(\varepsilon', \delta')` profile that pure ε-DP implies (:func:`~dpkme.audit.bounds.pure_dp_curve`).
+    variant : {"correct", "l1-ignores-dimension"}
+        ``"l1-ignores-dimension"`` uses :math:`\Delta_1 = 2/\sqrt N` (**not private** when :math:`J > N`;
+        default ``"correct"``).
+    n : int
+        Rows of the worst-case dataset (default 1); ignored when ``X`` is given.
+    n_features : int
+        Number of random features :math:`J`, at least 2 (default 8).
+    dim : int, optional
+        Input dimension :math:`d` (default :math:`J/2`, so that the worst-case pair is exact).
+    lengthscale : float
+        Length scale of the Gaussian kernel of the features (default 1).
+    runs : int
+        Runs on each dataset, 10 to :data:`MAX_RUNS` (default 5000); the time grows linearly.
+    alpha : float in (0, 1)
+        Miss probability of the bound (default 0.05: the reported bound exceeds the true ε of the pair with
+        probability at most :math:`\alpha`).
+    selection : {"split", "bonferroni"}
+        How the event is chosen (:func:`~dpkme.audit.bounds.audit_scores`; default ``"split"``).
+    selection_fraction : float in (0, 1)
+        Share of each dataset's runs used to choose the event with ``"split"`` (default 0.3).
+    X, X_neighbour : array-like of shape (n, d) and (n', d), optional
+        A neighbouring pair to audit instead of the worst case (both or neither; replace-one
+        neighbours: same shape, at most one row differs). Synthetic test inputs: the audit runs the mechanism thousands of times on
+        them, so never pass data whose privacy matters.
+    random_state : int, Generator or None
+        Seed of the audit (default 0: reproducible). Independent seeds of every run (and of the public
+        random features, where the audit has any) are derived from it; ``None`` draws them from OS entropy.
+    progress : callable, optional
+        ``progress(fraction, message)``, strictly increasing fractions ending at 1.0; raising from it
+        cancels the audit.
+
+    Returns
+    -------
+    AuditResult
+        The lower bound :math:`\varepsilon_{\mathrm{lb}}` and its event, the scores of the runs, the
+        audited and exact :math:`\varepsilon(\delta)` curves, the privacy-loss histogram, and a
+        description of the pair (``neighbours``) and of the mechanism's settings (``params``).
+
+    Examples
+    --------
+    >>> from dpkme.audit import audit_laplace
+    >>> audit_laplace(variant="l1-ignores-dimension", runs=1000, random_state=0).violation
+    True
     """
     t0 = time.perf_counter()
     eps, dl, runs, alpha = _check_common(epsilon, delta, runs, alpha, pure=True)
@@ -455,6 +622,53 @@ def audit_algorithm1(*, epsilon=2.0, delta=1e-2, n: int = 5, n_points: int = 7, 
     search; add-remove: the single point with the largest :math:`\|L^{-1}k_A(z_i)\|`).
     Scalar: :math:`\beta = L^\top w_A` recovered from the released weights,
     projected on :math:`\alpha(D)-\alpha(D')`.
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        The claimed guarantee, :math:`\delta \in (0, 1)` (defaults 2.0 and 1e-2: with a few thousand
+        runs the bound resolves probabilities of about :math:`10^{-3}`, see the module docstring).
+    n : int
+        Rows of the worst-case dataset, at least 2 (default 5); ignored when ``X`` is given.
+    n_points : int
+        Number of default public points, at least 2 (default 7); ignored when ``points`` is given.
+    kernel : Kernel, optional
+        Kernel with :math:`k(x, x) \le 1` (default :class:`~dpkme.kernels.GaussianKernel`, length scale 1).
+    points : array-like of shape (M, d), optional
+        Public points :math:`Z` (default: ``n_points`` points on :math:`[-6, 6]`).
+    neighbouring : {"replace-one", "add-remove"}
+        The neighbouring relation of the claim and of the worst-case pair (default ``"replace-one"``).
+    calibration : {"analytic", "classic"}
+        Gaussian calibration of :func:`~dpkme.release.subspace.algorithm1` (default ``"analytic"``).
+    sensitivity : {"tight", "paper"}
+        Sensitivity of :func:`~dpkme.release.subspace.algorithm1`: :math:`\sqrt2/N` or :math:`2/N` under
+        replace-one (default ``"tight"``).
+    runs : int
+        Runs on each dataset, 10 to :data:`MAX_RUNS` (default 3000); the time grows linearly.
+    alpha : float in (0, 1)
+        Miss probability of the bound (default 0.05: the reported bound exceeds the true ε of the pair with
+        probability at most :math:`\alpha`).
+    selection : {"split", "bonferroni"}
+        How the event is chosen (:func:`~dpkme.audit.bounds.audit_scores`; default ``"split"``).
+    selection_fraction : float in (0, 1)
+        Share of each dataset's runs used to choose the event with ``"split"`` (default 0.3).
+    X, X_neighbour : array-like of shape (n, d) and (n', d), optional
+        A neighbouring pair to audit instead of the worst case (both or neither; they must be neighbours
+        under ``neighbouring``). Synthetic test inputs: the audit runs the mechanism thousands of times on
+        them, so never pass data whose privacy matters.
+    random_state : int, Generator or None
+        Seed of the audit (default 0: reproducible). Independent seeds of every run (and of the public
+        random features, where the audit has any) are derived from it; ``None`` draws them from OS entropy.
+    progress : callable, optional
+        ``progress(fraction, message)``, strictly increasing fractions ending at 1.0; raising from it
+        cancels the audit.
+
+    Returns
+    -------
+    AuditResult
+        The lower bound :math:`\varepsilon_{\mathrm{lb}}` and its event, the scores of the runs, the
+        audited and exact :math:`\varepsilon(\delta)` curves, the privacy-loss histogram, and a
+        description of the pair (``neighbours``) and of the mechanism's settings (``params``).
     """
     from ..release.subspace import SubspaceBasis, algorithm1
 
@@ -539,6 +753,54 @@ def audit_algorithm2(*, epsilon=2.0, delta=1e-2, variant: str = "correct", n: in
     (:func:`cosine_feature_release`); its worst pair
     (:func:`~dpkme.audit.neighbours.cosine_antipodal_pair`) differs by
     :math:`2\sqrt2/N`. Requires ``dim >= n_features`` (default) for the exact pair.
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        The claimed guarantee, :math:`\delta \in (0, 1)` (defaults 2.0 and 1e-2: with a few thousand
+        runs the bound resolves probabilities of about :math:`10^{-3}`, see the module docstring).
+    variant : {"correct", "cosine-features"}
+        ``"cosine-features"`` uses :func:`cosine_feature_release` (**not private**; default ``"correct"``).
+    n : int
+        Rows of the worst-case dataset, at least 2 (default 5); ignored when ``X`` is given.
+    n_features : int
+        Number of random features :math:`J`, at least 2 (default 8).
+    dim : int, optional
+        Input dimension :math:`d` (default :math:`J/2` for paired features and :math:`J` for cosine
+        features, so that the worst-case pair is exact).
+    lengthscale : float
+        Length scale of the Gaussian kernel of the features (default 1).
+    neighbouring : {"replace-one", "add-remove"}
+        The neighbouring relation of the claim and of the worst-case pair (default ``"replace-one"``).
+    calibration : {"analytic", "classic"}
+        Gaussian calibration of :func:`~dpkme.release.random_features.privatise_feature_mean` (default
+        ``"analytic"``; the ``"cosine-features"`` variant always uses the analytic one).
+    runs : int
+        Runs on each dataset, 10 to :data:`MAX_RUNS` (default 3000); the time grows linearly.
+    alpha : float in (0, 1)
+        Miss probability of the bound (default 0.05: the reported bound exceeds the true ε of the pair with
+        probability at most :math:`\alpha`).
+    selection : {"split", "bonferroni"}
+        How the event is chosen (:func:`~dpkme.audit.bounds.audit_scores`; default ``"split"``).
+    selection_fraction : float in (0, 1)
+        Share of each dataset's runs used to choose the event with ``"split"`` (default 0.3).
+    X, X_neighbour : array-like of shape (n, d) and (n', d), optional
+        A neighbouring pair to audit instead of the worst case (both or neither; they must be neighbours
+        under ``neighbouring``). Synthetic test inputs: the audit runs the mechanism thousands of times on
+        them, so never pass data whose privacy matters.
+    random_state : int, Generator or None
+        Seed of the audit (default 0: reproducible). Independent seeds of every run (and of the public
+        random features, where the audit has any) are derived from it; ``None`` draws them from OS entropy.
+    progress : callable, optional
+        ``progress(fraction, message)``, strictly increasing fractions ending at 1.0; raising from it
+        cancels the audit.
+
+    Returns
+    -------
+    AuditResult
+        The lower bound :math:`\varepsilon_{\mathrm{lb}}` and its event, the scores of the runs, the
+        audited and exact :math:`\varepsilon(\delta)` curves, the privacy-loss histogram, and a
+        description of the pair (``neighbours``) and of the mechanism's settings (``params``).
     """
     from ..release.random_features import privatise_feature_mean
 
@@ -646,6 +908,54 @@ def audit_exponential(*, epsilon=2.0, delta=0.0, n: int = 2, candidates=None, m:
     Runs: ``runs`` exact draws from :meth:`~dpkme.release.exponential.DatabaseScores.sample_rank`
     (the sampler of every release) per dataset. Scalar: the exact
     log-likelihood ratio of the drawn database.
+
+    Parameters
+    ----------
+    epsilon : float
+        The claimed pure ε (default 2.0).
+    delta : float
+        Must be 0 (the default): the mechanism is pure ε-DP. The curve test checks the
+        :math:`(\varepsilon', \delta')` profile that pure ε-DP implies (:func:`~dpkme.audit.bounds.pure_dp_curve`).
+    n : int
+        Rows of the datasets searched for the worst case, 1 to 6 (default 2; at least 2 for add-remove).
+    candidates : array-like of shape (G, d), optional
+        Public candidate points of the synthetic databases (default: 3 points on :math:`[-2, 2]`).
+    m : int
+        Size of the synthetic database, 1 to 3 (default 1): the output space has
+        :math:`\binom{G + m - 1}{m}` databases.
+    kernel : Kernel, optional
+        Kernel with :math:`k(x, x) \le 1` (default :class:`~dpkme.kernels.GaussianKernel`, length scale 1).
+    neighbouring : {"replace-one", "add-remove"}
+        The neighbouring relation of the claim and of the worst-case pair (default ``"replace-one"``).
+    sensitivity : {"tight", "paper"}
+        Sensitivity of the utility (:func:`dpkme.release.exponential.score_sensitivity`; default ``"tight"``).
+    runs : int
+        Runs on each dataset, 10 to :data:`MAX_RUNS` (default 5000); the time grows linearly.
+    alpha : float in (0, 1)
+        Miss probability of the bound (default 0.05: the reported bound exceeds the true ε of the pair with
+        probability at most :math:`\alpha`).
+    selection : {"split", "bonferroni"}
+        How the event is chosen (:func:`~dpkme.audit.bounds.audit_scores`; default ``"split"``);
+        ``"bonferroni"`` tries every distinct log-likelihood ratio as a threshold.
+    selection_fraction : float in (0, 1)
+        Share of each dataset's runs used to choose the event with ``"split"`` (default 0.3).
+    X, X_neighbour : array-like of shape (n, d) and (n', d), optional
+        A neighbouring pair to audit instead of the worst case (both or neither; they must be neighbours
+        under ``neighbouring``). Synthetic test inputs: the audit runs the mechanism thousands of times on
+        them, so never pass data whose privacy matters.
+    random_state : int, Generator or None
+        Seed of the audit (default 0: reproducible). Independent seeds of every run (and of the public
+        random features, where the audit has any) are derived from it; ``None`` draws them from OS entropy.
+    progress : callable, optional
+        ``progress(fraction, message)``, strictly increasing fractions ending at 1.0; raising from it
+        cancels the audit.
+
+    Returns
+    -------
+    AuditResult
+        The lower bound :math:`\varepsilon_{\mathrm{lb}}` and its event, the scores of the runs, the
+        audited and exact :math:`\varepsilon(\delta)` curves, the privacy-loss histogram, and a
+        description of the pair (``neighbours``) and of the mechanism's settings (``params``).
     """
     from itertools import combinations_with_replacement
 
@@ -728,6 +1038,48 @@ def audit_gp_release(*, epsilon=2.0, delta=1e-2, n: int = 5, query_points=None, 
     :math:`\sqrt{h^\top\Sigma^{-1}h}` of :math:`h = f_D(P) - f_{D'}(P)` under the
     noise covariance actually sampled (:meth:`~dpkme.release.gp.GPSampler.covariance`).
     Scalar: :math:`(\Sigma^{-1}h)^\top Y` (the log-likelihood-ratio direction).
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        The claimed guarantee, :math:`\delta \in (0, 1)` (defaults 2.0 and 1e-2: with a few thousand
+        runs the bound resolves probabilities of about :math:`10^{-3}`, see the module docstring).
+    n : int
+        Rows of the worst-case dataset, at least 2 (default 5); ignored when ``X`` is given.
+    query_points : array-like of shape (Q, d), optional
+        Public points :math:`P` where the release is evaluated (default: 4 points on :math:`[-3, 3]`).
+    kernel : Kernel, optional
+        Kernel with :math:`k(x, x) \le 1` (default :class:`~dpkme.kernels.GaussianKernel`, length scale 1).
+    neighbouring : {"replace-one", "add-remove"}
+        The neighbouring relation of the claim and of the worst-case pair (default ``"replace-one"``).
+    calibration : {"analytic", "hall"}
+        Calibration of :func:`~dpkme.release.gp.gp_release` (default ``"analytic"``).
+    runs : int
+        Runs on each dataset, 10 to :data:`MAX_RUNS` (default 3000); the time grows linearly.
+    alpha : float in (0, 1)
+        Miss probability of the bound (default 0.05: the reported bound exceeds the true ε of the pair with
+        probability at most :math:`\alpha`).
+    selection : {"split", "bonferroni"}
+        How the event is chosen (:func:`~dpkme.audit.bounds.audit_scores`; default ``"split"``).
+    selection_fraction : float in (0, 1)
+        Share of each dataset's runs used to choose the event with ``"split"`` (default 0.3).
+    X, X_neighbour : array-like of shape (n, d) and (n', d), optional
+        A neighbouring pair to audit instead of the worst case (both or neither; they must be neighbours
+        under ``neighbouring``). Synthetic test inputs: the audit runs the mechanism thousands of times on
+        them, so never pass data whose privacy matters.
+    random_state : int, Generator or None
+        Seed of the audit (default 0: reproducible). Independent seeds of every run (and of the public
+        random features, where the audit has any) are derived from it; ``None`` draws them from OS entropy.
+    progress : callable, optional
+        ``progress(fraction, message)``, strictly increasing fractions ending at 1.0; raising from it
+        cancels the audit.
+
+    Returns
+    -------
+    AuditResult
+        The lower bound :math:`\varepsilon_{\mathrm{lb}}` and its event, the scores of the runs, the
+        audited and exact :math:`\varepsilon(\delta)` curves, the privacy-loss histogram, and a
+        description of the pair (``neighbours``) and of the mechanism's settings (``params``).
     """
     from ..release.gp import gp_release, gp_sampler
 
@@ -810,6 +1162,42 @@ def audit_kmeans(*, epsilon=2.0, delta=1e-2, n: int = 10, n_features: int = 4, d
     with the sums estimated as ``centre * noisy size`` (exact when a centre was
     updated and not projected). It audits the released output, so the bound
     is typically well below the claim.
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        The claimed guarantee, :math:`\delta \in (0, 1)` (defaults 2.0 and 1e-2: with a few thousand
+        runs the bound resolves probabilities of about :math:`10^{-3}`, see the module docstring).
+    n : int
+        Rows of :math:`D`, at least 2 (default 10).
+    n_features : int
+        Number of random features :math:`J`, at least 2 (default 4).
+    dim : int
+        Input dimension :math:`d` (default 2).
+    lengthscale : float
+        Length scale of the Gaussian kernel; the second initial point is 50 length scales away (default 1).
+    runs : int
+        Runs on each dataset, 10 to :data:`MAX_RUNS` (default 1000); the time grows linearly.
+    alpha : float in (0, 1)
+        Miss probability of the bound (default 0.05: the reported bound exceeds the true ε of the pair with
+        probability at most :math:`\alpha`).
+    selection : {"split", "bonferroni"}
+        How the event is chosen (:func:`~dpkme.audit.bounds.audit_scores`; default ``"split"``).
+    selection_fraction : float in (0, 1)
+        Share of each dataset's runs used to choose the event with ``"split"`` (default 0.3).
+    random_state : int, Generator or None
+        Seed of the audit (default 0: reproducible). Independent seeds of every run (and of the public
+        random features, where the audit has any) are derived from it; ``None`` draws them from OS entropy.
+    progress : callable, optional
+        ``progress(fraction, message)``, strictly increasing fractions ending at 1.0; raising from it
+        cancels the audit.
+
+    Returns
+    -------
+    AuditResult
+        The lower bound :math:`\varepsilon_{\mathrm{lb}}` and its event, the scores of the runs, the
+        audited and exact :math:`\varepsilon(\delta)` curves, the privacy-loss histogram, and a
+        description of the pair (``neighbours``) and of the mechanism's settings (``params``).
     """
     from ..clustering import dp_kernel_kmeans, plan_kmeans
 
@@ -881,6 +1269,43 @@ def audit_two_sample(*, epsilon=2.0, delta=1e-2, variant: str = "correct", n: in
     :func:`dpkme.two_sample.audit.perturbed_statistic_release`, whose published
     sensitivity is far too small (scalar: the released statistic); it must be
     caught at any ε.
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        The claimed guarantee, :math:`\delta \in (0, 1)` (defaults 2.0 and 1e-2: with a few thousand
+        runs the bound resolves probabilities of about :math:`10^{-3}`, see the module docstring).
+    variant : {"correct", "perturbed-statistic"}
+        ``"perturbed-statistic"`` audits Raj et al.'s statistic (**not private**; default ``"correct"``).
+    n : int
+        Number of sample pairs :math:`(x_i, y_i)`, at least 3 (default 20).
+    n_locations : int
+        Number of ME test locations :math:`J` (default 3), at :math:`0, 1, \dots, J-1`.
+    gamma : float
+        Regularisation :math:`\gamma` of the perturbed statistic (default :math:`10^{-5}`, their code's);
+        used by ``"perturbed-statistic"`` only.
+    runs : int
+        Runs on each dataset, 10 to :data:`MAX_RUNS` (default 2000); the time grows linearly.
+    alpha : float in (0, 1)
+        Miss probability of the bound (default 0.05: the reported bound exceeds the true ε of the pair with
+        probability at most :math:`\alpha`).
+    selection : {"split", "bonferroni"}
+        How the event is chosen (:func:`~dpkme.audit.bounds.audit_scores`; default ``"split"``).
+    selection_fraction : float in (0, 1)
+        Share of each dataset's runs used to choose the event with ``"split"`` (default 0.3).
+    random_state : int, Generator or None
+        Seed of the audit (default 0: reproducible). Independent seeds of every run (and of the public
+        random features, where the audit has any) are derived from it; ``None`` draws them from OS entropy.
+    progress : callable, optional
+        ``progress(fraction, message)``, strictly increasing fractions ending at 1.0; raising from it
+        cancels the audit.
+
+    Returns
+    -------
+    AuditResult
+        The lower bound :math:`\varepsilon_{\mathrm{lb}}` and its event, the scores of the runs, the
+        audited and exact :math:`\varepsilon(\delta)` curves, the privacy-loss histogram, and a
+        description of the pair (``neighbours``) and of the mechanism's settings (``params``).
     """
     from ..two_sample import make_features, tcmc_test
     from ..two_sample.audit import perturbed_statistic_release, statistic_sensitivity_counterexample
@@ -1011,7 +1436,36 @@ EXHIBITS: list[tuple[str, str, dict]] = [
 
 
 def run_audit(mechanism: str, **kwargs) -> AuditResult:
-    """Run the audit named ``mechanism`` (a key of :data:`AUDITS`) with keyword arguments."""
+    """Run the audit named ``mechanism`` (a key of :data:`AUDITS`) with keyword arguments.
+
+    Every audit of :data:`AUDITS` takes keyword arguments only; ``variant`` is checked against
+    :data:`VARIANTS`, and ``variant="correct"`` is accepted (and dropped) for the audits that have no
+    other variant.
+
+    Parameters
+    ----------
+    mechanism : {"gaussian", "laplace", "algorithm1", "algorithm2", "exponential", "gp", "kmeans", "two-sample"}
+        Which audit to run (:func:`audit_gaussian`, :func:`audit_laplace`, ...).
+    **kwargs
+        Keyword arguments of that audit (``epsilon``, ``delta``, ``variant``, ``runs``, ``alpha``,
+        ``random_state``, ...); an unknown one is a ``TypeError`` of the audit function.
+
+    Returns
+    -------
+    AuditResult
+        The audit's result (:func:`~dpkme.audit.bounds.audit_scores`).
+
+    Examples
+    --------
+    Half the calibrated noise is refuted at 95 % confidence; the correct mechanism is not:
+
+    >>> from dpkme.audit import run_audit
+    >>> res = run_audit("gaussian", variant="half-noise", runs=2000, random_state=0)
+    >>> res.violation, res.claimed_epsilon < res.epsilon_lower_bound < res.pair_epsilon
+    (True, True)
+    >>> run_audit("gaussian", runs=2000, random_state=0).passed
+    True
+    """
     check_in(mechanism, tuple(AUDITS), name="mechanism")
     variant = kwargs.get("variant", "correct")
     check_in(variant, VARIANTS[mechanism], name="variant")

@@ -58,6 +58,32 @@ def outlier_neighbour(X, *, index: int = 0, distance: float = 50.0, lengthscale:
     length scales every translation-invariant kernel of :mod:`dpkme.kernels`
     is below :math:`10^{-20}` between the two rows, so
     :math:`\|k(x,\cdot)-k(x',\cdot)\|_{\mathcal H}` is :math:`\sqrt{2a}` up to rounding.
+
+    Parameters
+    ----------
+    X : array-like of shape (n, d)
+        The dataset :math:`D` (a synthetic test input; not modified).
+    index : int
+        Row to replace, :math:`0 \le` ``index`` :math:`< n` (default 0).
+    distance : float > 0
+        How far the outlier moves along the first coordinate, in length scales (default 50).
+    lengthscale : float > 0
+        The kernel's length scale :math:`\ell`, in the units of ``X`` (default 1).
+
+    Returns
+    -------
+    ndarray of shape (n, d)
+        A copy of ``X`` (float64) whose row ``index`` is moved by :math:`\text{distance}\cdot\ell` along
+        :math:`e_1`: the replace-one neighbour :math:`D'`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpkme.audit import outlier_neighbour
+    >>> outlier_neighbour(np.zeros((3, 2)), index=1, distance=10.0)
+    array([[ 0.,  0.],
+           [10.,  0.],
+           [ 0.,  0.]])
     """
     X = check_array(X, name="X")
     i = check_positive_int(index, name="index", minimum=0, maximum=X.shape[0] - 1)
@@ -71,7 +97,38 @@ def outlier_neighbour(X, *, index: int = 0, distance: float = 50.0, lengthscale:
 
 def neighbour_pair(X, x_new=None, *, index: int = 0,
                    neighbouring: str = "replace-one") -> tuple[np.ndarray, np.ndarray]:
-    """``(D, D')``: replace row ``index`` of ``X`` by ``x_new`` (replace-one) or remove it (add-remove)."""
+    r"""``(D, D')``: replace row ``index`` of ``X`` by ``x_new`` (replace-one) or remove it (add-remove).
+
+    Parameters
+    ----------
+    X : array-like of shape (n, d)
+        The dataset :math:`D` (at least 2 rows for ``"add-remove"``; not modified).
+    x_new : array-like of shape (d,), optional
+        The replacing row; required for ``"replace-one"``, ignored for ``"add-remove"``.
+    index : int
+        Row to replace or remove, :math:`0 \le` ``index`` :math:`< n` (default 0).
+    neighbouring : {"replace-one", "add-remove"}
+        The neighbouring relation (default ``"replace-one"``).
+
+    Returns
+    -------
+    D : ndarray of shape (n, d)
+        ``X`` as a float64 array.
+    D_neighbour : ndarray of shape (n, d) or (n - 1, d)
+        The neighbour: a copy of ``X`` with row ``index`` replaced by ``x_new``, or without it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpkme.audit import neighbour_pair
+    >>> D, D2 = neighbour_pair(np.zeros((3, 2)), [1.0, 1.0], index=2)
+    >>> D2
+    array([[0., 0.],
+           [0., 0.],
+           [1., 1.]])
+    >>> neighbour_pair(np.zeros((3, 2)), neighbouring="add-remove")[1].shape
+    (2, 2)
+    """
     X = check_array(X, name="X")
     check_in(neighbouring, NEIGHBOURING, name="neighbouring")
     i = check_positive_int(index, name="index", minimum=0, maximum=X.shape[0] - 1)
@@ -119,6 +176,22 @@ def rff_antipodal_pair(features: RandomFourierFeatures, *, random_state=0) -> tu
     Exact (:math:`\|\phi(x)-\phi(x')\|_2 = 2\sqrt a`) when the number of
     frequencies :math:`J/2` is at most the input dimension; otherwise the best
     point found by a multi-start search.
+
+    Parameters
+    ----------
+    features : RandomFourierFeatures
+        Fitted paired (cos/sin) random Fourier features; their frequencies
+        :math:`\omega_j` (rows of ``frequencies_``) are public.
+    random_state : int, Generator or None
+        Seed of the multi-start search, used only when the angles cannot be solved
+        exactly (default 0: reproducible).
+
+    Returns
+    -------
+    x, x_prime : ndarray of shape (d,)
+        The two input points.
+        ``x`` is the origin; ``x_prime`` solves :math:`\omega_j^\top x' \equiv \pi \pmod{2\pi}` (in
+        least squares, or approximately).
     """
     if not isinstance(features, RandomFourierFeatures):
         raise ValueError(f"features must be RandomFourierFeatures, got {features!r}.")
@@ -135,7 +208,24 @@ def rff_l1_pair(features: RandomFourierFeatures, *, random_state=0) -> tuple[np.
     With angles :math:`\omega_j^\top x \equiv \pi/4` and :math:`\omega_j^\top x' \equiv 5\pi/4`,
     each pair of coordinates differs by :math:`\sqrt{2a/J}\,(\sqrt2+\sqrt2)`, so
     :math:`\|\phi(x)-\phi(x')\|_1 = 2\sqrt{aJ} = \sqrt J\,\|\phi(x)-\phi(x')\|_2`:
-    the Cauchy-Schwarz bound :math:`\Delta_1 \le \sqrt d\,\Delta_2` is attained.
+    the Cauchy-Schwarz bound :math:`\Delta_1 \le \sqrt d\,\Delta_2` is attained. Exact when
+    :math:`J/2 \le D`; otherwise the best points found by a multi-start search.
+
+    Parameters
+    ----------
+    features : RandomFourierFeatures
+        Fitted paired (cos/sin) random Fourier features; their frequencies
+        :math:`\omega_j` (rows of ``frequencies_``) are public.
+    random_state : int, Generator or None
+        Seed of the multi-start search, used only when the angles cannot be solved
+        exactly (default 0: reproducible).
+
+    Returns
+    -------
+    x, x_prime : ndarray of shape (d,)
+        The two input points.
+        With all angles :math:`\equiv \pi/4` and :math:`\equiv 5\pi/4` respectively (exactly or
+        approximately).
     """
     if not isinstance(features, RandomFourierFeatures):
         raise ValueError(f"features must be RandomFourierFeatures, got {features!r}.")
@@ -152,7 +242,22 @@ def cosine_antipodal_pair(features: CosineBiasFeatures, *, random_state=0) -> tu
     Then :math:`\|\phi(x)\|_2 = \|\phi(x')\|_2 = \sqrt{2a}` and
     :math:`\|\phi(x)-\phi(x')\|_2 = 2\sqrt{2a}`: :math:`\sqrt2` times the
     :math:`2\sqrt a` that a calibration to :math:`2/N` assumes. Exact when
-    :math:`J \le D`.
+    :math:`J \le D`; otherwise the best points found by a multi-start search.
+
+    Parameters
+    ----------
+    features : CosineBiasFeatures
+        Fitted :math:`\sqrt{2a/J}\cos(\omega_j^\top x + b_j)` features; their frequencies
+        ``frequencies_`` and offsets ``offsets_`` are public.
+    random_state : int, Generator or None
+        Seed of the multi-start search, used only when the angles cannot be solved
+        exactly (default 0: reproducible).
+
+    Returns
+    -------
+    x, x_prime : ndarray of shape (d,)
+        The two input points: :math:`\omega_j^\top x + b_j \equiv 0` and
+        :math:`\omega_j^\top x' + b_j \equiv \pi \pmod{2\pi}` (exactly or approximately).
     """
     if not isinstance(features, CosineBiasFeatures) or not hasattr(features, "frequencies_"):
         raise ValueError(f"features must be fitted CosineBiasFeatures, got {features!r}.")
@@ -167,7 +272,30 @@ def best_pair(candidates, score: Callable[[np.ndarray, np.ndarray], float], *,
     """Indices ``(i, j)`` of the candidate pair with the largest ``score(c_i, c_j)`` (exhaustive).
 
     ``score`` should be symmetric or the caller should want ordered pairs;
-    all ordered pairs are tried. Returns the best indices and score.
+    all ordered pairs are tried (:math:`m^2` calls of ``score``); ties keep the first pair in
+    row-major order.
+
+    Parameters
+    ----------
+    candidates : array-like of shape (m, d)
+        Public candidate rows, 2-D (at least two rows unless ``include_same``).
+    score : callable
+        ``score(c_i, c_j) -> float`` for two rows of shape (d,); larger is worse for privacy.
+    include_same : bool
+        Also try :math:`i = j` (default False).
+
+    Returns
+    -------
+    i, j : int
+        Row indices of the best ordered pair.
+    best_score : float
+        ``score(candidates[i], candidates[j])``.
+
+    Examples
+    --------
+    >>> from dpkme.audit import best_pair
+    >>> best_pair([[0.0], [1.0], [5.0]], lambda a, b: float(abs(a[0] - b[0])))
+    (0, 2, 5.0)
     """
     C = check_array(candidates, name="candidates")
     best = (-1, -1, -math.inf)

@@ -102,7 +102,9 @@ _TAIL = 1e-13
 class AuditPower:
     r"""The power of one audit setting (:func:`audit_power`).
 
-    Attributes
+    Returned by :func:`audit_power`; ``float(result)`` is ``power``.
+
+    Parameters
     ----------
     power : float
         Probability that the audit refutes the claim (:math:`\varepsilon_{\mathrm{lb}}
@@ -120,11 +122,12 @@ class AuditPower:
     true_epsilon : float
         The ε (at ``delta``) the mis-calibrated mechanism really has on the audited pair.
     mu : float or None
-        Gaussian: sensitivity-to-noise ratio of the mis-calibrated pair (``factor`` x the claimed one).
+        Gaussian: sensitivity-to-noise ratio of the mis-calibrated pair (``factor`` x the claimed one);
+        ``None`` for ``"laplace"``.
     replicates : int
-        Simulated selection splits.
+        Simulated selection splits :math:`R` (the standard error shrinks as :math:`1/\sqrt R`).
     selection_fraction : float
-        Share of the runs used to choose the event.
+        Share of the runs of each dataset used to choose the event (the rest certifies it).
     """
 
     power: float
@@ -393,6 +396,7 @@ def audit_power(runs, *, mechanism: str = "gaussian", epsilon=2.0, delta=1e-2, a
     runs : int
         Runs per dataset, 10 to 1 000 000.
     mechanism : {"gaussian", "laplace"}
+        Law of the audited scalar (module docstring; default ``"gaussian"``).
     epsilon, delta : float
         The claimed guarantee (``delta`` in (0, 1) for ``"gaussian"``, [0, 1) for ``"laplace"``).
     alpha : float in (0, 1)
@@ -489,6 +493,7 @@ def runs_for_power(target=0.95, *, mechanism: str = "gaussian", epsilon=2.0, del
     Returns
     -------
     int
+        Runs per dataset (at least 10) whose estimated power is at least ``target``.
 
     Examples
     --------
