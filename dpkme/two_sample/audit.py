@@ -52,7 +52,34 @@ __all__ = [
 
 
 def paper_statistic(Z, gamma: float) -> float:
-    r"""The statistic of the paper's code: :math:`n\,w^\top(\Lambda+\gamma I-ww^\top)^{-1}w`."""
+    r"""The statistic of the paper's code: :math:`n\,w^\top(\Lambda+\gamma I-ww^\top)^{-1}w`.
+
+    :math:`w = \frac1n\sum_i z_i` and :math:`\Lambda = \frac1n\sum_i z_iz_i^\top` are the
+    exact (non-noisy) moments; this is the quantity the perturbed-statistic mechanism
+    adds its noise to.
+
+    Parameters
+    ----------
+    Z : array-like of shape (n, J)
+        Paired feature differences :math:`z_i = \phi(x_i)-\phi(y_i)`; finite, with
+        entries of magnitude at most :math:`10^{150}`.
+    gamma : float
+        Regularisation :math:`\gamma > 0` (their code's default is ``1e-5``).
+
+    Returns
+    -------
+    float
+        The statistic :math:`s_n`.
+
+    Examples
+    --------
+    Every row the same unit vector: :math:`\Sigma = \gamma I` and :math:`s_n = n/\gamma`.
+
+    >>> import numpy as np
+    >>> from dpkme.two_sample.audit import paper_statistic
+    >>> round(paper_statistic(np.tile([0.6, 0.8], (10, 1)), 0.5), 9)
+    20.0
+    """
     Z = check_magnitude(check_array(Z, name="Z"), "Z")  # |z| <= 1e150: the second moment cannot overflow
     gamma = check_positive_float(gamma, name="gamma")
     n, J = Z.shape
@@ -120,12 +147,32 @@ def statistic_sensitivity_counterexample(*, n: int = 1000, n_features: int = 5, 
 
 @dataclass
 class PerturbedStatisticRelease:
-    """Output of the (broken) perturbed-statistic mechanism -- for audits only.
+    r"""Output of the (broken) perturbed-statistic mechanism -- for audits only.
 
     ``claimed_epsilon``/``claimed_delta`` is what the paper claims; it is false
     (``valid`` is always False). ``true_epsilon_on`` maps the change of the
     statistic between two data sets to the epsilon actually achieved on that
     pair at ``claimed_delta`` (exact Gaussian privacy curve).
+
+    Parameters
+    ----------
+    statistic : float
+        The released value :math:`s_n + \sigma\xi`, :math:`\xi\sim\mathcal N(0, 1)`.
+    sigma : float
+        :math:`\sigma`, the standard deviation of the added Gaussian noise.
+    claimed_sensitivity : float
+        The published (invalid) sensitivity bound the noise was calibrated to
+        (:func:`~dpkme.two_sample.sensitivity.published_statistic_sensitivity`).
+    claimed_epsilon, claimed_delta : float
+        The :math:`(\varepsilon, \delta)` the mechanism claims (and does not achieve).
+    noise_seed : int or None
+        Seed of the noise generator when it was seeded, for replay; ``None`` otherwise.
+    noise_source : str
+        Where the noise came from (as reported by the library's noise generator helper).
+    valid : bool, default False
+        Whether the claimed guarantee holds: always False.
+    params : dict, optional
+        The public settings: ``n``, ``J``, ``gamma`` and ``kappa``.
     """
 
     statistic: float
@@ -146,11 +193,42 @@ class PerturbedStatisticRelease:
 
 def perturbed_statistic_release(X, Y, *, features: FeatureMap, epsilon, delta, gamma: float = 1e-5,
                                 random_state=None) -> PerturbedStatisticRelease:
-    """Run the paper's perturbed-statistic mechanism (noise calibrated to the published, invalid bound).
+    r"""Run the paper's perturbed-statistic mechanism (noise calibrated to the published, invalid bound).
 
     **Not differentially private.** For the privacy-audit page: run it on the
     neighbouring data sets of :func:`statistic_sensitivity_counterexample` and
     compare the outputs.
+
+    Releases :math:`s_n + \sigma\xi` with :math:`s_n` from :func:`paper_statistic` and
+    :math:`\sigma` the Gaussian-mechanism calibration of
+    :math:`(\varepsilon, \delta)` to the published sensitivity
+    :math:`\frac{4\kappa^2J\sqrt J}{n\gamma}(1+\frac{\kappa^2J}{n-1})` (Raj et al. 2019, eq. 15).
+
+    Parameters
+    ----------
+    X, Y : array-like of shape (n, d)
+        The paired samples (equal sizes, at least 2 rows each).
+    features : FeatureMap
+        Public feature map :math:`\phi` with ``dim == d``; its ``kappa`` enters the bound.
+    epsilon : float
+        Claimed :math:`\varepsilon > 0`.
+    delta : float
+        Claimed :math:`\delta` in (0, 1).
+    gamma : float, default 1e-5
+        Regularisation :math:`\gamma > 0` of :math:`s_n`.
+    random_state : None, int or Generator, optional
+        Source of the noise; ``None`` uses fresh OS entropy.
+
+    Returns
+    -------
+    PerturbedStatisticRelease
+        The noisy statistic with its (false) claim; ``valid`` is False.
+
+    Raises
+    ------
+    ValueError
+        If ``features`` is not a :class:`~dpkme.two_sample.features.FeatureMap`, the
+        samples do not match it or differ in size, or ``epsilon``/``delta`` are invalid.
     """
     if not isinstance(features, FeatureMap):
         raise ValueError(f"features must be a FeatureMap, got {features!r:.80}.")

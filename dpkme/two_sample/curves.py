@@ -23,11 +23,57 @@ __all__ = ["run_rejection_curve", "curve_series", "curve_table", "chi2_reference
 def run_rejection_curve(case: str, *, vary: str, values, methods, n: int, epsilon: float, delta: float,
                         repetitions: int, alpha: float, dim: int, feature_kind: str, n_features: int,
                         random_state: int, progress: Callable[[int, int, dict], Any] | None = None) -> CurveResult:
-    """:func:`~dpkme.two_sample.lab.rejection_curve` along ``vary`` over the sorted ``values``.
+    r""":func:`~dpkme.two_sample.lab.rejection_curve` along ``vary`` over the sorted ``values``.
 
     Raises ``ValueError`` when no value or no method is chosen (naming which), before any test runs.
     ``progress(done, total, info)`` is called after each repetition; the run stops early (keeping what is
-    done: ``completed`` False) when it raises a stop request, as the library's curve does.
+    done: ``completed`` False) when it returns ``False``, as the library's curve does.
+
+    Parameters
+    ----------
+    case : {"SG", "GMD", "GVD"}
+        The bundled problem (:data:`~dpkme.two_sample.lab.CASES`): SG gives type-I error, GMD/GVD power.
+    vary : {"epsilon", "n"}
+        The parameter along the curve.
+    values : iterable of float
+        Values of the varied parameter (run in increasing order; at least one).
+    methods : sequence of str
+        Keys of :data:`~dpkme.two_sample.lab.LAB_METHODS` (at least one).
+    n : int
+        Size of each private sample when ``vary="epsilon"`` (ignored otherwise).
+    epsilon : float
+        Privacy parameter :math:`\varepsilon` when ``vary="n"`` (ignored otherwise).
+    delta : float
+        Privacy parameter :math:`\delta` of every private test.
+    repetitions : int
+        Repetitions per value.
+    alpha : float
+        Level of the tests.
+    dim : int
+        Dimension of the samples.
+    feature_kind : str
+        Feature map kind (``"me"``, ``"scf"``, ...; see :data:`~dpkme.two_sample.features.FEATURE_KINDS`).
+    n_features : int
+        Number of test locations or frequencies :math:`J`.
+    random_state : int
+        Root seed; repetition r at value index i is replayable from it.
+    progress : callable, optional
+        ``progress(done, total, info)`` after each repetition (see
+        :func:`~dpkme.two_sample.lab.rejection_curve`); returning ``False`` stops the run.
+
+    Returns
+    -------
+    CurveResult
+        Rejections per method and value; ``completed`` is False if stopped.
+
+    Examples
+    --------
+    >>> from dpkme.two_sample.curves import run_rejection_curve
+    >>> curve = run_rejection_curve("SG", vary="epsilon", values=[2.0, 1.0], methods=["nonprivate"], n=300,
+    ...                             epsilon=1.0, delta=1e-5, repetitions=2, alpha=0.05, dim=5,
+    ...                             feature_kind="scf", n_features=2, random_state=0)
+    >>> curve.values, curve.repetitions, curve.completed
+    ([1.0, 2.0], [2, 2], True)
     """
     values = sorted(values)
     if not values:
@@ -47,6 +93,28 @@ def curve_series(curve: CurveResult, *, level: float = 0.95) -> dict:
     the rate of an exact level-α test falls with probability ``level`` at each value's number of repetitions
     (only when the case's :math:`H_0` is true); ``methods`` maps each method to ``{"rate", "err_low",
     "err_high"}`` -- its rejection rates and the distances to its Clopper--Pearson interval's ends.
+
+    Parameters
+    ----------
+    curve : CurveResult
+        A complete or partial (stopped) curve.
+    level : float, default 0.95
+        Confidence level of the error bars and coverage of the band, in (0, 1).
+
+    Returns
+    -------
+    dict
+        ``{"done", "x", "h0_true", "band", "methods"}`` as above.
+
+    Examples
+    --------
+    >>> from dpkme.two_sample.curves import curve_series
+    >>> from dpkme.two_sample.lab import CurveResult
+    >>> curve = CurveResult(case="GMD", vary="n", values=[500, 1000, 2000], methods=["tcmc"],
+    ...                     rejections={"tcmc": [2, 1, 0]}, repetitions=[4, 2, 0], alpha=0.05, completed=False)
+    >>> s = curve_series(curve)
+    >>> s["x"], s["band"], s["methods"]["tcmc"]["rate"]
+    ([500, 1000], None, [0.5, 0.5])
     """
     rates, ints = curve.rates(), curve.intervals(level)
     done = [i for i, r in enumerate(curve.repetitions) if r > 0]
@@ -62,7 +130,30 @@ def curve_series(curve: CurveResult, *, level: float = 0.95) -> dict:
 
 
 def curve_table(curve: CurveResult, *, level: float = 0.95) -> list[dict]:
-    """One row per method and value with a repetition: the value, repetitions, rejections, rate and interval."""
+    """One row per method and value with a repetition: the value, repetitions, rejections, rate and interval.
+
+    Parameters
+    ----------
+    curve : CurveResult
+        A complete or partial (stopped) curve; values without a repetition are left out.
+    level : float, default 0.95
+        Confidence level of the Clopper--Pearson interval.
+
+    Returns
+    -------
+    list of dict
+        Rows ``{"method", <curve.vary>, "repetitions", "rejections", "rate", "ci_low", "ci_high"}``,
+        grouped by method in ``curve.methods`` order.
+
+    Examples
+    --------
+    >>> from dpkme.two_sample.curves import curve_table
+    >>> from dpkme.two_sample.lab import CurveResult
+    >>> curve = CurveResult(case="SG", vary="epsilon", values=[1.0, 2.0], methods=["tcmc"],
+    ...                     rejections={"tcmc": [1, 0]}, repetitions=[20, 0], alpha=0.05)
+    >>> [(r["epsilon"], r["rate"]) for r in curve_table(curve)]
+    [(1.0, 0.05)]
+    """
     rates, ints = curve.rates(), curve.intervals(level)
     done = [i for i, r in enumerate(curve.repetitions) if r > 0]
     return [{"method": m, curve.vary: curve.values[i], "repetitions": curve.repetitions[i],
@@ -77,6 +168,32 @@ def chi2_reference(result, *, n_points: int = 300, quantile: float = 0.995, marg
     ``J`` is ``result.n_features``. The range ``[0, hi]`` covers the ``quantile`` of the simulated null
     samples, the statistic and the ``quantile`` of :math:`\chi^2_J`, times ``margin``. Returns ``{"x", "pdf",
     "hi", "dof"}`` with ``n_points`` values.
+
+    Parameters
+    ----------
+    result : TwoSampleResult
+        A test result (anything with ``null.samples``, ``n_features`` and ``statistic``).
+    n_points : int, default 300
+        Number of grid points in ``[0, hi]``.
+    quantile : float, default 0.995
+        Quantile of the simulated null and of :math:`\chi^2_J` the range must cover, in (0, 1).
+    margin : float, default 1.05
+        Factor applied to the largest of the three to get ``hi``.
+
+    Returns
+    -------
+    dict
+        ``x`` (ndarray of shape (n_points,)), ``pdf`` (the :math:`\chi^2_J` density at ``x``),
+        ``hi`` (float) and ``dof`` (:math:`J`).
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> from dpkme.two_sample.curves import chi2_reference
+    >>> res = SimpleNamespace(null=SimpleNamespace(samples=[0.5, 1.0, 4.0]), n_features=2, statistic=30.0)
+    >>> ref = chi2_reference(res)
+    >>> ref["dof"], round(ref["hi"], 6), ref["x"].shape
+    (2, 31.5, (300,))
     """
     samples = np.asarray(result.null.samples)
     J = result.n_features

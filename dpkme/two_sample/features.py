@@ -331,10 +331,41 @@ def choose_locations(public_sample, n_locations: int = 5, *, method: str = "samp
 
 
 def public_lengthscale(public_sample, *, max_rows: int = 2000, random_state=0) -> float:
-    """Median pairwise Euclidean distance of a **public** sample (median heuristic on public data).
+    r"""Median pairwise Euclidean distance of a **public** sample (median heuristic on public data).
 
     At most ``max_rows`` rows (a seeded subsample) are used. The result is a
     public constant; the same heuristic on the private test data would leak.
+
+    .. math:: \ell = \operatorname{median}_{i<j}\|p_i - p_j\|_2 .
+
+    Parameters
+    ----------
+    public_sample : array-like of shape (m, d), or tuple of such arrays
+        Data that is not part of the private test data (a held-out split, a
+        public reference sample); a tuple ``(X_public, Y_public)`` is pooled. At
+        least 2 rows in all.
+    max_rows : int, default 2000
+        Largest number of rows used (at least 2); a larger sample is subsampled
+        without replacement. The pairwise work is :math:`O(\texttt{max\_rows}^2 d)`.
+    random_state : None, int or Generator, default 0
+        Seed of the subsample (used only when the sample has more than ``max_rows`` rows).
+
+    Returns
+    -------
+    float
+        The length scale :math:`\ell > 0`, in the units of the data.
+
+    Raises
+    ------
+    ValueError
+        If the sample has fewer than 2 rows or a median pairwise distance of 0.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpkme.two_sample.features import public_lengthscale
+    >>> public_lengthscale(np.array([[0.0, 0.0], [3.0, 4.0], [0.0, 8.0]]))   # distances 5, 8, 5
+    5.0
     """
     pool = _public_pool(public_sample)
     if pool.shape[0] < 2:
@@ -462,7 +493,37 @@ def make_features(
 
 
 def features_from_dict(d: dict) -> FeatureMap:
-    """Inverse of ``FeatureMap.to_dict``."""
+    """Inverse of ``FeatureMap.to_dict``: rebuild a feature map from its stored public description.
+
+    Parameters
+    ----------
+    d : dict
+        A dict as written by ``FeatureMap.to_dict``: ``"kind"`` (one of
+        :data:`FEATURE_KINDS`) and, for ``"me"``, ``"locations"`` and ``"kernel"``;
+        for ``"scf"``, ``"frequencies"``, ``"scale"`` and ``"center"``; for
+        ``"rff"``, ``"frequencies"`` and ``"kernel"``.
+
+    Returns
+    -------
+    FeatureMap
+        An :class:`MEFeatures`, :class:`SCFFeatures` or :class:`RFFFeatures` equal to the stored one.
+
+    Raises
+    ------
+    ValueError
+        If ``d`` is not a dict with a ``"kind"`` key or the kind is unknown.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpkme.two_sample.features import features_from_dict, make_features
+    >>> f = make_features("scf", dim=2, n_features=1, scale=1.0, random_state=0)
+    >>> g = features_from_dict(f.to_dict())
+    >>> g
+    SCFFeatures(dim=2, n_features=2)
+    >>> bool(np.allclose(g.transform(np.ones((3, 2))), f.transform(np.ones((3, 2)))))
+    True
+    """
     if not isinstance(d, dict) or "kind" not in d:
         raise ValueError(f"expected a feature-map dict with a 'kind' key, got {d!r:.80}.")
     kind = check_in(d["kind"], FEATURE_KINDS, name="kind")

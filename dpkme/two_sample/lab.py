@@ -75,7 +75,28 @@ __all__ = [
 
 @dataclass(frozen=True)
 class CaseSpec:
-    """A bundled two-sample problem."""
+    r"""A bundled two-sample problem.
+
+    :math:`X \sim \mathcal N(0, I_d)` and :math:`Y` the same except for its first
+    coordinate, :math:`Y_1 \sim \mathcal N(\texttt{shift}, \texttt{variance})`.
+
+    Parameters
+    ----------
+    name : str
+        Short key (``"SG"``, ``"GMD"``, ``"GVD"`` in :data:`CASES`).
+    label : str
+        Human-readable name.
+    description : str
+        One line saying what differs between X and Y.
+    default_dim : int
+        Dimension d used when none is given.
+    h0_true : bool
+        Whether X and Y have the same distribution (the curves then show type-I error, otherwise power).
+    shift : float, default 0.0
+        Mean of :math:`Y_1`.
+    variance : float, default 1.0
+        Variance of :math:`Y_1`.
+    """
 
     name: str
     label: str
@@ -109,7 +130,30 @@ MAX_CASE_VALUES = 20_000_000
 
 @dataclass
 class CaseData:
-    """One draw of a bundled case: private samples plus a public sample for the feature map."""
+    """One draw of a bundled case: private samples plus a public sample for the feature map.
+
+    Parameters
+    ----------
+    name : str
+        Key of the case in :data:`CASES`.
+    X, Y : ndarray of shape (n, dim)
+        The private samples (the data the tests privatise).
+    public : tuple of two ndarrays of shape (n_public, dim)
+        Public draws from the distributions of X and Y, standing in for a held-out
+        split; only they are used to build the feature map.
+    dim : int
+        Dimension of the samples.
+    h0_true : bool
+        Whether X and Y have the same distribution.
+    seed : int or None
+        Seed of the draw when ``random_state`` was an int or None; ``None`` when a
+        Generator was passed.
+
+    Attributes
+    ----------
+    n : int
+        Number of rows of each private sample.
+    """
 
     name: str
     X: np.ndarray
@@ -130,6 +174,7 @@ def make_case(name: str, n: int, *, dim: int | None = None, n_public: int = 500,
     Parameters
     ----------
     name : {"SG", "GMD", "GVD"}
+        The case (:data:`CASES`).
     n : int
         Size of each private sample.
     dim : int, optional
@@ -153,7 +198,36 @@ def make_case(name: str, n: int, *, dim: int | None = None, n_public: int = 500,
 
 
 def case_features(case: CaseData, *, kind: str = "me", n_features: int = 5, random_state=None) -> FeatureMap:
-    """Feature map built from the case's **public** sample only."""
+    """Feature map built from the case's **public** sample only.
+
+    ME: locations drawn from the public rows, Gaussian kernel with the median
+    heuristic length scale of the public rows; SCF: width from the public
+    rows' spread (see :func:`~dpkme.two_sample.features.make_features`).
+
+    Parameters
+    ----------
+    case : CaseData
+        A draw of :func:`make_case`; only ``case.public`` is read.
+    kind : {"me", "scf", "rff"}, default "me"
+        Feature map kind.
+    n_features : int, default 5
+        ME: number of locations J; SCF: number of frequencies (2 x as many features);
+        RFF: number of features (even).
+    random_state : None, int or Generator, optional
+        Locations, frequencies and the length-scale subsample.
+
+    Returns
+    -------
+    FeatureMap
+        A public feature map of input dimension ``case.dim``.
+
+    Examples
+    --------
+    >>> from dpkme.two_sample.lab import case_features, make_case
+    >>> case = make_case("GMD", 100, dim=3, n_public=50, random_state=0)
+    >>> case_features(case, kind="scf", n_features=2, random_state=0)
+    SCFFeatures(dim=3, n_features=4)
+    """
     check_in(kind, FEATURE_KINDS, name="kind")
     return make_features(kind, public_sample=case.public, n_features=n_features, random_state=random_state)
 
@@ -169,13 +243,36 @@ def split_public(X, Y, *, public_fraction: float = 0.1, random_state=None):
     sample is split on its own. The alternative that touches no data at all:
     SCF/RFF features with a declared ``scale`` (:func:`make_features`).
 
+    Parameters
+    ----------
+    X : array-like of shape (n_x, d)
+        First sample (at least 2 rows).
+    Y : array-like of shape (n_y, d)
+        Second sample (at least 2 rows, same number of columns as ``X``).
+    public_fraction : float, default 0.1
+        Fraction of the rows of each sample made public, in (0, 1); it must leave at
+        least one public and one test row.
+    random_state : None, int or Generator, optional
+        Seed of the random split; ``None`` draws one (recorded in ``info["seed"]``).
+
     Returns
     -------
-    X_test, Y_test : arrays
+    X_test, Y_test : ndarray
         Rows that enter the private test.
-    public : (X_public, Y_public)
+    public : tuple (X_public, Y_public)
+        The publishable rows, for the feature map.
     info : dict
-        Sizes, fraction and the seed of the split.
+        Sizes, fraction and the seed of the split: ``public_fraction``, ``seed``,
+        ``paired_split`` (same indices for X and Y), ``n_public`` and ``n_test``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpkme.two_sample.lab import split_public
+    >>> X = np.arange(40.0).reshape(20, 2)
+    >>> X_test, Y_test, (X_pub, Y_pub), info = split_public(X, X + 1.0, public_fraction=0.25, random_state=0)
+    >>> X_test.shape, X_pub.shape, info["paired_split"], bool(np.array_equal(Y_pub, X_pub + 1.0))
+    ((15, 2), (5, 2), True, True)
     """
     from ..preprocessing import public_private_split
 
@@ -206,7 +303,34 @@ _PARENT = {"tcmc-naive": "tcmc", "paper-naive": "paper"}
 
 
 def clopper_pearson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
-    """Exact binomial confidence interval for a proportion ``k / n``."""
+    r"""Exact binomial confidence interval for a proportion ``k / n``.
+
+    Clopper--Pearson: the ends are the :math:`(1-\texttt{level})/2` and
+    :math:`(1+\texttt{level})/2` quantiles of the beta distributions
+    :math:`\mathrm{Beta}(k, n-k+1)` and :math:`\mathrm{Beta}(k+1, n-k)` (0 for
+    ``k == 0``, 1 for ``k == n``).
+
+    Parameters
+    ----------
+    k : int
+        Number of successes (rejections), ``0 <= k <= n``.
+    n : int
+        Number of trials (repetitions); ``n <= 0`` gives the uninformative ``(0, 1)``.
+    level : float, default 0.95
+        Confidence level, in (0, 1).
+
+    Returns
+    -------
+    tuple of float
+        ``(low, high)``, the interval's ends in [0, 1].
+
+    Examples
+    --------
+    >>> from dpkme.two_sample.lab import clopper_pearson
+    >>> low, high = clopper_pearson(0, 20)
+    >>> low, round(high, 4)
+    (0.0, 0.1684)
+    """
     if n <= 0:
         return (0.0, 1.0)
     a = 1.0 - level
@@ -216,7 +340,33 @@ def clopper_pearson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
 
 
 def monte_carlo_band(alpha: float, repetitions: int, level: float = 0.95) -> tuple[float, float]:
-    """Central ``level`` range of the rejection rate of an exact level-``alpha`` test over ``repetitions`` runs."""
+    r"""Central ``level`` range of the rejection rate of an exact level-``alpha`` test over ``repetitions`` runs.
+
+    The rejection count of such a test is :math:`\mathrm{Binomial}(\texttt{repetitions}, \alpha)`;
+    the range is its :math:`(1-\texttt{level})/2` and :math:`(1+\texttt{level})/2` quantiles
+    divided by ``repetitions``. A type-I error curve outside it is evidence that the test
+    is not exact.
+
+    Parameters
+    ----------
+    alpha : float
+        Nominal level of the test, in (0, 1).
+    repetitions : int
+        Number of independent runs (> 0).
+    level : float, default 0.95
+        Probability the range covers, in (0, 1).
+
+    Returns
+    -------
+    tuple of float
+        ``(low, high)`` rejection rates.
+
+    Examples
+    --------
+    >>> from dpkme.two_sample.lab import monte_carlo_band
+    >>> monte_carlo_band(0.05, 200)
+    (0.02, 0.08)
+    """
     lo = stats.binom.ppf((1 - level) / 2, repetitions, alpha) / repetitions
     hi = stats.binom.ppf(1 - (1 - level) / 2, repetitions, alpha) / repetitions
     return float(lo), float(hi)
@@ -226,25 +376,38 @@ def monte_carlo_band(alpha: float, repetitions: int, level: float = 0.95) -> tup
 class CurveResult:
     """Rejection rates of several methods along ``epsilon`` or ``n``.
 
-    Attributes
+    Parameters
     ----------
     case : str
+        Key of the case in :data:`CASES`.
     vary : {"epsilon", "n"}
+        The parameter varied along the curve.
     values : list of float
+        Values of the varied parameter.
     methods : list of str
+        Keys of :data:`LAB_METHODS`.
     rejections : dict method -> list of int
         Number of rejections at each value.
     repetitions : list of int
-        Completed repetitions at each value.
+        Completed repetitions at each value (0 where a stopped run never got).
     alpha : float
-    params : dict
+        Level of the tests.
+    params : dict, optional
         Fixed parameters (n or epsilon, delta, dim, features, test options).
-    seed : int or None
+    seed : int or None, default None
         Root seed; repetition r at value index i uses ``SeedSequence([seed, i, r])``.
-    seconds : list of float
+    seconds : list of float, optional
         Wall time per value.
-    completed : bool
+    completed : bool, default True
         False if stopped by the progress callback.
+
+    Examples
+    --------
+    >>> from dpkme.two_sample.lab import CurveResult
+    >>> curve = CurveResult(case="SG", vary="epsilon", values=[1.0, 2.0], methods=["tcmc"],
+    ...                     rejections={"tcmc": [1, 0]}, repetitions=[20, 0], alpha=0.05, completed=False)
+    >>> curve.rates()
+    {'tcmc': [0.05, nan]}
     """
 
     case: str

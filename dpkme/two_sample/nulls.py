@@ -63,22 +63,35 @@ _CHUNK = 4096
 
 @dataclass
 class NullDistribution:
-    """A null distribution of a test statistic, ready to plot and to turn into p-values.
+    r"""A null distribution of a test statistic, ready to plot and to turn into p-values.
 
-    Attributes
+    For the simulated nulls the p-value of :math:`s` with :math:`B` draws is
+    :math:`(1 + \#\{s^*_b \ge s\})/(B+1)`; for ``"chi2"`` it is the exact
+    :math:`\chi^2_{\rm df}` survival function.
+
+    Parameters
     ----------
     kind : {"bootstrap", "weighted-chi2", "chi2"}
+        Which null (see the module docstring).
     description : str
         One sentence for the UI.
-    samples : ndarray
+    samples : ndarray of shape (B,)
         Draws from the null (for histograms). For ``"chi2"`` they are only for
         display; p-values use the exact survival function.
-    df : int or None
+    df : int or None, default None
         Degrees of freedom (``"chi2"``).
-    weights : ndarray or None
+    weights : ndarray or None, default None
         Weights of the weighted chi-square (``"weighted-chi2"``).
-    params : dict
+    params : dict, optional
         Everything the simulation used (plug-in sizes, noise levels, seed).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpkme.two_sample.nulls import NullDistribution
+    >>> null = NullDistribution(kind="bootstrap", description="toy", samples=np.arange(1.0, 20.0))
+    >>> null.p_value(18.5)                    # (1 + #{s_b >= 18.5}) / (19 + 1)
+    0.1
     """
 
     kind: str
@@ -124,7 +137,33 @@ class NullDistribution:
 
 
 def chi2_null(df: int, *, n_samples: int = 2000, rng: np.random.Generator) -> NullDistribution:
-    """The asymptotic :math:`\\chi^2_J` null (samples for display only)."""
+    r"""The asymptotic :math:`\chi^2_J` null (samples for display only).
+
+    The null of the non-private statistic :math:`s_n` (Chwialkowski et al. 2015);
+    on a private statistic it ignores the noise.
+
+    Parameters
+    ----------
+    df : int
+        Degrees of freedom :math:`J` (the number of features, >= 1).
+    n_samples : int, default 2000
+        Number of draws kept for display.
+    rng : numpy.random.Generator
+        Source of the display draws (p-values do not use them).
+
+    Returns
+    -------
+    NullDistribution
+        ``kind="chi2"`` with ``df`` set.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpkme.two_sample.nulls import chi2_null
+    >>> null = chi2_null(3, rng=np.random.default_rng(0))
+    >>> round(null.critical_value(0.05), 4), round(null.p_value(7.8147), 4)
+    (7.8147, 0.05)
+    """
     df = check_positive_int(df, name="df")
     return NullDistribution(
         kind="chi2",
@@ -138,7 +177,34 @@ def weighted_chi2_null(V, C, *, n_samples: int = 2000, rng: np.random.Generator)
     r"""Null :math:`\sum_k\lambda_k\chi^2_1` with :math:`\lambda = \operatorname{eig}(V^{-1/2}CV^{-1/2})`.
 
     ``V`` is the matrix of the statistic, ``C`` the (plug-in) covariance of the
-    noisy mean under :math:`H_0`.
+    noisy mean under :math:`H_0`: if :math:`w\sim\mathcal N(0, C)` then
+    :math:`w^\top V^{-1}w` has exactly this distribution. ``C`` is projected to PSD
+    first; the weights are clipped at 0.
+
+    Parameters
+    ----------
+    V : array-like of shape (J, J)
+        Symmetric positive definite matrix of the statistic :math:`s = w^\top V^{-1}w`.
+    C : array-like of shape (J, J)
+        Plug-in covariance of the (noisy) mean under :math:`H_0`, e.g.
+        :math:`\hat\Sigma/n + \sigma_w^2 I`, from released quantities only.
+    n_samples : int, default 2000
+        Number of draws :math:`B`.
+    rng : numpy.random.Generator
+        Randomness of the simulation (post-processing).
+
+    Returns
+    -------
+    NullDistribution
+        ``kind="weighted-chi2"`` with the weights :math:`\lambda` (ascending).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpkme.two_sample.nulls import weighted_chi2_null
+    >>> null = weighted_chi2_null(np.eye(2), np.diag([2.0, 0.5]), n_samples=100, rng=np.random.default_rng(0))
+    >>> null.weights, null.samples.shape
+    (array([0.5, 2. ]), (100,))
     """
     V = np.asarray(V, dtype=float)
     C = psd_project(C)
@@ -212,6 +278,11 @@ def paired_bootstrap_null(
         B.
     rng : numpy Generator
         Randomness of the simulation (post-processing; its seed can be published).
+
+    Returns
+    -------
+    NullDistribution
+        ``kind="bootstrap"`` with the :math:`B` simulated statistics.
     """
     n = check_positive_int(n, name="n", minimum=2)
     B = check_positive_int(n_samples, name="n_samples")
@@ -259,6 +330,47 @@ def two_sample_bootstrap_null(
     Both samples are simulated around the common plug-in mean ``mean_plugin``
     (the null) with their own plug-in covariances, each gets its own holder's
     noise (0 for a public side), and the statistic is recomputed.
+
+    Parameters
+    ----------
+    n_x, n_y : int
+        Sample sizes (each >= 2).
+    mean_plugin : array-like of shape (J,)
+        The common feature mean both samples are simulated around (e.g. the
+        size-weighted average of the released means).
+    cov_x, cov_y : array-like of shape (J, J)
+        Plug-in feature covariances of the two samples, from released quantities
+        only (projected to PSD here).
+    sigma_mean_x, sigma_mean_y : float
+        Standard deviations of the noise on each released mean (0 for a public side).
+    sigma_second_x, sigma_second_y : float
+        Standard deviations of the symmetric noise on each released second moment
+        (0 for a public side).
+    gamma : float
+        The public regularisation used by the statistic.
+    noise_aware : bool, default True
+        Whether the statistic adds :math:`\sigma_x^2+\sigma_y^2` to V (as the observed one did).
+    n_samples : int, default 2000
+        Number of draws :math:`B`.
+    rng : numpy.random.Generator
+        Randomness of the simulation (post-processing; its seed can be published).
+
+    Returns
+    -------
+    NullDistribution
+        ``kind="bootstrap"`` with the :math:`B` simulated statistics.
+
+    Examples
+    --------
+    Without noise the null is close to :math:`\chi^2_J` (mean J = 2):
+
+    >>> import numpy as np
+    >>> from dpkme.two_sample.nulls import two_sample_bootstrap_null
+    >>> null = two_sample_bootstrap_null(n_x=200, n_y=300, mean_plugin=np.zeros(2), cov_x=np.eye(2),
+    ...                                  cov_y=np.eye(2), sigma_mean_x=0.0, sigma_second_x=0.0, sigma_mean_y=0.0,
+    ...                                  sigma_second_y=0.0, gamma=1e-5, rng=np.random.default_rng(0))
+    >>> bool(1.8 < null.samples.mean() < 2.2)
+    True
     """
     n_x = check_positive_int(n_x, name="n_x", minimum=2)
     n_y = check_positive_int(n_y, name="n_y", minimum=2)

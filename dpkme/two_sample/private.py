@@ -134,17 +134,25 @@ NEIGHBOURING = "replace-one"
 
 # --------------------------------------------------------------------------- calibration
 class MomentCalibration:
-    """Noise for a (mean, second moment) pair released from one data set.
+    r"""Noise for a (mean, second moment) pair released from one data set.
 
-    Attributes
+    Made by :func:`calibrate_moments`; stored as given (no validation here).
+    :meth:`charges` turns it into the two Gaussian
+    :class:`~dpkme.privacy.accounting.PrivacyCharge` objects of the release.
+
+    Parameters
     ----------
     mean, second : GaussianCalibration
         Calibrations of the two releases (``sigma``, ``sensitivity``, the
         ``(epsilon, delta)`` each one satisfies on its own).
     epsilon, delta : float
-        Requested total.
+        Requested total :math:`(\varepsilon, \delta)` of the pair.
     mean_fraction : float
+        :math:`f` in (0, 1): the share of the budget spent on the mean (of the
+        Gaussian precision :math:`1/z^2` for ``"joint"``, of
+        :math:`(\varepsilon, \delta)` for ``"split"``).
     calibration : {"joint", "split"}
+        How the budget was split (see :func:`calibrate_moments`).
     """
 
     def __init__(self, mean: GaussianCalibration, second: GaussianCalibration, *, epsilon, delta,
@@ -203,6 +211,46 @@ def calibrate_moments(*, epsilon, delta, sensitivity_mean, sensitivity_second,
     :math:`\delta_i = f\delta` resp. :math:`(1-f)\delta`.
     ``"split"``: :math:`(f\varepsilon, f\delta)` and :math:`((1-f)\varepsilon, (1-f)\delta)`
     with :func:`~dpkme.privacy.calibration.calibrate_gaussian` (analytic).
+
+    Parameters
+    ----------
+    epsilon : float
+        Total :math:`\varepsilon > 0` of the pair of releases.
+    delta : float
+        Total :math:`\delta` in (0, 1).
+    sensitivity_mean : float
+        L2 sensitivity :math:`\Delta_w > 0` of the mean (see
+        :mod:`dpkme.two_sample.sensitivity`).
+    sensitivity_second : float
+        Frobenius sensitivity :math:`\Delta_\Lambda > 0` of the second moment.
+    mean_fraction : float, default :data:`DEFAULT_MEAN_FRACTION`
+        :math:`f`, strictly between 0 and 1: the mean's share of the budget.
+    calibration : {"joint", "split"}, default "joint"
+        One Gaussian mechanism on the pair (exact) or the paper's basic-composition split.
+
+    Returns
+    -------
+    MomentCalibration
+        The two calibrations; the noise multipliers are rounded up until the joint
+        guarantee is verified.
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon``, ``delta``, a sensitivity or ``mean_fraction`` is out of range,
+        or ``calibration`` is unknown.
+
+    Examples
+    --------
+    >>> from dpkme.privacy.calibration import analytic_sigma
+    >>> from dpkme.two_sample.private import calibrate_moments
+    >>> cal = calibrate_moments(epsilon=1.0, delta=1e-5, sensitivity_mean=0.01, sensitivity_second=0.02)
+    >>> z_w, z_l = cal.mean.sigma / 0.01, cal.second.sigma / 0.02
+    >>> z = analytic_sigma(epsilon=1.0, delta=1e-5, sensitivity=1.0)
+    >>> abs((z_w**-2 + z_l**-2) ** -0.5 / z - 1.0) < 1e-6     # together: exactly one (epsilon, delta) mechanism
+    True
+    >>> round(z_w**-2 / (z_w**-2 + z_l**-2), 6)                 # the mean's share of the precision
+    0.7
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
@@ -552,7 +600,57 @@ def nte_test(
     with :math:`w = \tilde\mu_x-\tilde\mu_y`, and the bootstrap null simulates
     both holders. X and Y may have different sizes. ``charges`` is what a
     ledger of the union pays (parallel composition); ``holder_charges`` what
-    each holder's own ledger pays. Other parameters as in :func:`tcmc_test`.
+    each holder's own ledger pays.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_x, d)
+        Holder X's private sample (at least 2 rows).
+    Y : array-like of shape (n_y, d)
+        Holder Y's private sample (at least 2 rows; ``n_y`` may differ from ``n_x``).
+    features : FeatureMap
+        Public feature map (:func:`~dpkme.two_sample.features.make_features`), the
+        same for both holders.
+    epsilon, delta : float
+        Privacy budget of each holder's release (:math:`\varepsilon > 0`,
+        :math:`\delta` in (0, 1)); by parallel composition also the total for the union.
+    mean_fraction : float in (0, 1), default :data:`DEFAULT_MEAN_FRACTION`
+        Share of each holder's budget for its mean (see :func:`calibrate_moments`).
+    calibration : {"joint", "split"}, default "joint"
+        Budget split between mean and second moment (see :func:`calibrate_moments`).
+    regularization : float, default :data:`DEFAULT_REGULARIZATION`
+        Public ridge :math:`\gamma > 0`; :math:`\gamma/n_{\rm eff}` is added to the
+        diagonal of the statistic's matrix.
+    noise_aware : bool, default True
+        Add the mean-noise variances :math:`\sigma_x^2+\sigma_y^2` to the statistic's
+        covariance. ``False`` gives the statistic without it.
+    null : {"bootstrap", "weighted-chi2", "chi2"}, default "bootstrap"
+        ``"chi2"`` is invalid for a private statistic (for contrast only).
+    n_null : int, default 2000
+        Draws of the simulated null (at least 99).
+    alpha : float, default 0.05
+        Level, in (0, 1).
+    random_state : None, int or Generator
+        Privacy noise of both holders (see :func:`dpkme._validation.noise_rng`): an
+        int gives a replayable teaching release, **not** private once the seed is known.
+    null_random_state : None, int or Generator
+        Null simulation (derived from an int ``random_state`` if omitted).
+
+    Returns
+    -------
+    TwoSampleResult
+        ``design="two-sample"``; ``charges`` for the union, ``holder_charges`` per holder.
+
+    Examples
+    --------
+    >>> from dpkme.two_sample import make_features
+    >>> from dpkme.two_sample.lab import make_case
+    >>> from dpkme.two_sample.private import nte_test
+    >>> case = make_case("GMD", 2000, dim=5, random_state=0)
+    >>> feats = make_features("scf", public_sample=case.public, n_features=3, random_state=0)
+    >>> res = nte_test(case.X, case.Y[:1500], features=feats, epsilon=1.0, delta=1e-5, n_null=199, random_state=0)
+    >>> res.n_x, res.n_y, sorted(res.holder_charges), len(res.charges)
+    (2000, 1500, ['X', 'Y'], 2)
     """
     return _two_sample("nte", X, Y, features=features, private_sides=(True, True), epsilon=epsilon, delta=delta,
                        mean_fraction=mean_fraction, calibration=calibration, regularization=regularization,
@@ -607,12 +705,30 @@ def release_test(
         charge applies to the held-out individuals. If they are disjoint from
         the individuals behind the release, the two releases compose in
         parallel; otherwise add both to the same ledger.
+    features : FeatureMap
+        Public feature map (:func:`~dpkme.two_sample.features.make_features`); it
+        must not be built from ``heldout``.
+    epsilon, delta : float
+        Privacy budget of the held-out release (:math:`\varepsilon > 0`,
+        :math:`\delta` in (0, 1)), charged to the held-out individuals.
+    n_synthetic : int, optional
+        Number of rows to resample from a weighted release (required for one;
+        ignored for an array of rows).
+    mean_fraction, calibration, regularization, noise_aware, null, n_null, alpha, random_state, null_random_state
+        As in :func:`nte_test` (the noise is added on the held-out side only).
     resample_random_state : None, int or Generator
         Randomness of the resampling (public).
 
-    Other parameters as in :func:`nte_test`. ``H0``: the synthetic and the
-    held-out feature means are equal; a rejection says the release is
-    distinguishable from real data through these features.
+    Returns
+    -------
+    TwoSampleResult
+        ``method="release"``; ``params`` records the resampling (``resampled``,
+        ``n_synthetic``, ``resample_seed``, ...).
+
+    Notes
+    -----
+    ``H0``: the synthetic and the held-out feature means are equal; a rejection
+    says the release is distinguishable from real data through these features.
     """
     from .._validation import check_random_state
 
@@ -643,6 +759,43 @@ def nonprivate_test(
 
     **No privacy guarantee** (no charges); for comparison and for public data.
     ``design="two-sample"`` gives the unpaired Hotelling-type statistic.
+
+    Parameters
+    ----------
+    X, Y : array-like of shape (n, d)
+        The samples (at least 2 rows each); for ``design="paired"`` row i of X is
+        paired with row i of Y (equal sizes), for ``"two-sample"`` the sizes may differ.
+    features : FeatureMap
+        Feature map (:func:`~dpkme.two_sample.features.make_features`).
+    design : {"paired", "two-sample"}, default "paired"
+        Paired statistic on :math:`z_i = \phi(x_i)-\phi(y_i)`, or the two-sample
+        statistic of :func:`~dpkme.two_sample.statistic.two_sample_statistic`.
+    regularization : float, default :data:`DEFAULT_REGULARIZATION`
+        Ridge :math:`\gamma > 0`.
+    null : {"chi2", "bootstrap", "weighted-chi2"}, default "chi2"
+        The asymptotic :math:`\chi^2_J` null is valid here (there is no noise).
+    n_null : int, default 2000
+        Draws of a simulated null (display samples for ``"chi2"``; at least 99).
+    alpha : float, default 0.05
+        Level, in (0, 1).
+    null_random_state : None, int or Generator
+        Null simulation; ``None`` draws a seed (recorded in ``null_seed``).
+
+    Returns
+    -------
+    TwoSampleResult
+        ``method="nonprivate"``, no charges, ``epsilon = inf``.
+
+    Examples
+    --------
+    >>> from dpkme.two_sample import make_features
+    >>> from dpkme.two_sample.lab import make_case
+    >>> from dpkme.two_sample.private import nonprivate_test
+    >>> case = make_case("GMD", 2000, dim=5, random_state=0)
+    >>> feats = make_features("scf", public_sample=case.public, n_features=3, random_state=0)
+    >>> res = nonprivate_test(case.X, case.Y, features=feats)
+    >>> res.decision, res.charges, res.epsilon
+    ('reject H0', (), inf)
     """
     check_in(design, ("paired", "two-sample"), name="design")
     if design == "two-sample":
@@ -683,6 +836,40 @@ def run_test(X, Y, *, method: str = "tcmc", **kwargs) -> TwoSampleResult:
     """Run one test: ``method`` in ``("tcmc", "nte", "release", "nonprivate")``; keyword arguments as in the test.
 
     For ``"release"``, ``X`` is the synthetic release and ``Y`` the held-out private data.
+
+    Parameters
+    ----------
+    X, Y : array-like
+        The two samples, passed positionally to the test (``synthetic`` and
+        ``heldout`` for ``"release"``).
+    method : {"tcmc", "nte", "release", "nonprivate"}, default "tcmc"
+        Which test: :func:`tcmc_test`, :func:`nte_test`, :func:`release_test` or
+        :func:`nonprivate_test` (:data:`METHODS`).
+    **kwargs
+        Keyword arguments of that test (``features`` always; ``epsilon`` and
+        ``delta`` for the private ones).
+
+    Returns
+    -------
+    TwoSampleResult
+        The test's result.
+
+    Raises
+    ------
+    ValueError
+        If ``method`` is unknown, or from the test's own checks.
+
+    Examples
+    --------
+    >>> from dpkme.two_sample import make_features
+    >>> from dpkme.two_sample.lab import make_case
+    >>> from dpkme.two_sample.private import run_test
+    >>> case = make_case("GMD", 2000, dim=5, random_state=0)
+    >>> feats = make_features("scf", public_sample=case.public, n_features=3, random_state=0)
+    >>> res = run_test(case.X, case.Y, method="tcmc", features=feats, epsilon=1.0, delta=1e-5, n_null=199,
+    ...                random_state=0)
+    >>> res.method, res.decision, [c.label for c in res.charges]
+    ('tcmc', 'reject H0', ['TCMC two-sample test: mean', 'TCMC two-sample test: second moment'])
     """
     check_in(method, METHODS, name="method")
     fn = {"tcmc": tcmc_test, "nte": nte_test, "release": release_test, "nonprivate": nonprivate_test}[method]

@@ -31,19 +31,25 @@ def _jsonable(value):
 
 @dataclass
 class TwoSampleResult:
-    """Everything one test produced, for display and for the privacy ledger.
+    r"""Everything one test produced, for display and for the privacy ledger.
 
-    Attributes
+    Made by the tests of :mod:`dpkme.two_sample.private`; stored as given (no validation here).
+
+    Parameters
     ----------
     method : str
         ``"tcmc"`` (trusted curator, perturbed mean and covariance),
         ``"nte"`` (no trusted entity: two holders), ``"release"`` (synthetic
         release vs held-out private data), ``"nonprivate"``.
     design : {"paired", "two-sample"}
+        Paired statistic on :math:`z_i = \phi(x_i)-\phi(y_i)`, or the two-sample
+        statistic on the two feature means.
     statistic : float
-        The (private) test statistic.
+        The (private) test statistic :math:`s = w^\top V^{-1}w`.
     p_value : float
+        P-value of ``statistic`` under ``null``.
     alpha : float
+        Level of the test, in (0, 1).
     reject : bool
         ``p_value <= alpha``.
     null : NullDistribution
@@ -64,25 +70,41 @@ class TwoSampleResult:
         Total privacy of ``charges`` (exact composition of the Gaussian
         releases); ``inf`` and ``0`` for the non-private test.
     n_x, n_y : int
+        Sizes of the two samples (equal, the number of pairs, for the paired design).
     features : FeatureMap
-    released : dict
+        The public feature map used (:math:`J` = ``features.n_features``).
+    released : dict, optional
         The privatised quantities actually released (noisy means, noisy second
         moments) and their post-processing (plug-in covariances); safe to show.
-    noise : dict
+    noise : dict, optional
         Sensitivities, noise standard deviations, calibration and budget split.
-    regularization : float
-    noise_aware : bool
-    noise_seed : int or None
+    regularization : float, default 0.0
+        The public ridge :math:`\gamma` of the statistic.
+    noise_aware : bool, default True
+        Whether the mean-noise variance was added to the statistic's covariance.
+    noise_seed : int or None, default None
         Seed of the privacy noise (``None`` for OS-entropy noise, by design).
-    noise_source : str
+    noise_source : str, default "none"
         ``"seeded"`` (replayable: no privacy once the seed is known),
-        ``"os-entropy"`` or ``"generator"``.
-    null_seed : int or None
+        ``"os-entropy"``, ``"generator"``, or ``"none"`` (no noise was added).
+    null_seed : int or None, default None
         Seed of the null simulation (post-processing; safe to publish).
-    seconds : float
-    warnings : list of str
-    params : dict
+    seconds : float, default 0.0
+        Wall time of the test.
+    warnings : list of str, optional
+        Caveats for the reader (negative eigenvalues projected away, a seeded noise,
+        an invalid null, ...).
+    params : dict, optional
         Remaining parameters (unit, mean_fraction, n_null, ...).
+
+    Attributes
+    ----------
+    private : bool
+        Whether any privacy was charged (``charges`` is not empty).
+    n_features : int
+        :math:`J`, the number of features (degrees of freedom of the naive null).
+    decision : str
+        ``"reject H0"`` or ``"do not reject H0"``.
     """
 
     method: str

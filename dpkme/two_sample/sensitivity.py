@@ -105,7 +105,41 @@ UNITS = ("pair", "row")
 
 
 def paired_mean_sensitivity(*, n, diff_bound, unit: str = "pair") -> float:
-    r"""L2 sensitivity of :math:`w = \frac1n\sum_i z_i`: :math:`2B/n` (``unit="pair"``) or :math:`B/n` (``"row"``)."""
+    r"""L2 sensitivity of :math:`w = \frac1n\sum_i z_i`: :math:`2B/n` (``unit="pair"``) or :math:`B/n` (``"row"``).
+
+    Replace-one sensitivity of the mean of the paired differences
+    :math:`z_i = \phi(x_i)-\phi(y_i)` (sections 1 and 2 of the module docstring).
+
+    Parameters
+    ----------
+    n : int
+        Number of pairs (public, >= 1).
+    diff_bound : float
+        :math:`B = \sup_{x,x'}\|\phi(x)-\phi(x')\|_2 > 0` of the feature map
+        (:math:`a\sqrt J` for ME, :math:`2\sqrt{J_f}` for SCF).
+    unit : {"pair", "row"}, default "pair"
+        The unit of privacy: one pair :math:`(x_i, y_i)` is one individual
+        (``"pair"``), or each individual is one row of X *or* of Y (``"row"``).
+
+    Returns
+    -------
+    float
+        :math:`\Delta_w`.
+
+    Raises
+    ------
+    ValueError
+        If ``n`` is not a positive integer, ``diff_bound`` not a positive float or
+        ``unit`` not in :data:`UNITS`.
+
+    Examples
+    --------
+    >>> from dpkme.two_sample.sensitivity import paired_mean_sensitivity
+    >>> paired_mean_sensitivity(n=100, diff_bound=2.0)
+    0.04
+    >>> paired_mean_sensitivity(n=100, diff_bound=2.0, unit="row")
+    0.02
+    """
     n = check_positive_int(n, name="n")
     B = check_positive_float(diff_bound, name="diff_bound")
     check_in(unit, UNITS, name="unit")
@@ -113,7 +147,39 @@ def paired_mean_sensitivity(*, n, diff_bound, unit: str = "pair") -> float:
 
 
 def paired_second_moment_sensitivity(*, n, diff_bound, unit: str = "pair") -> float:
-    r"""Frobenius sensitivity of :math:`\frac1n\sum_i z_iz_i^\top`: :math:`\sqrt2B^2/n` (pair) or :math:`\sqrt{3/2}B^2/n` (row)."""
+    r"""Frobenius sensitivity of :math:`\frac1n\sum_i z_iz_i^\top`: :math:`\sqrt2B^2/n` (pair) or :math:`\sqrt{3/2}B^2/n` (row).
+
+    Replace-one sensitivity of the second moment :math:`\Lambda` of the paired
+    differences (sections 1 and 2 of the module docstring); it is the L2
+    sensitivity of the Frobenius-isometric vectorisation in which :math:`\Lambda`
+    is released.
+
+    Parameters
+    ----------
+    n : int
+        Number of pairs (public, >= 1).
+    diff_bound : float
+        :math:`B = \sup_{x,x'}\|\phi(x)-\phi(x')\|_2 > 0` of the feature map.
+    unit : {"pair", "row"}, default "pair"
+        The unit of privacy, as in :func:`paired_mean_sensitivity`.
+
+    Returns
+    -------
+    float
+        :math:`\Delta_\Lambda`.
+
+    Raises
+    ------
+    ValueError
+        If ``n`` is not a positive integer, ``diff_bound`` not a positive float or
+        ``unit`` not in :data:`UNITS`.
+
+    Examples
+    --------
+    >>> from dpkme.two_sample.sensitivity import paired_second_moment_sensitivity
+    >>> round(paired_second_moment_sensitivity(n=100, diff_bound=2.0), 6)   # sqrt(2) * 4 / 100
+    0.056569
+    """
     n = check_positive_int(n, name="n")
     B = check_positive_float(diff_bound, name="diff_bound")
     check_in(unit, UNITS, name="unit")
@@ -121,13 +187,68 @@ def paired_second_moment_sensitivity(*, n, diff_bound, unit: str = "pair") -> fl
 
 
 def sample_mean_sensitivity(*, n, diff_bound) -> float:
-    r"""L2 sensitivity of one sample's feature mean :math:`\frac1n\sum\phi(x_i)`: :math:`B/n`."""
+    r"""L2 sensitivity of one sample's feature mean :math:`\frac1n\sum\phi(x_i)`: :math:`B/n`.
+
+    Replace-one sensitivity for a holder that releases the moments of its own
+    sample (section 3 of the module docstring).
+
+    Parameters
+    ----------
+    n : int
+        Size of the holder's sample (public, >= 1).
+    diff_bound : float
+        :math:`B = \sup_{x,x'}\|\phi(x)-\phi(x')\|_2 > 0` of the feature map.
+
+    Returns
+    -------
+    float
+        :math:`\Delta_\mu = B/n`.
+
+    Raises
+    ------
+    ValueError
+        If ``n`` is not a positive integer or ``diff_bound`` not a positive float.
+
+    Examples
+    --------
+    >>> from dpkme.two_sample.sensitivity import sample_mean_sensitivity
+    >>> sample_mean_sensitivity(n=50, diff_bound=2.0)
+    0.04
+    """
     n = check_positive_int(n, name="n")
     return check_positive_float(diff_bound, name="diff_bound") / n
 
 
 def sample_second_moment_sensitivity(*, n, outer_diff_bound) -> float:
-    r"""Frobenius sensitivity of one sample's :math:`\frac1n\sum\phi(x_i)\phi(x_i)^\top`: :math:`R/n`."""
+    r"""Frobenius sensitivity of one sample's :math:`\frac1n\sum\phi(x_i)\phi(x_i)^\top`: :math:`R/n`.
+
+    Replace-one sensitivity for a holder that releases the second moment of its
+    own sample (section 3 of the module docstring).
+
+    Parameters
+    ----------
+    n : int
+        Size of the holder's sample (public, >= 1).
+    outer_diff_bound : float
+        :math:`R = \sup_{x,x'}\|\phi(x)\phi(x)^\top - \phi(x')\phi(x')^\top\|_F > 0`
+        of the feature map (:math:`a^2J` for ME, :math:`\sqrt2J_f` for SCF).
+
+    Returns
+    -------
+    float
+        :math:`\Delta_\Lambda = R/n`.
+
+    Raises
+    ------
+    ValueError
+        If ``n`` is not a positive integer or ``outer_diff_bound`` not a positive float.
+
+    Examples
+    --------
+    >>> from dpkme.two_sample.sensitivity import sample_second_moment_sensitivity
+    >>> sample_second_moment_sensitivity(n=50, outer_diff_bound=4.0)
+    0.08
+    """
     n = check_positive_int(n, name="n")
     return check_positive_float(outer_diff_bound, name="outer_diff_bound") / n
 
@@ -139,6 +260,33 @@ def published_statistic_sensitivity(*, n, n_features, kappa=1.0, gamma) -> float
 
     Provided for the privacy audit only (:mod:`dpkme.two_sample.audit`); it
     underestimates the true sensitivity by orders of magnitude.
+
+    Parameters
+    ----------
+    n : int
+        Number of pairs (>= 2).
+    n_features : int
+        :math:`J`, the number of features (>= 1).
+    kappa : float, default 1.0
+        :math:`\kappa > 0`, the paper's per-coordinate bound on the features.
+    gamma : float
+        :math:`\gamma_n > 0`, the regularisation of :math:`s_n`.
+
+    Returns
+    -------
+    float
+        The claimed (not valid) sensitivity of :math:`s_n`.
+
+    Raises
+    ------
+    ValueError
+        If ``n < 2``, ``n_features < 1`` or ``kappa``/``gamma`` are not positive floats.
+
+    Examples
+    --------
+    >>> from dpkme.two_sample.sensitivity import published_statistic_sensitivity
+    >>> round(published_statistic_sensitivity(n=1001, n_features=4, gamma=0.1), 6)
+    0.320959
     """
     n = check_positive_int(n, name="n", minimum=2)
     J = check_positive_int(n_features, name="n_features")
