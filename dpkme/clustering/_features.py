@@ -239,7 +239,35 @@ def assign(fb: FeatureBlocks, Y: np.ndarray, centres: np.ndarray) -> np.ndarray:
 
 
 def feature_norms(features, X: np.ndarray) -> np.ndarray:
-    """:math:`\\|z(x)\\|_2` of every row of X for an unclipped generic feature map (Algorithm 3 input)."""
+    """:math:`\\|z(x)\\|_2` of every row of X for an unclipped generic feature map (Algorithm 3 input).
+
+    Reads the private rows: the result is private and may only be passed to a
+    mechanism (:func:`dpkme.clustering.norm.private_norm_bound`), never released.
+    Evaluated on row blocks, in parallel, in float64.
+
+    Parameters
+    ----------
+    features : object with ``transform``
+        Fitted, public feature map whose ``transform(X)`` returns an (n, J)
+        array, e.g. :class:`dpkme.kernels.random_features.CosineBiasFeatures`
+        (norms in :math:`[0, \\sqrt{2a}]`). No clipping is applied.
+    X : ndarray (N, D)
+        Validated rows (the private data).
+
+    Returns
+    -------
+    ndarray (N,)
+        :math:`\\|z(x_n)\\|_2` for :math:`n = 1..N` (empty for N = 0).
+
+    Examples
+    --------
+    >>> from dpkme.kernels import GaussianKernel
+    >>> from dpkme.kernels.random_features import CosineBiasFeatures
+    >>> f = CosineBiasFeatures(GaussianKernel(lengthscale=1.0), n_components=50, random_state=0).fit(2)
+    >>> norms = feature_norms(f, np.zeros((3, 2)))
+    >>> norms.shape, bool(np.all(norms <= np.sqrt(2)))
+    ((3,), True)
+    """
 
     def work(r):
         F = np.asarray(features.transform(X[r[0]:r[1]]), dtype=np.float64)

@@ -97,7 +97,7 @@ _LAMBDAS = tuple(range(1, 257))
 class GaussianStep:
     r"""One (possibly repeated) Gaussian mechanism of a plan.
 
-    Attributes
+    Parameters
     ----------
     kind : {"norm", "lloyd", "release"}
         ``"norm"``: noisy norm histogram (Algorithm 3); ``"lloyd"``: a noisy
@@ -113,6 +113,13 @@ class GaussianStep:
         Noise std on each coordinate of each cluster sum divided by the norm
         bound :math:`C` (``None`` for ``"norm"``). :math:`C` may be chosen
         privately after planning, which is why it is not stored.
+    label : str, default=""
+        Free-text name of the step (display only; not used by the accounting).
+
+    Attributes
+    ----------
+    noise_multiplier : float
+        :math:`1/\mu`, the noise std at unit sensitivity (what RDP and PLD compose).
     """
 
     kind: str
@@ -137,17 +144,35 @@ class GaussianStep:
 class PrivacyPlan:
     r"""The Gaussian mechanisms of a DP k-means (or cluster-wise release) run, with their noise.
 
-    Attributes
+    Built from public inputs only, by :func:`plan_kmeans` (calibrated to a
+    target), :func:`plan_from_noise` (noise given) or :func:`paper_plan`; the
+    whole run is :math:`\mu_{\rm tot}`-GDP with
+    :math:`\mu_{\rm tot} = \sqrt{\sum_t \mathrm{count}_t\,\mu_t^2}`.
+
+    Parameters
     ----------
     steps : tuple of GaussianStep
+        The mechanisms in the order they run (optional ``"norm"``, then
+        ``"lloyd"``, then optional ``"release"``), at most one of each kind.
     neighbouring : {"replace-one", "add-remove"}
+        Neighbouring relation every step's :math:`\mu` was computed for.
     delta : float
         Target total :math:`\delta`.
-    target_epsilon : float or None
+    target_epsilon : float or None, default=None
         The :math:`\varepsilon` the plan was calibrated to (``None`` when the
         noise was given directly).
-    accountant : {"pld", "rdp"}
-        Accountant used for calibration and for :attr:`epsilon`.
+    accountant : {"pld", "rdp"}, default="pld"
+        Accountant used for calibration and for :meth:`epsilon`.
+    info : dict, optional
+        Calibration details (``count_share``, ``norm_share``, ``release_share``,
+        ``release_count_share``) for display; not used by the accounting.
+
+    Attributes
+    ----------
+    n_iter : int
+        :math:`T`, the number of noisy Lloyd iterations (0 without a ``"lloyd"`` step).
+    mu_total : float
+        :math:`\mu_{\rm tot}`.
     """
 
     steps: tuple
@@ -309,23 +334,45 @@ def plan_kmeans(
         Total target for the whole run.
     n_iter : int
         Number :math:`T \ge 1` of noisy Lloyd iterations.
-    neighbouring : {"replace-one", "add-remove"}
-    n_features : int
+    neighbouring : {"replace-one", "add-remove"}, default="replace-one"
+        Neighbouring relation of the guarantee.
+    n_features : int, default=1000
         :math:`J` (only used by the default ``count_share``).
     count_share : float in (0, 1), optional
         Share of each step's :math:`\mu^2` on the sizes
         (:func:`~dpkme.clustering.sensitivity.auto_count_share` if omitted).
-    norm_step : bool
+    norm_step : bool, default=False
         Include Algorithm 3 (private norm bound), with ``norm_share`` of the budget.
-    release_share : float in [0, 1)
-        Budget of the cluster-wise release step (0: no release step).
+    norm_share : float in (0, 1), default=0.1
+        :math:`s_{\rm norm}`, the part of :math:`\mu_{\rm tot}^2` spent on the
+        norm histogram; ignored unless ``norm_step``.
+    release_share : float in [0, 1), default=0.0
+        :math:`s_{\rm rel}`, the budget of the cluster-wise release step (0: no
+        release step). ``norm_share + release_share`` must be below 1.
     release_count_share : float, optional
         ``count_share`` of the release step (default: as for the Lloyd steps).
-    accountant : {"pld", "rdp"}
+    accountant : {"pld", "rdp"}, default="pld"
+        Accountant that certifies the target (and is stored in the plan).
 
     Returns
     -------
     PrivacyPlan
+        Its :meth:`~PrivacyPlan.epsilon` is at most ``epsilon`` (up to a
+        relative :math:`10^{-9}`).
+
+    Raises
+    ------
+    ValueError
+        On an invalid value, or shares that leave no budget for the Lloyd steps.
+
+    Examples
+    --------
+    >>> plan = plan_kmeans(epsilon=1.0, delta=1e-6, n_iter=5)
+    >>> plan.n_iter, round(plan.epsilon(), 6)
+    (5, 1.0)
+    >>> lloyd = plan.step("lloyd")
+    >>> lloyd.sigma_count == lloyd.sum_multiplier   # replace-one: sigma_n = sigma_s / C
+    True
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
@@ -386,6 +433,7 @@ def plan_from_noise(
     Parameters
     ----------
     n_iter : int
+        Number :math:`T \ge 1` of noisy Lloyd iterations.
     sigma_count : float
         Std of the noise on each cluster size.
     sum_multiplier : float
@@ -393,10 +441,28 @@ def plan_from_noise(
         norm bound :math:`C`.
     delta : float
         :math:`\delta` at which :math:`\varepsilon` is reported.
+    neighbouring : {"replace-one", "add-remove"}, default="replace-one"
+        Neighbouring relation the sensitivities :math:`\mu_t` are computed for
+        (:func:`~dpkme.clustering.sensitivity.step_mu`).
     sigma_norm : float, optional
         Std of the noise on each bin of the norm histogram (Algorithm 3), if used.
     release_sigma_count, release_sum_multiplier : float, optional
-        Noise of a cluster-wise release step, if any.
+        Noise of a cluster-wise release step, if any (both or neither).
+    accountant : {"pld", "rdp"}, default="pld"
+        Accountant used by :meth:`PrivacyPlan.epsilon`.
+
+    Returns
+    -------
+    PrivacyPlan
+        With ``target_epsilon=None``.
+
+    Examples
+    --------
+    >>> plan = plan_from_noise(n_iter=5, sigma_count=10.0, sum_multiplier=10.0, delta=1e-6)
+    >>> round(plan.step("lloyd").mu, 6), round(plan.mu_total, 6)   # mu = 2C/sigma_s; sqrt(5) * mu
+    (0.2, 0.447214)
+    >>> round(plan.epsilon(), 2)
+    1.99
     """
     T = check_positive_int(n_iter, name="n_iter")
     delta = check_delta(delta)
@@ -421,7 +487,41 @@ def plan_from_noise(
 
 def paper_plan(*, sigma_K: float, n_iter: int, delta: float, sigma_C: float | None = None,
                neighbouring: str = "replace-one", accountant: str = "pld") -> PrivacyPlan:
-    r"""The noise of Acs et al.'s Algorithm 2: :math:`\sqrt2\sigma_K` (sizes), :math:`\sqrt2\sigma_K C` (sums), :math:`\sqrt2\sigma_C` (histogram, once)."""
+    r"""The noise of Acs et al.'s Algorithm 2: :math:`\sqrt2\sigma_K` (sizes), :math:`\sqrt2\sigma_K C` (sums), :math:`\sqrt2\sigma_C` (histogram, once).
+
+    The plan charges this noise with the **true** sensitivities
+    (:mod:`.sensitivity`), so ``paper_plan(...).epsilon()`` is what the paper's
+    parameters actually give; :func:`paper_epsilon` is what the paper reports.
+
+    Parameters
+    ----------
+    sigma_K : float
+        The paper's :math:`\sigma_K > 0` (noise multiplier of the Lloyd steps).
+    n_iter : int
+        :math:`T \ge 1`, the number of noisy Lloyd iterations.
+    delta : float
+        :math:`\delta` at which :math:`\varepsilon` is reported.
+    sigma_C : float, optional
+        The paper's :math:`\sigma_C > 0` for the norm histogram (Algorithm 3);
+        ``None`` (default) for a feature map with an a-priori norm bound (no
+        norm step).
+    neighbouring : {"replace-one", "add-remove"}, default="replace-one"
+        Neighbouring relation of the accounting.
+    accountant : {"pld", "rdp"}, default="pld"
+        Accountant used by :meth:`PrivacyPlan.epsilon`.
+
+    Returns
+    -------
+    PrivacyPlan
+
+    Examples
+    --------
+    Under replace-one the Lloyd step has :math:`\mu = \sqrt2/\sigma_K`:
+
+    >>> plan = paper_plan(sigma_K=5.0, n_iter=5, delta=1e-6)
+    >>> round(plan.step("lloyd").mu, 6), round(plan.epsilon(), 2)
+    (0.282843, 2.92)
+    """
     sK = check_positive_float(sigma_K, name="sigma_K")
     r2 = math.sqrt(2.0)
     return plan_from_noise(n_iter=n_iter, sigma_count=r2 * sK, sum_multiplier=r2 * sK, delta=delta,
@@ -439,6 +539,31 @@ def paper_log_moment(lam, *, n_iter: int, sigma_K: float, sigma_C: float | None 
     term is dropped, as in the paper's remark after eq. (3). ``norm_count``
     replaces the :math:`T` in front of the norm term (eq. (3) counts the norm
     mechanism in every iteration; Algorithm 2 runs it once: ``norm_count=1``).
+
+    Parameters
+    ----------
+    lam : float or array_like
+        Order(s) :math:`\lambda > 0` of the moment.
+    n_iter : int
+        :math:`T \ge 1`, the number of Lloyd iterations.
+    sigma_K : float
+        The paper's :math:`\sigma_K > 0`.
+    sigma_C : float, optional
+        The paper's :math:`\sigma_C > 0` (norm histogram); ``None`` drops the term.
+    norm_count : int, optional
+        Number of times the norm term is counted (default :math:`T`, as eq. (3) is written).
+
+    Returns
+    -------
+    ndarray
+        :math:`\alpha_K(\lambda)`, the shape of ``lam`` (a 0-d array for a scalar).
+
+    Examples
+    --------
+    >>> paper_log_moment([1, 2], n_iter=5, sigma_K=2.0)
+    array([1.25, 3.75])
+    >>> paper_log_moment([1, 2], n_iter=5, sigma_K=2.0, sigma_C=1.0, norm_count=1)
+    array([1.75, 5.25])
     """
     T = check_positive_int(n_iter, name="n_iter")
     sK = check_positive_float(sigma_K, name="sigma_K")
@@ -451,13 +576,62 @@ def paper_log_moment(lam, *, n_iter: int, sigma_K: float, sigma_C: float | None 
 
 
 def gaussian_log_moment(lam, mu2: float):
-    r"""True log moment of a Gaussian mechanism (or composition) with :math:`\sum\mu^2 = ` ``mu2``: :math:`\lambda(\lambda+1)\mu^2/2`."""
+    r"""True log moment of a Gaussian mechanism (or composition) with :math:`\sum\mu^2 = ` ``mu2``: :math:`\lambda(\lambda+1)\mu^2/2`.
+
+    Equivalently Rényi DP :math:`\alpha\mu^2/2` of order :math:`\alpha = \lambda + 1`
+    (Mironov 2017); twice Lemma 1 of the paper at the same noise.
+
+    Parameters
+    ----------
+    lam : float or array_like
+        Order(s) :math:`\lambda > 0`.
+    mu2 : float
+        :math:`\mu^2 \ge 0`, the squared sensitivity in noise units
+        (:math:`\sum_t\mu_t^2` for an adaptive composition).
+
+    Returns
+    -------
+    ndarray
+        :math:`\lambda(\lambda+1)\mu^2/2`, the shape of ``lam``.
+
+    Examples
+    --------
+    >>> gaussian_log_moment([1, 2, 3], 0.5)
+    array([0.5, 1.5, 3. ])
+    """
     lam = np.asarray(lam, dtype=np.float64)
     return lam * (lam + 1.0) * float(mu2) / 2.0
 
 
 def moments_epsilon(log_moment: Callable, *, delta: float, lambdas: Iterable[int] = _LAMBDAS) -> float:
-    r"""Theorem 1 of the paper (Abadi et al.'s moments accountant): :math:`\min_\lambda(\alpha(\lambda) + \log(1/\delta))/\lambda`."""
+    r"""Theorem 1 of the paper (Abadi et al.'s moments accountant): :math:`\min_\lambda(\alpha(\lambda) + \log(1/\delta))/\lambda`.
+
+    Parameters
+    ----------
+    log_moment : callable
+        ``log_moment(lam) -> array``: :math:`\alpha(\lambda)` evaluated on a
+        float array of orders (e.g. :func:`paper_log_moment` or
+        :func:`gaussian_log_moment` with the other arguments bound).
+    delta : float
+        Target :math:`\delta \in (0, 1)`.
+    lambdas : iterable of int, default=range(1, 257)
+        Orders :math:`\lambda > 0` to minimise over.
+
+    Returns
+    -------
+    float
+        The smallest :math:`\varepsilon` over ``lambdas``.
+
+    Raises
+    ------
+    ValueError
+        If ``lambdas`` is empty or holds a non-positive order, or ``delta`` is invalid.
+
+    Examples
+    --------
+    >>> round(moments_epsilon(lambda lam: gaussian_log_moment(lam, 0.25), delta=1e-5), 4)
+    2.5263
+    """
     delta = check_delta(delta)
     lam = np.asarray(list(lambdas), dtype=np.float64)
     if lam.size == 0 or np.any(lam <= 0):
@@ -468,7 +642,36 @@ def moments_epsilon(log_moment: Callable, *, delta: float, lambdas: Iterable[int
 
 def paper_epsilon(*, n_iter: int, sigma_K: float, delta: float, sigma_C: float | None = None,
                   norm_count: int | None = None, lambdas: Iterable[int] = _LAMBDAS) -> float:
-    r""":math:`\varepsilon` the paper would report for DP k-means: eq. (3) through Theorem 1."""
+    r""":math:`\varepsilon` the paper would report for DP k-means: eq. (3) through Theorem 1.
+
+    :func:`moments_epsilon` of :func:`paper_log_moment` (which understates the
+    true value under replace-one; compare :func:`compare_with_paper`).
+
+    Parameters
+    ----------
+    n_iter : int
+        :math:`T \ge 1`, the number of Lloyd iterations.
+    sigma_K : float
+        The paper's :math:`\sigma_K > 0`.
+    delta : float
+        Target :math:`\delta \in (0, 1)`.
+    sigma_C : float, optional
+        The paper's :math:`\sigma_C > 0` (norm histogram); ``None``: no norm step.
+    norm_count : int, optional
+        Times the norm term is counted (default :math:`T`, as in eq. (3)).
+    lambdas : iterable of int, default=range(1, 257)
+        Orders :math:`\lambda` to minimise over.
+
+    Returns
+    -------
+    float
+        The paper's :math:`\varepsilon`.
+
+    Examples
+    --------
+    >>> round(paper_epsilon(n_iter=10, sigma_K=10.0, delta=1e-5), 4)
+    1.5675
+    """
     return moments_epsilon(lambda lam: paper_log_moment(lam, n_iter=n_iter, sigma_K=sigma_K, sigma_C=sigma_C,
                                                         norm_count=norm_count),
                            delta=delta, lambdas=lambdas)
@@ -477,6 +680,19 @@ def paper_epsilon(*, n_iter: int, sigma_K: float, delta: float, sigma_C: float |
 def compare_with_paper(*, n_iter: int, sigma_K: float, delta: float, sigma_C: float | None = None,
                        lambdas: Iterable[int] = _LAMBDAS) -> dict:
     r"""The paper's :math:`\varepsilon` for its own noise, next to what is actually true.
+
+    Parameters
+    ----------
+    n_iter : int
+        :math:`T \ge 1`, the number of Lloyd iterations.
+    sigma_K : float
+        The paper's :math:`\sigma_K > 0` (noise of the Lloyd steps, :func:`paper_plan`).
+    delta : float
+        :math:`\delta \in (0, 1)` at which every :math:`\varepsilon` is computed.
+    sigma_C : float, optional
+        The paper's :math:`\sigma_C > 0` (norm histogram); ``None``: no norm step.
+    lambdas : iterable of int, default=range(1, 257)
+        Orders :math:`\lambda` of the moments-accountant conversions.
 
     Returns
     -------
@@ -488,6 +704,17 @@ def compare_with_paper(*, n_iter: int, sigma_K: float, delta: float, sigma_C: fl
         ``paper`` under add/remove), ``rdp`` and ``pld`` (:mod:`dpkme.privacy.accounting`
         on the plan's charges, norm step once), ``mu_total`` and
         ``moment_ratio`` (true per-iteration log moment / the paper's).
+        Also ``n_iter``, ``sigma_K``, ``sigma_C``, ``delta`` as given.
+
+    Examples
+    --------
+    The paper's figure is exact under add/remove and too small under replace-one:
+
+    >>> c = compare_with_paper(n_iter=5, sigma_K=5.0, delta=1e-6)
+    >>> round(c["paper"], 4), round(c["add-remove"]["moments"], 4), round(c["replace-one"]["moments"], 4)
+    (2.4513, 2.4513, 3.5269)
+    >>> round(c["replace-one"]["moment_ratio"], 6)
+    2.0
     """
     T = check_positive_int(n_iter, name="n_iter")
     lambdas = tuple(lambdas)

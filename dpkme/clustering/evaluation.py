@@ -57,7 +57,30 @@ def _labels(a, name):
 
 
 def contingency_table(a, b) -> np.ndarray:
-    """Counts :math:`n_{ij}` of rows with label i in ``a`` and j in ``b`` (labels re-indexed)."""
+    """Counts :math:`n_{ij}` of rows with label i in ``a`` and j in ``b`` (labels re-indexed).
+
+    Parameters
+    ----------
+    a, b : array (n,) of int
+        Two labelings of the same n rows; any integer values (the distinct
+        values of each are mapped to ``0, 1, ...`` in increasing order).
+
+    Returns
+    -------
+    ndarray (p, q) of int64
+        :math:`n_{ij}`, with p and q the numbers of distinct labels in ``a`` and ``b``.
+
+    Raises
+    ------
+    ValueError
+        If a labeling is not a 1-D integer vector, or their lengths differ.
+
+    Examples
+    --------
+    >>> contingency_table([0, 0, 1, 1], [1, 1, 0, 2])
+    array([[0, 2, 0],
+           [1, 0, 1]])
+    """
     a, b = _labels(a, "a"), _labels(b, "b")
     if a.shape != b.shape:
         raise ValueError(f"label vectors differ in length: {a.shape[0]} and {b.shape[0]}.")
@@ -74,7 +97,31 @@ def _comb2(x):
 
 
 def adjusted_rand_index(a, b) -> float:
-    """Adjusted Rand index of two labelings (1: identical partitions; ~0: independent)."""
+    r"""Adjusted Rand index of two labelings (1: identical partitions; ~0: independent).
+
+    Hubert & Arabie (1985), from the contingency table :math:`n_{ij}` with
+    marginals :math:`a_i, b_j`:
+    :math:`\mathrm{ARI} = (\sum_{ij}\binom{n_{ij}}2 - E)/(\frac12(\sum_i\binom{a_i}2 + \sum_j\binom{b_j}2) - E)`,
+    :math:`E = \sum_i\binom{a_i}2\sum_j\binom{b_j}2/\binom n2`. Invariant to
+    renaming the labels; 1 when both partitions are trivial or n < 2.
+
+    Parameters
+    ----------
+    a, b : array (n,) of int
+        Two labelings of the same n rows.
+
+    Returns
+    -------
+    float
+        The index, at most 1 (negative values: less agreement than chance).
+
+    Examples
+    --------
+    >>> adjusted_rand_index([0, 0, 1, 1], [1, 1, 0, 0])
+    1.0
+    >>> round(adjusted_rand_index([0, 0, 1, 1, 2, 2], [0, 0, 1, 1, 1, 1]), 4)
+    0.4444
+    """
     t = contingency_table(a, b)
     n = t.sum()
     if n < 2:
@@ -89,13 +136,69 @@ def adjusted_rand_index(a, b) -> float:
 
 
 def cluster_purity(pred, truth) -> float:
-    """Fraction of rows whose predicted cluster's majority true label is their own."""
+    r"""Fraction of rows whose predicted cluster's majority true label is their own.
+
+    :math:`\frac1n\sum_i\max_j n_{ij}` with :math:`n_{ij}` the
+    :func:`contingency_table` of ``pred`` and ``truth``. Not symmetric: many
+    small clusters have high purity, so read it next to the ARI.
+
+    Parameters
+    ----------
+    pred : array (n,) of int
+        Predicted cluster of every row.
+    truth : array (n,) of int
+        True class of every row.
+
+    Returns
+    -------
+    float
+        Purity in :math:`(0, 1]`.
+
+    Examples
+    --------
+    >>> cluster_purity([0, 0, 1, 1], [0, 1, 1, 1])
+    0.75
+    """
     t = contingency_table(pred, truth)
     return float(t.max(axis=1).sum() / max(1, t.sum()))
 
 
 def partition_objective(features, X, centres, *, norm_bound: float | None = None) -> float:
-    """Mean within-cluster squared distance in feature space of the partition induced by ``centres``."""
+    r"""Mean within-cluster squared distance in feature space of the partition induced by ``centres``.
+
+    Rows are assigned to their nearest centre, then
+    :math:`\frac1N\sum_i\sum_{x\in D_i}\|z(x) - m_i\|^2` is computed with
+    :math:`m_i` the **exact** mean of cluster :math:`i` (module docstring), so
+    it measures the partition, not the centres' noise. Reads the private rows:
+    evaluation only, not DP.
+
+    Parameters
+    ----------
+    features : RandomFourierFeatures or object with ``transform``
+        The fitted feature map :math:`z` of the clustering.
+    X : array (N, D)
+        Rows to evaluate on.
+    centres : array (k, J)
+        Centres in feature space (e.g. ``result.centres``).
+    norm_bound : float, optional
+        Clipping bound for a map other than
+        :class:`~dpkme.kernels.random_features.RandomFourierFeatures` (as in the
+        clustering run: ``result.norm_bound``); ignored for those.
+
+    Returns
+    -------
+    float
+        The objective, :math:`\ge 0`, in squared feature units.
+
+    Examples
+    --------
+    >>> from dpkme.kernels import GaussianKernel
+    >>> from dpkme.kernels.random_features import RandomFourierFeatures
+    >>> f = RandomFourierFeatures(GaussianKernel(lengthscale=1.0), n_components=50, random_state=0).fit(2)
+    >>> X = np.zeros((4, 2))    # one point, repeated: no spread
+    >>> partition_objective(f, X, f.transform(X[:1]))
+    0.0
+    """
     fb = FeatureBlocks(features, clip=None if isinstance(features, RandomFourierFeatures) else norm_bound)
     X = check_array(X, name="X", n_features=fb.dim)
     st = lloyd_pass(fb, X, np.asarray(centres, dtype=np.float64), sq_norms=True)
@@ -108,7 +211,39 @@ def evaluate_clustering(result: DPKMeansResult, X, *, labels=None, reference: DP
     """Quality of a (DP) clustering on the private rows: objective, and ARI/purity if ``labels`` given.
 
     ``reference`` (e.g. :func:`~dpkme.clustering.kernel_kmeans` on the same
-    features) adds ``ari_vs_reference`` and ``objective_ratio``.
+    features) adds ``ari_vs_reference`` and ``objective_ratio``. Reads the
+    private rows: the numbers are not DP and must not be published as a release.
+
+    Parameters
+    ----------
+    result : DPKMeansResult
+        The clustering to evaluate (its released centres assign the rows).
+    X : array (N, D)
+        Rows to evaluate on (usually the private data).
+    labels : array (N,) of int, optional
+        True classes, for ``ari`` and ``purity``.
+    reference : DPKMeansResult, optional
+        A clustering to compare with, usually the non-private one.
+
+    Returns
+    -------
+    dict
+        ``objective`` (:func:`partition_objective`), ``n_nonempty`` (clusters
+        with at least one row); with ``labels``: ``ari``, ``purity``; with
+        ``reference``: ``ari_vs_reference`` and ``objective_ratio`` (objective
+        / the reference's, ``inf`` if that is 0).
+
+    Examples
+    --------
+    >>> from dpkme.clustering import kernel_kmeans
+    >>> from dpkme.kernels import GaussianKernel
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.concatenate([rng.normal(-2, 0.3, (50, 2)), rng.normal(2, 0.3, (50, 2))])
+    >>> ref = kernel_kmeans(X, k=2, kernel=GaussianKernel(lengthscale=1.0), n_features=50,
+    ...                     init=np.array([[-1.0, -1.0], [1.0, 1.0]]), preimages="none", random_state=0)
+    >>> scores = evaluate_clustering(ref, X, labels=np.repeat([0, 1], 50))
+    >>> scores["ari"], scores["purity"], scores["n_nonempty"]
+    (1.0, 1.0, 2)
     """
     X = check_array(X, name="X")
     pred = result.assign(X)
@@ -133,9 +268,14 @@ def evaluate_clustering(result: DPKMeansResult, X, *, labels=None, reference: DP
 class AccuracyCurve:
     r"""Clustering quality against :math:`\varepsilon`, with repetitions (evaluation on private data).
 
-    Attributes
+    Built by :func:`accuracy_curve`; not DP (the scores read the private rows).
+
+    Parameters
     ----------
     epsilons : ndarray (E,)
+        The :math:`\varepsilon` values, in the order given.
+    delta : float
+        The :math:`\delta` of every run.
     metrics : dict of name -> ndarray (E, R)
         Per :math:`\varepsilon` and repetition: ``objective``,
         ``objective_ratio`` (to the non-private run from the same
@@ -145,6 +285,11 @@ class AccuracyCurve:
         The non-private kernel k-means per repetition (same initialisation).
     baseline : dict of name -> ndarray (R,)
         The data-independent initial centres alone ("random" centres).
+    params : dict, optional
+        Run settings (``k``, ``n_iter``, ``repetitions``, ``neighbouring``,
+        ``n_features``, ``accountant``, ``note``).
+    seconds : float, default=0.0
+        Wall-clock time of the whole curve.
     """
 
     epsilons: np.ndarray
@@ -213,6 +358,60 @@ def accuracy_curve(
 
     ``progress(fraction, message)`` is called after every run; raising from it
     cancels.
+
+    Parameters
+    ----------
+    X : array (N, D)
+        Private rows.
+    k : int
+        Number of clusters.
+    epsilons : array_like of float
+        Total :math:`\varepsilon` of each DP run (finite, > 0).
+    delta : float
+        :math:`\delta` of every DP run.
+    labels : array (N,) of int, optional
+        True classes; adds the ``ari`` and ``purity`` metrics.
+    repetitions : int, default=5
+        :math:`R`, the number of initialisations (each with fresh noise per :math:`\varepsilon`).
+    n_iter : int, default=10
+        :math:`T`, Lloyd iterations of every run.
+    kernel : Kernel, optional
+        Kernel for which random Fourier features (``n_features``) are drawn once.
+    features : RandomFourierFeatures, optional
+        Instead of ``kernel``: fitted features shared by all runs.
+    n_features : int, default=1000
+        :math:`J` when ``kernel`` is given.
+    neighbouring : {"replace-one", "add-remove"}, default="replace-one"
+        Neighbouring relation of the DP runs.
+    count_share : float in (0, 1), optional
+        Share of each step's budget on the sizes (see :func:`~dpkme.clustering.dp_kernel_kmeans`).
+    accountant : {"pld", "rdp"}, default="pld"
+        Accountant used to calibrate each run.
+    init : {"box", "gaussian", "public"}, default="box"
+        Public initialisation method (:func:`~dpkme.clustering.initial_points`).
+    public_data, bounds, q_loc, q_scale
+        Inputs of the initialisation.
+    random_state : int or None, default=0
+        An int seeds the features, the initialisations and the noise (the runs
+        are replayable: fine for an evaluation, not a release); anything else
+        uses fresh OS entropy.
+    progress : callable, optional
+        ``progress(fraction, message)``.
+
+    Returns
+    -------
+    AccuracyCurve
+
+    Examples
+    --------
+    >>> from dpkme.kernels import GaussianKernel
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.concatenate([rng.normal(-2, 0.3, (100, 2)), rng.normal(2, 0.3, (100, 2))])
+    >>> curve = accuracy_curve(X, k=2, epsilons=[1.0, 4.0], delta=1e-6, labels=np.repeat([0, 1], 100),
+    ...                        repetitions=2, n_iter=3, kernel=GaussianKernel(lengthscale=1.0),
+    ...                        n_features=50, bounds=([-3, -3], [3, 3]))
+    >>> curve.metrics["ari"].shape, sorted(curve.summary("ari"))
+    ((2, 2), ['baseline', 'epsilon', 'median', 'nonprivate', 'q25', 'q75'])
     """
     t0 = time.perf_counter()
     eps = np.asarray(epsilons, dtype=np.float64).reshape(-1)
@@ -317,6 +516,62 @@ def compare_with_single_release(
     (:func:`dpkme.metrics.rkhs_distance`), times, and for the clustering its
     ARI/purity against ``labels`` and against the non-private kernel k-means
     from the same initialisation.
+
+    Parameters
+    ----------
+    X : array (N, D)
+        Private rows.
+    kernel : Kernel
+        Kernel of both releases and of the evaluation.
+    epsilon, delta : float
+        Total privacy target of each of the two releases.
+    k : int
+        Number of clusters of the cluster-wise release.
+    n_points : int
+        :math:`M`, synthetic points of each release.
+    labels : array (N,) of int, optional
+        True classes, for the clustering's ARI and purity.
+    n_iter : int, default=10
+        :math:`T`, noisy Lloyd iterations of the cluster-wise release.
+    n_features : int, default=1000
+        :math:`J` of both releases.
+    release_share : float in (0, 1), default=0.5
+        Budget share of the cluster-wise release step (:func:`~dpkme.clustering.clusterwise_release`).
+    neighbouring : {"replace-one", "add-remove"}, default="replace-one"
+        Neighbouring relation of both releases.
+    solver : str, default="pursuit-joint"
+        Reduced-set solver of both releases.
+    solver_options : dict, optional
+        Extra keyword arguments of the solver.
+    init : {"box", "gaussian", "public"}, default="box"
+        Public initialisation of the clustering.
+    public_data, bounds, q_loc, q_scale
+        Inputs of the initialisation and of the public candidate pools (the
+        single release's pool is ``public_data``, else
+        :math:`\max(n_{\rm candidates}, 4M)` draws from the box ``bounds``, else
+        from :math:`\mathcal N(\text{q\_loc}, \text{q\_scale}^2 I)`).
+    n_candidates : int, default=2000
+        Size of the drawn candidate pools.
+    random_state : int or None, default=0
+        An int seeds both releases and the pool (replayable: an evaluation, not a
+        release); anything else uses fresh OS entropy.
+    mean_kxx : float, optional
+        Precomputed :math:`\frac1{N^2}\sum_{n,n'}k(x_n, x_{n'})`
+        (:meth:`~dpkme.kernels.kernel.Kernel.mean_gram`), to save its
+        :math:`O(N^2)` evaluation across calls.
+    progress : callable, optional
+        ``progress(fraction, message)``; raising from it cancels.
+
+    Returns
+    -------
+    dict
+        The settings (``epsilon``, ``delta``, ``k``, ``n_points``, ``n_iter``,
+        ``n_features``, ``release_share``, ``neighbouring``); ``clusterwise``:
+        ``rkhs_distance``, ``seconds``, ``n_components``, ``epsilon_spent``;
+        ``single``: ``rkhs_distance``, ``seconds``; ``clustering`` and
+        ``nonprivate_clustering``: :func:`evaluate_clustering` of the private
+        clustering (against the non-private one) and of the non-private one;
+        ``note``.
     """
     from ..metrics import rkhs_distance
     from ..release.random_features import algorithm2

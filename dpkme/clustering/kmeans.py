@@ -115,7 +115,7 @@ LOCAL_VIEW_NOTE = (
 class IterationRecord:
     """One iteration of (noisy) Lloyd, as released.
 
-    Attributes
+    Parameters
     ----------
     iteration : int
         0 for the initialisation, then 1..T.
@@ -126,8 +126,9 @@ class IterationRecord:
         non-private run; ``None`` for iteration 0).
     updated : ndarray (k,) of bool
         Which centres were recomputed (the others kept their previous value).
-    preimages : ndarray (k, D) or None
-        Data-space representatives of ``centres`` (post-processing).
+    preimages : ndarray (k, D) or None, default=None
+        Data-space representatives of ``centres`` (post-processing; ``None``
+        where they were not computed, see ``preimages`` of :func:`dp_kernel_kmeans`).
     """
 
     iteration: int
@@ -144,6 +145,21 @@ class PrivateLocalView:
     Each label depends on the private row it belongs to; showing them to the
     data owner (e.g. colouring their own points) is fine, publishing them is not.
     ``counts`` are the exact (private) cluster sizes.
+
+    Parameters
+    ----------
+    labels : ndarray (N,) of int64
+        Index in ``0..k-1`` of the nearest released centre for every private row.
+    counts : ndarray (k,) of int64
+        Exact cluster sizes :math:`n_i = |D_i|` (private).
+    note : str, optional
+        Warning shown with the view (default: a fixed text saying it must not be
+        published, exported or shared).
+
+    Attributes
+    ----------
+    released : bool
+        Always ``False``: a marker for code that checks what may be published.
     """
 
     labels: np.ndarray
@@ -157,12 +173,15 @@ class PrivateLocalView:
 class DPKMeansResult:
     r"""Output of :func:`dp_kernel_kmeans` (or of the non-private :func:`kernel_kmeans`).
 
-    Attributes
+    Built by those functions, not by hand.
+
+    Parameters
     ----------
     centres : ndarray (k, J)
         Final centres in feature space (released).
     noisy_counts : ndarray (k,)
-        Noisy sizes of the last iteration (released).
+        Noisy sizes :math:`\hat n_i` of the last iteration (released; the exact
+        sizes for a non-private run, zeros when :math:`T = 0`).
     preimages : ndarray (k, D) or None
         Data-space representatives of the final centres (released, post-processing).
     history : list of IterationRecord
@@ -177,10 +196,38 @@ class DPKMeansResult:
         Noise and accounting (``None`` for a non-private run).
     init_points : ndarray (k, D)
         Public initial points.
+    init : str
+        How the initial points were obtained (e.g. ``"uniform draws from the
+        declared box"``, see :func:`initial_points`).
+    neighbouring : {"replace-one", "add-remove"}
+        Neighbouring relation of the guarantee (the plan's).
     private : bool
         False for the non-private reference.
-    local_view : PrivateLocalView or None
+    seed : int or None
+        Seed of the run's randomness, for replay; ``None`` for a private run
+        with OS-entropy noise (a real release: deliberately not recorded) or
+        when a Generator was passed.
+    noise_source : str
+        ``"seeded"``, ``"os-entropy"``, ``"generator"`` or
+        ``"none (non-private)"`` (see :func:`dpkme.privacy.leaks.privacy_claim`).
+    seconds : float
+        Wall-clock time of the run.
+    local_view : PrivateLocalView or None, default=None
         **Not released.** Excluded from :meth:`to_dict`.
+    params : dict, optional
+        Run parameters (``k``, ``n_iter``, ``n_features``, ``feature_map``,
+        ``min_count``, ``shrink``).
+
+    Attributes
+    ----------
+    k : int
+        Number of clusters.
+    n_iter : int
+        :math:`T`, the number of Lloyd iterations run.
+    epsilon : float
+        Total :math:`\varepsilon` of the plan at :attr:`delta` (``inf`` for a non-private run).
+    delta : float
+        The plan's :math:`\delta` (0 for a non-private run).
     """
 
     centres: np.ndarray
@@ -351,7 +398,48 @@ def initial_points(k: int, dim: int, *, init="box", public_data=None, bounds=Non
       publishable subset) picked by k-means++ seeding in feature space, as
       the paper suggests (footnote 3).
 
-    Returns the points and a short description.
+    Parameters
+    ----------
+    k : int
+        Number of points (clusters), :math:`k \ge 1`.
+    dim : int
+        :math:`D`, the dimension of the data space.
+    init : {"box", "gaussian", "public"} or array (k, D), default="box"
+        Initialisation method, or the points themselves.
+    public_data : array (P, D), optional
+        Public sample (``init="public"``, :math:`P \ge k`); never the private rows.
+    bounds : pair (lower, upper), optional
+        Declared (public) box, scalars or arrays (D,), with lower < upper in
+        every coordinate (``init="box"``).
+    q_loc : float or array (D,), default=0.0
+        Mean of the Gaussian draws (``init="gaussian"``).
+    q_scale : float, default=1.0
+        Standard deviation of the Gaussian draws (``init="gaussian"``), > 0.
+    features : fitted feature map, optional
+        Object with ``transform`` (e.g. a ``FeatureBlocks``) in whose space the
+        k-means++ seeding of ``init="public"`` measures distances (data space if
+        ``None``).
+    rng : numpy.random.Generator
+        Source of the (public) randomness of the draws.
+
+    Returns
+    -------
+    points : ndarray (k, D)
+        The initial points.
+    description : str
+        Short description of how they were obtained.
+
+    Raises
+    ------
+    ValueError
+        If the method's inputs are missing or invalid (e.g. ``"box"`` without
+        ``bounds``, too few public rows, a wrong shape).
+
+    Examples
+    --------
+    >>> pts, how = initial_points(3, 2, bounds=([0, 0], [1, 1]), rng=np.random.default_rng(0))
+    >>> pts.shape, how
+    ((3, 2), 'uniform draws from the declared box')
     """
     k = check_positive_int(k, name="k")
     if not isinstance(init, str):
@@ -655,8 +743,11 @@ def dp_kernel_kmeans(
         ``norm_bound`` is required).
     n_features : int, default=1000
         :math:`J` (even) when ``kernel`` is given.
-    feature_dtype : {"float32", "float64"}
+    feature_dtype : {"float32", "float64"}, default="float32"
+        Precision of the random-feature evaluation (sums are accumulated in
+        float64; the norm bound has a margin for float32 rounding).
     neighbouring : {"replace-one", "add-remove"}, default="replace-one"
+        Neighbouring relation of the guarantee (must match ``plan`` if given).
     count_share : float in (0, 1), optional
         Share of each iteration's budget on the sizes (default: see
         :func:`~dpkme.clustering.sensitivity.auto_count_share`).
@@ -664,6 +755,14 @@ def dp_kernel_kmeans(
         ``None`` for random Fourier features. For other maps: a declared bound
         (rows are clipped to it) or ``"private"`` (Algorithm 3 with
         ``norm_share`` of the budget, ``norm_bins`` bins up to ``norm_max``).
+    norm_share : float in (0, 1), default=0.1
+        Part of :math:`\mu_{\rm tot}^2` spent on Algorithm 3 when
+        ``norm_bound="private"`` and the plan is calibrated here (ignored otherwise).
+    norm_bins : int, default=50
+        :math:`w`, the number of histogram bins (candidate bounds) of Algorithm 3.
+    norm_max : float, optional
+        :math:`C_{\max}`, public upper end of Algorithm 3's search range
+        (required with ``norm_bound="private"``).
     init : "box", "gaussian", "public" or array (k, D)
         Public initialisation (:func:`initial_points`).
     public_data, bounds, q_loc, q_scale
@@ -698,6 +797,22 @@ def dp_kernel_kmeans(
     ------
     ValueError
         On invalid or inconsistent arguments (every message says what to change).
+
+    Examples
+    --------
+    Two well-separated blobs; the seed makes the example replayable (a real
+    release leaves ``random_state=None``):
+
+    >>> from dpkme.kernels import GaussianKernel
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.concatenate([rng.normal(-2, 0.3, (100, 2)), rng.normal(2, 0.3, (100, 2))])
+    >>> res = dp_kernel_kmeans(X, k=2, epsilon=1.0, delta=1e-6, n_iter=3,
+    ...                        kernel=GaussianKernel(lengthscale=1.0), n_features=100,
+    ...                        init=np.array([[-1.0, -1.0], [1.0, 1.0]]), random_state=0)
+    >>> round(res.epsilon, 6), res.centres.shape, res.preimages.shape
+    (1.0, (2, 100), (2, 2))
+    >>> res.assign([[-2.0, -2.0], [2.0, 2.0]])   # public points: a public result
+    array([0, 1])
     """
     plan = _check_plan_args(epsilon, delta, plan, n_iter, neighbouring, norm_bound, count_share, norm_share,
                             accountant, n_features, features)
@@ -733,11 +848,69 @@ def kernel_kmeans(
     random_state=None,
     progress: Callable[[float, str], object] | None = None,
 ) -> DPKMeansResult:
-    """**Non-private** kernel k-means (plain Lloyd on the same features): the reference for accuracy.
+    r"""**Non-private** kernel k-means (plain Lloyd on the same features): the reference for accuracy.
 
     Same initialisation, features and update rule as :func:`dp_kernel_kmeans`
     without noise (a centre with no points keeps its value). Its output is not
     differentially private: for evaluation and teaching only.
+
+    Parameters
+    ----------
+    X : array (N, D)
+        Data rows.
+    k : int
+        Number of clusters.
+    n_iter : int, default=10
+        :math:`T \ge 0`, the number of Lloyd iterations (0: the initial centres).
+    kernel : Kernel, optional
+        Translation-invariant kernel; random Fourier features with
+        ``n_features`` components are drawn for it.
+    features : fitted feature map, optional
+        Instead of ``kernel`` (e.g. the ``features`` of a private run, to compare
+        on the same map); a map other than
+        :class:`~dpkme.kernels.random_features.RandomFourierFeatures` needs a
+        numeric ``norm_bound``.
+    n_features : int, default=1000
+        :math:`J` (even) when ``kernel`` is given.
+    feature_dtype : {"float32", "float64"}, default="float32"
+        Precision of the random-feature evaluation.
+    norm_bound : None or float
+        ``None`` for random Fourier features; for other maps the bound rows are
+        clipped to (as in the private run).
+    init : "box", "gaussian", "public" or array (k, D), default="box"
+        Initialisation (:func:`initial_points`); pass a private run's
+        ``init_points`` to start from the same centres.
+    public_data, bounds, q_loc, q_scale
+        Inputs of the initialisation and of the pre-image candidate pool
+        (:func:`initial_points`).
+    n_candidates : int, default=2000
+        Size of the public candidate pool for the pre-images.
+    preimages : {"auto", "history", "final", "none"}, default="final"
+        Which centres get data-space representatives (as in :func:`dp_kernel_kmeans`).
+    local_view : bool, default=True
+        Also return the assignments of the rows (``result.local_view``).
+    random_state : None, int or numpy.random.Generator
+        Randomness of the features, the initialisation and the candidate pool.
+    progress : callable, optional
+        ``progress(fraction, message)``; raising from it cancels the run.
+
+    Returns
+    -------
+    DPKMeansResult
+        With ``plan=None``, ``private=False``, ``epsilon = inf``; ``noisy_counts``
+        are the exact sizes of the last iteration.
+
+    Examples
+    --------
+    >>> from dpkme.kernels import GaussianKernel
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.concatenate([rng.normal(-2, 0.3, (100, 2)), rng.normal(2, 0.3, (100, 2))])
+    >>> ref = kernel_kmeans(X, k=2, kernel=GaussianKernel(lengthscale=1.0), n_features=100,
+    ...                     init=np.array([[-1.0, -1.0], [1.0, 1.0]]), random_state=0)
+    >>> ref.local_view.counts, ref.private, ref.epsilon
+    (array([100, 100]), False, inf)
+    >>> bool(np.abs(ref.preimages - [[-2, -2], [2, 2]]).max() < 0.5)
+    True
     """
     n_iter = check_positive_int(n_iter, name="n_iter", minimum=0)
     result, _ = _run(

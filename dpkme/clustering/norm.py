@@ -41,18 +41,26 @@ __all__ = ["NormSelection", "norm_histogram", "private_norm_bound"]
 class NormSelection:
     """Output of Algorithm 3: the selected bound and the released noisy histogram.
 
-    Attributes
+    Everything here is released (a Gaussian mechanism on the histogram, then
+    post-processing); it is built by :func:`private_norm_bound`.
+
+    Parameters
     ----------
     norm_bound : float
-        :math:`C_s`, the upper edge of the bin with the largest noisy count.
+        :math:`C_s`, the upper edge of the bin with the largest noisy count: the
+        clipping bound used for the sensitivities afterwards.
     edges : ndarray (w + 1,)
-        :math:`C_0 = 0, C_1, \\dots, C_w = C_{\\max}` (public).
+        :math:`C_0 = 0, C_1, \\dots, C_w = C_{\\max}` with :math:`C_j = jC_{\\max}/w` (public).
     noisy_counts : ndarray (w,)
         Released noisy counts of the bins :math:`(C_{j-1}, C_j]`.
     sigma : float
-        Noise std per bin.
+        Noise std per bin (the paper's :math:`\\sqrt2\\sigma_C`).
     mu : float
-        Sensitivity in noise units (:math:`\\Delta_2/\\sigma`).
+        Sensitivity in noise units, :math:`\\mu = \\Delta_2/\\sigma` with
+        :math:`\\Delta_2` = :func:`~dpkme.clustering.sensitivity.histogram_sensitivity`;
+        the step is :math:`\\mu`-GDP.
+    neighbouring : {"replace-one", "add-remove"}
+        Neighbouring relation :math:`\\Delta_2` (hence ``mu``) refers to.
     """
 
     norm_bound: float
@@ -64,7 +72,37 @@ class NormSelection:
 
 
 def norm_histogram(norms, *, c_max: float, n_bins: int) -> tuple[np.ndarray, np.ndarray]:
-    r"""Exact counts :math:`t_j = |\{C_{j-1} < \|z\| \le C_j\}|`, :math:`j = 1..w` (private; for the mechanism and tests)."""
+    r"""Exact counts :math:`t_j = |\{C_{j-1} < \|z\| \le C_j\}|`, :math:`j = 1..w` (private; for the mechanism and tests).
+
+    The bins are :math:`(C_{j-1}, C_j]` with :math:`C_j = jC_{\max}/w`; a norm
+    of exactly 0 or above :math:`C_{\max}` falls in no bin (which can only lower
+    the sensitivity). The counts are **not** private: only
+    :func:`private_norm_bound` adds the noise.
+
+    Parameters
+    ----------
+    norms : array (N,)
+        :math:`\|z(x_n)\|_2 \ge 0` of the rows.
+    c_max : float
+        :math:`C_{\max} > 0`, public upper end of the searched range.
+    n_bins : int
+        :math:`w \ge 1`, the number of bins (candidate bounds).
+
+    Returns
+    -------
+    counts : ndarray (w,) of float64
+        :math:`t_1, \dots, t_w`.
+    edges : ndarray (w + 1,)
+        :math:`C_0 = 0, \dots, C_w = C_{\max}`.
+
+    Examples
+    --------
+    >>> counts, edges = norm_histogram([0.1, 0.45, 0.5, 0.9, 1.2], c_max=1.0, n_bins=4)
+    >>> counts
+    array([1., 2., 0., 1.])
+    >>> edges
+    array([0.  , 0.25, 0.5 , 0.75, 1.  ])
+    """
     norms = check_array(norms, name="norms", ndim=1, min_rows=0)
     c_max = check_positive_float(c_max, name="c_max")
     w = check_positive_int(n_bins, name="n_bins")
@@ -97,7 +135,15 @@ def private_norm_bound(norms, *, c_max: float, n_bins: int = 50, sigma: float, r
     sigma : float
         Noise std per bin (the paper's :math:`\sqrt2\sigma_C`).
     rng : numpy.random.Generator
-    neighbouring : {"replace-one", "add-remove"}
+        Source of the privacy noise (pass an OS-entropy generator for a real release).
+    neighbouring : {"replace-one", "add-remove"}, default="replace-one"
+        Neighbouring relation of the guarantee (sets :math:`\Delta_2`, hence ``mu``).
+
+    Returns
+    -------
+    NormSelection
+        The bound :math:`C_s`, the public edges, the noisy counts and
+        :math:`\mu`, all released.
     """
     check_in(neighbouring, NEIGHBOURING, name="neighbouring")
     sigma = check_positive_float(sigma, name="sigma")

@@ -87,6 +87,23 @@ class ClusterComponent:
     ``points``/``weights`` approximate the cluster's noisy mean embedding
     :math:`\\hat S_i/\\hat n_i` (weights from the solver, summing to at most 1);
     ``mixture_weight`` is :math:`\\pi_i`.
+
+    Parameters
+    ----------
+    index : int
+        Cluster index :math:`i` in ``0..k-1`` (the row of the released centres).
+    points : ndarray (M_i, D)
+        Synthetic points of the component (public pool, post-processing).
+    weights : ndarray (M_i,)
+        Their weights :math:`w_{im}` in the cluster's embedding
+        :math:`\\sum_m w_{im} z(p_{im}) \\approx \\hat S_i/\\hat n_i`.
+    mixture_weight : float
+        :math:`\\pi_i = \\hat n_i/\\sum_j \\hat n_j` over the kept clusters.
+    noisy_count : float
+        :math:`\\hat n_i`, the released noisy size of the release step.
+    residual_norm : float
+        Feature-space distance between the fitted embedding and the target
+        :math:`\\hat S_i/\\hat n_i`, as reported by the reduced-set solver.
     """
 
     index: int
@@ -101,7 +118,7 @@ class ClusterComponent:
 class ClusterwiseRelease:
     """Output of :func:`clusterwise_release`.
 
-    Attributes
+    Parameters
     ----------
     release : Release
         The mixture as one weighted point set (``mechanism="clusterwise-algorithm2"``;
@@ -114,6 +131,15 @@ class ClusterwiseRelease:
         Lloyd steps + release step; ``plan.epsilon()`` is the total.
     noisy_counts : ndarray (k,)
         Noisy sizes of the release step (released).
+    seconds : float, default=0.0
+        Wall-clock time of the whole run.
+    info : dict, optional
+        Extra details for display (empty unless a caller adds some).
+
+    Attributes
+    ----------
+    local_view : PrivateLocalView or None
+        Assignments of the private rows used by the release step. **Not released.**
     """
 
     release: Release
@@ -137,7 +163,39 @@ class ClusterwiseRelease:
 
 
 def allocate_points(n_points: int, weights) -> np.ndarray:
-    """Split ``n_points`` over components proportionally to ``weights`` (largest remainder, >= 1 each)."""
+    r"""Split ``n_points`` over components proportionally to ``weights`` (largest remainder, >= 1 each).
+
+    Every component gets one point, and the remaining :math:`M - m` are split
+    by the largest-remainder (Hamilton) method on the shares
+    :math:`w_i/\sum_j w_j\,(M - m)`; ties go to the earlier component. All
+    weights zero means equal shares.
+
+    Parameters
+    ----------
+    n_points : int
+        :math:`M`, the total, with :math:`m \le M \le 2^{53}`.
+    weights : array (m,)
+        Non-negative weights (e.g. the mixture weights :math:`\pi_i`); need
+        not be normalised.
+
+    Returns
+    -------
+    ndarray (m,) of int64
+        Points per component, each at least 1, summing to ``n_points``.
+
+    Raises
+    ------
+    ValueError
+        If a weight is negative, or ``n_points`` is smaller than the number of
+        components or above :math:`2^{53}`.
+
+    Examples
+    --------
+    >>> allocate_points(10, [0.5, 0.3, 0.2])
+    array([5, 3, 2])
+    >>> allocate_points(5, [1, 1, 1])
+    array([2, 2, 1])
+    """
     n_points = check_positive_int(n_points, name="n_points")
     if n_points > 2**53:   # shares are computed in float64: beyond 2**53 they are no longer exact integers
         raise ValueError(f"n_points={n_points} is too large (at most 2**53 synthetic points).")
@@ -198,21 +256,77 @@ def clusterwise_release(
     whole output except ``local_view``, with the budget split between the
     clustering (:math:`1-` ``release_share`` of :math:`\mu_{\rm tot}^2`) and the
     release step (module docstring: sensitivity, parallel composition,
-    replace-one subtlety). Inputs as in :func:`dp_kernel_kmeans`, plus:
+    replace-one subtlety). Most inputs are as in
+    :func:`~dpkme.clustering.dp_kernel_kmeans`.
 
     Parameters
     ----------
+    X : array (N, D)
+        Private rows.
+    k : int
+        Number of clusters.
     n_points : int
-        Total number of synthetic points :math:`M` (split over clusters in
-        proportion to their noisy sizes, at least one each).
-    release_share : float in (0, 1)
-        Part of :math:`\mu_{\rm tot}^2` spent on the release step.
+        Total number of synthetic points :math:`M \ge k` (split over clusters in
+        proportion to their noisy sizes, at least one each: :func:`allocate_points`).
+    epsilon, delta : float
+        Total privacy target of clustering and release together; the noise is
+        calibrated to it (:func:`~dpkme.clustering.plan_kmeans`). Alternatively
+        pass ``plan``.
+    plan : PrivacyPlan, optional
+        Explicit noise with a ``"release"`` step (``plan_kmeans(release_share=...)``
+        or ``plan_from_noise(release_sigma_count=..., release_sum_multiplier=...)``).
+    n_iter : int, default=10
+        :math:`T`, the number of noisy Lloyd iterations.
+    release_share : float in (0, 1), default=0.5
+        Part of :math:`\mu_{\rm tot}^2` spent on the release step (ignored with ``plan``).
+    kernel : Kernel, optional
+        Translation-invariant kernel with :math:`k(x,x)\le1`; random Fourier
+        features with ``n_features`` components are drawn for it.
+    features : RandomFourierFeatures, optional
+        Instead of ``kernel``: fitted, public features (the reduced-set solvers
+        need this map; other maps are refused).
+    n_features : int, default=1000
+        :math:`J` (even) when ``kernel`` is given.
+    feature_dtype : {"float32", "float64"}, default="float32"
+        Precision of the random-feature evaluation.
+    neighbouring : {"replace-one", "add-remove"}, default="replace-one"
+        Neighbouring relation of the guarantee (must match ``plan`` if given).
+    count_share : float in (0, 1), optional
+        Share of each Lloyd step's budget on the sizes (default:
+        :func:`~dpkme.clustering.sensitivity.auto_count_share`).
     release_count_share : float, optional
-        Share of the release step's budget on the sizes.
-    solver, solver_options
-        Reduced-set solver (:func:`dpkme.reduced_set.list_solvers`). The public
-        candidate pool is ``public_data`` or draws from the declared box
-        ``bounds`` (else from :math:`\mathcal N(\text{q\_loc}, \text{q\_scale}^2 I)`).
+        Share of the release step's budget on the sizes (default: ``count_share``).
+    solver : str, default=dpkme.reduced_set.DEFAULT_SOLVER ("pursuit-joint")
+        Reduced-set solver fitting each component
+        (:func:`dpkme.reduced_set.list_solvers`).
+    solver_options : dict, optional
+        Extra keyword arguments of the solver (``noise_sigma`` defaults to
+        :math:`\sigma_s/\hat n_i` for solvers that accept it).
+    init : "box", "gaussian", "public" or array (k, D), default="box"
+        Public initialisation of the clustering
+        (:func:`~dpkme.clustering.initial_points`).
+    public_data, bounds, q_loc, q_scale
+        Inputs of the initialisation and of the public candidate pool: the pool
+        is ``public_data`` or draws from the declared box ``bounds`` (else from
+        :math:`\mathcal N(\text{q\_loc}, \text{q\_scale}^2 I)`).
+    n_candidates : int, default=2000
+        Size of the candidate pool (at least :math:`4M` for the release step).
+    accountant : {"pld", "rdp"}, default="pld"
+        Accountant used to calibrate to ``epsilon``.
+    min_count : float, optional
+        Smallest noisy size for which a centre is updated and a cluster gets a
+        component (default :math:`\max(1, 3\sigma_n)` of the step).
+    preimages : {"auto", "history", "final", "none"}, default="auto"
+        Data-space representatives of the clustering's centres (as in
+        :func:`~dpkme.clustering.dp_kernel_kmeans`).
+    local_view : bool, default=True
+        Also keep the (unreleased) assignments of the private rows.
+    random_state : None, int or numpy.random.Generator
+        ``None``: OS-entropy noise, no seed recorded (a real release). An int
+        makes the run replayable (teaching only: the noise can then be removed
+        by anyone who knows the seed).
+    progress : callable, optional
+        ``progress(fraction, message)``; raising from it cancels the run.
 
     Returns
     -------
@@ -224,6 +338,17 @@ def clusterwise_release(
         On invalid arguments (before any private data is read), or -- after
         the private steps, so the budget **is spent** -- when no cluster has a
         usable noisy size in the release step (epsilon far too small for k).
+
+    Examples
+    --------
+    >>> from dpkme.kernels import GaussianKernel
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.concatenate([rng.normal(-2, 0.3, (100, 2)), rng.normal(2, 0.3, (100, 2))])
+    >>> cw = clusterwise_release(X, k=2, n_points=4, epsilon=2.0, delta=1e-6, n_iter=3,
+    ...                          kernel=GaussianKernel(lengthscale=1.0), n_features=50, n_candidates=200,
+    ...                          init=np.array([[-1.0, -1.0], [1.0, 1.0]]), random_state=0)
+    >>> cw.release.points.shape, len(cw.components), round(cw.plan.epsilon(), 6)
+    ((4, 2), 2, 2.0)
     """
     t0 = time.perf_counter()
     if plan is None:

@@ -89,6 +89,20 @@ __all__ = [
 def lloyd_sensitivities(*, norm_bound: float = 1.0, neighbouring: str = "replace-one") -> dict:
     r"""L2 sensitivities of the cluster-size vector and the cluster-sum matrix of one Lloyd step.
 
+    Each is computed separately (module docstring): add/remove gives
+    :math:`\Delta_2(n) = 1`, :math:`\Delta_2(S) = C`; replace-one gives
+    :math:`\Delta_2(n) = \sqrt2` and :math:`\Delta_2(S) = \max(\sqrt2 C, 2C) = 2C`.
+    For the noise of a step use the joint :func:`step_mu` instead.
+
+    Parameters
+    ----------
+    norm_bound : float, default=1.0
+        :math:`C > 0`, the bound on :math:`\|z(x)\|_2` for every row (public;
+        :math:`\sqrt a` for random Fourier features of amplitude :math:`a`).
+    neighbouring : {"replace-one", "add-remove"}, default="replace-one"
+        Neighbouring relation: replace one row (bounded DP, the paper's) or
+        add/remove one row (unbounded DP).
+
     Returns
     -------
     dict
@@ -96,6 +110,14 @@ def lloyd_sensitivities(*, norm_bound: float = 1.0, neighbouring: str = "replace
         ``sums_cross_cluster`` / ``sums_same_cluster``: the two replace-one cases
         (``None`` under add/remove); ``paper_counts`` / ``paper_sums``: the values
         stated by Acs et al. (:math:`\sqrt2`, :math:`\sqrt2 C`).
+
+    Examples
+    --------
+    >>> s = lloyd_sensitivities(norm_bound=1.0)
+    >>> s["sums"], s["sums_same_cluster"], round(s["paper_sums"], 4)
+    (2.0, 2.0, 1.4142)
+    >>> lloyd_sensitivities(norm_bound=0.5, neighbouring="add-remove")["sums"]
+    0.5
     """
     C = check_positive_float(norm_bound, name="norm_bound")
     check_in(neighbouring, NEIGHBOURING, name="neighbouring")
@@ -110,7 +132,47 @@ def step_mu(*, sigma_count: float, sigma_sum: float, norm_bound: float = 1.0,
             neighbouring: str = "replace-one") -> float:
     r"""Sensitivity :math:`\mu` of one joint (sizes, sums) release in units of its noise (= 1 / noise multiplier).
 
-    See the module docstring for the derivation.
+    With :math:`r_1 = 1/\sigma_n` and :math:`r_2 = C/\sigma_s`,
+
+    .. math::
+        \text{add/remove:}\ \mu = \sqrt{r_1^2 + r_2^2},\qquad
+        \text{replace-one:}\ \mu = \max\bigl(\sqrt2\sqrt{r_1^2 + r_2^2},\ 2r_2\bigr);
+
+    see the module docstring for the derivation. The step is then
+    :math:`\mu`-GDP (a Gaussian mechanism with noise multiplier :math:`1/\mu`).
+
+    Parameters
+    ----------
+    sigma_count : float
+        :math:`\sigma_n > 0`, standard deviation of the noise on each cluster size.
+    sigma_sum : float
+        :math:`\sigma_s > 0`, standard deviation of the noise on each coordinate
+        of each cluster sum (absolute: :math:`C` times a plan's ``sum_multiplier``).
+    norm_bound : float, default=1.0
+        :math:`C > 0`, the bound on :math:`\|z(x)\|_2` (public).
+    neighbouring : {"replace-one", "add-remove"}, default="replace-one"
+        Neighbouring relation the sensitivity is computed for.
+
+    Returns
+    -------
+    float
+        :math:`\mu > 0` (dimensionless).
+
+    Raises
+    ------
+    ValueError
+        If a value is not positive, or the ratio of noise to bound makes
+        :math:`\mu` overflow or underflow the float range.
+
+    Examples
+    --------
+    At the paper's choice :math:`\sigma_n = \sigma_s/C` the count noise is free
+    under replace-one (both terms of the max are equal):
+
+    >>> step_mu(sigma_count=2.0, sigma_sum=2.0)
+    1.0000000000000002
+    >>> round(step_mu(sigma_count=2.0, sigma_sum=2.0, neighbouring="add-remove"), 6)
+    0.707107
     """
     sn = check_positive_float(sigma_count, name="sigma_count")
     ss = check_positive_float(sigma_sum, name="sigma_sum")
@@ -129,7 +191,27 @@ def step_mu(*, sigma_count: float, sigma_sum: float, norm_bound: float = 1.0,
 
 
 def histogram_sensitivity(neighbouring: str = "replace-one") -> float:
-    """L2 sensitivity of a histogram of one value per row: 1 (add/remove) or sqrt(2) (replace-one)."""
+    r"""L2 sensitivity of a histogram of one value per row: 1 (add/remove) or :math:`\sqrt2` (replace-one).
+
+    Adding or removing a row changes one bin by 1; replacing it moves it from
+    one bin to another (two counts change by 1). Used for the norm histogram of
+    Algorithm 3 (:func:`dpkme.clustering.norm.private_norm_bound`).
+
+    Parameters
+    ----------
+    neighbouring : {"replace-one", "add-remove"}, default="replace-one"
+        Neighbouring relation.
+
+    Returns
+    -------
+    float
+        :math:`\Delta_2` of the vector of bin counts.
+
+    Examples
+    --------
+    >>> histogram_sensitivity("add-remove"), round(histogram_sensitivity("replace-one"), 6)
+    (1.0, 1.414214)
+    """
     check_in(neighbouring, NEIGHBOURING, name="neighbouring")
     return 1.0 if neighbouring == "add-remove" else math.sqrt(2.0)
 
@@ -144,6 +226,25 @@ def auto_count_share(neighbouring: str, n_features: int) -> float:
       squared size :math:`(J\sigma_s^2 + \|c_i\|^2\sigma_n^2)/n_i^2`; minimising
       it subject to :math:`1/\sigma_n^2 + C^2/\sigma_s^2 = \mu^2` gives a share
       :math:`\|c_i\|/(\|c_i\| + C\sqrt J)`, evaluated at :math:`\|c_i\| = C/2`.
+
+    Parameters
+    ----------
+    neighbouring : {"replace-one", "add-remove"}
+        Neighbouring relation of the run.
+    n_features : int
+        :math:`J \ge 1`, the dimension of the feature map (used under add/remove only).
+
+    Returns
+    -------
+    float
+        Share :math:`s \in (0, 1)`, to pass as ``count_share`` to :func:`noise_for_mu`.
+
+    Examples
+    --------
+    >>> auto_count_share("replace-one", 1000)
+    0.5
+    >>> round(auto_count_share("add-remove", 100), 6)   # 1 / (1 + 2 * 10)
+    0.047619
     """
     check_in(neighbouring, NEIGHBOURING, name="neighbouring")
     J = check_positive_int(n_features, name="n_features")
@@ -159,7 +260,43 @@ def noise_for_mu(mu: float, *, norm_bound: float = 1.0, neighbouring: str = "rep
     ``count_share`` :math:`s\in(0,1)` fixes the ratio
     :math:`(1/\sigma_n^2) : (C^2/\sigma_s^2) = s : (1-s)`; the scale is then
     set so that :func:`step_mu` returns ``mu`` (up to rounding, which is toward
-    more noise).
+    more noise): with :math:`a = 1/\sigma_n^2`, :math:`b = C^2/\sigma_s^2` and
+    :math:`a = \frac{s}{1-s}b`, add/remove needs :math:`a + b = \mu^2` and
+    replace-one :math:`\max(2(a + b), 4b) = \mu^2`.
+
+    Parameters
+    ----------
+    mu : float
+        Target sensitivity :math:`\mu > 0` of the step in noise units
+        (1 / noise multiplier), e.g. :math:`\mu_{\rm iter}` of a plan.
+    norm_bound : float, default=1.0
+        :math:`C > 0`, the bound on :math:`\|z(x)\|_2`; :math:`\sigma_s` scales with it.
+    neighbouring : {"replace-one", "add-remove"}, default="replace-one"
+        Neighbouring relation.
+    count_share : float in (0, 1), default=0.5
+        :math:`s`, the share of :math:`\mu^2` spent on the sizes
+        (see :func:`auto_count_share`).
+
+    Returns
+    -------
+    sigma_count : float
+        :math:`\sigma_n`, noise std on each cluster size.
+    sigma_sum : float
+        :math:`\sigma_s`, noise std on each coordinate of each cluster sum.
+
+    Raises
+    ------
+    ValueError
+        If ``count_share`` is outside (0, 1), a value is not positive, or the
+        noise would leave the float range.
+
+    Examples
+    --------
+    >>> sn, ss = noise_for_mu(0.5)
+    >>> round(sn, 6), round(ss, 6)
+    (4.0, 4.0)
+    >>> step_mu(sigma_count=sn, sigma_sum=ss) <= 0.5
+    True
     """
     mu = check_positive_float(mu, name="mu")
     C = check_positive_float(norm_bound, name="norm_bound")
