@@ -49,7 +49,28 @@ def single_threaded_blas():
 
 
 def block_ranges(n: int, size: int) -> list[tuple[int, int]]:
-    """Split ``range(n)`` into consecutive ``(start, stop)`` chunks of ``size``."""
+    """Split ``range(n)`` into consecutive ``(start, stop)`` chunks of ``size``.
+
+    Parameters
+    ----------
+    n : int
+        Length of the range to split (e.g. the number of rows); ``n <= 0`` gives
+        no chunk.
+    size : int
+        Number of indices per chunk; values below 1 are raised to 1. The last
+        chunk is shorter when ``size`` does not divide ``n``.
+
+    Returns
+    -------
+    list of (int, int)
+        Half-open ``(start, stop)`` pairs that cover ``0, ..., n - 1`` in order,
+        each at most ``size`` long.
+
+    Examples
+    --------
+    >>> block_ranges(5, 2)
+    [(0, 2), (2, 4), (4, 5)]
+    """
     size = max(1, int(size))
     return [(i, min(i + size, n)) for i in range(0, n, size)]
 
@@ -58,6 +79,31 @@ def parallel_map(fn: Callable, tasks: Sequence | Iterable, *, n_jobs: int | None
     """Apply ``fn`` to every task on a thread pool with single-threaded BLAS.
 
     Results are returned in task order, so reductions are deterministic.
+
+    Parameters
+    ----------
+    fn : callable
+        Function of one task, called as ``fn(task)``. It runs concurrently in
+        several threads, so it must not mutate shared state; numpy and BLAS work
+        inside it releases the GIL.
+    tasks : sequence or iterable
+        The tasks (e.g. ``(start, stop)`` blocks from :func:`block_ranges`); an
+        iterable is materialised into a list first.
+    n_jobs : int or None, default=None
+        Number of worker threads; ``None`` uses :func:`n_workers` (the usable
+        CPU count). With one job, or at most one task, ``fn`` runs in the
+        calling thread, still under single-threaded BLAS.
+
+    Returns
+    -------
+    list
+        ``[fn(task) for task in tasks]``, in task order whatever the order of
+        completion.
+
+    Examples
+    --------
+    >>> parallel_map(lambda t: t * t, range(4), n_jobs=2)
+    [0, 1, 4, 9]
     """
     tasks = list(tasks)
     jobs = n_workers() if n_jobs is None else max(1, int(n_jobs))

@@ -125,7 +125,31 @@ def _as_real_scalar(value, name: str) -> float:
 
 
 def check_epsilon(epsilon, *, name: str = "epsilon") -> float:
-    """Return ``epsilon`` as float after checking ``0 < epsilon < inf``."""
+    r"""Return ``epsilon`` as float after checking ``0 < epsilon < inf``.
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy parameter :math:`\varepsilon` of :math:`(\varepsilon, \delta)`-differential
+        privacy; any real number type (Python or numpy) is accepted, booleans are refused.
+    name : str, default="epsilon"
+        Name of the parameter in the error message.
+
+    Returns
+    -------
+    float
+        ``epsilon`` as a Python float.
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon`` is not a real number, or not finite and :math:`> 0`.
+
+    Examples
+    --------
+    >>> check_epsilon(1)
+    1.0
+    """
     eps = _as_real_scalar(epsilon, name)
     if not (eps > 0) or not math.isfinite(eps):
         raise ValueError(f"{name} must be a finite number > 0, got {_short(epsilon)}.")
@@ -133,7 +157,36 @@ def check_epsilon(epsilon, *, name: str = "epsilon") -> float:
 
 
 def check_delta(delta, *, name: str = "delta", allow_zero: bool = False) -> float:
-    """Return ``delta`` as float after checking ``0 < delta < 1`` (or ``0 <= delta``)."""
+    r"""Return ``delta`` as float after checking ``0 < delta < 1`` (or ``0 <= delta``).
+
+    Parameters
+    ----------
+    delta : float
+        Privacy parameter :math:`\delta` of :math:`(\varepsilon, \delta)`-differential
+        privacy: the probability with which the :math:`e^\varepsilon` bound may fail.
+    name : str, default="delta"
+        Name of the parameter in the error message.
+    allow_zero : bool, default=False
+        Accept :math:`\delta = 0` (pure :math:`\varepsilon`-DP, e.g. for the
+        exponential mechanism); the range is then :math:`[0, 1)` instead of :math:`(0, 1)`.
+
+    Returns
+    -------
+    float
+        ``delta`` as a Python float.
+
+    Raises
+    ------
+    ValueError
+        If ``delta`` is not a real number or lies outside the accepted range.
+
+    Examples
+    --------
+    >>> check_delta(1e-6)
+    1e-06
+    >>> check_delta(0, allow_zero=True)
+    0.0
+    """
     d = _as_real_scalar(delta, name)
     lo_ok = d >= 0 if allow_zero else d > 0
     if not (lo_ok and d < 1) or not math.isfinite(d):
@@ -143,7 +196,35 @@ def check_delta(delta, *, name: str = "delta", allow_zero: bool = False) -> floa
 
 
 def check_positive_int(value, *, name: str, minimum: int = 1, maximum: int | None = None) -> int:
-    """Return ``value`` as int after checking ``minimum <= value <= maximum``."""
+    """Return ``value`` as int after checking ``minimum <= value <= maximum``.
+
+    Parameters
+    ----------
+    value : int
+        Value to check. An integral float such as ``3.0`` is accepted and
+        converted; booleans and fractional numbers are refused.
+    name : str
+        Name of the parameter in the error messages.
+    minimum : int, default=1
+        Smallest accepted value (inclusive).
+    maximum : int or None, default=None
+        Largest accepted value (inclusive); ``None`` for no upper limit.
+
+    Returns
+    -------
+    int
+        ``value`` as a Python int.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not an integer or lies outside ``[minimum, maximum]``.
+
+    Examples
+    --------
+    >>> check_positive_int(3.0, name="reps")
+    3
+    """
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Integral, np.integer)):
         if isinstance(value, (float, np.floating)) and float(value).is_integer():
             value = int(value)
@@ -158,7 +239,33 @@ def check_positive_int(value, *, name: str, minimum: int = 1, maximum: int | Non
 
 
 def check_positive_float(value, *, name: str, allow_zero: bool = False) -> float:
-    """Return ``value`` as float after checking it is finite and > 0 (or >= 0)."""
+    """Return ``value`` as float after checking it is finite and > 0 (or >= 0).
+
+    Parameters
+    ----------
+    value : float
+        Value to check (any real number type; booleans are refused).
+    name : str
+        Name of the parameter in the error messages.
+    allow_zero : bool, default=False
+        Accept 0 as well (the condition becomes ``value >= 0``).
+
+    Returns
+    -------
+    float
+        ``value`` as a Python float.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not a real number, not finite, or not positive
+        (negative when ``allow_zero``).
+
+    Examples
+    --------
+    >>> check_positive_float(0, name="tol", allow_zero=True)
+    0.0
+    """
     v = _as_real_scalar(value, name)
     ok = v >= 0 if allow_zero else v > 0
     if not ok or not math.isfinite(v):
@@ -187,7 +294,33 @@ def round_up_until(value: float, holds, *, name: str = "sigma", max_steps: int =
 
 
 def check_in(value, options, *, name: str):
-    """Check that ``value`` is one of ``options``."""
+    """Check that ``value`` is one of ``options``.
+
+    Parameters
+    ----------
+    value : object
+        Value to check, compared with ``in`` (equality).
+    options : collection
+        The accepted values (a set, tuple, list or dict keys); they must be
+        sortable, since the error message lists them sorted.
+    name : str
+        Name of the parameter in the error message.
+
+    Returns
+    -------
+    object
+        ``value`` itself, unchanged.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not in ``options``; the message lists the options.
+
+    Examples
+    --------
+    >>> check_in("median", {"median", "fixed"}, name="bandwidth")
+    'median'
+    """
     if value not in options:
         raise ValueError(f"{name} must be one of {sorted(options)}, got {_short(value)}.")
     return value
@@ -236,7 +369,24 @@ def check_random_state(random_state) -> tuple[np.random.Generator, int | None]:
 def noise_rng(random_state) -> tuple[np.random.Generator, int | None, str]:
     """Generator for the *privacy noise* of a release, with its provenance.
 
-    Returns ``(rng, seed, noise_source)``:
+    Parameters
+    ----------
+    random_state : None, int or numpy.random.Generator
+        Source of the noise, as below; validated by :func:`check_random_state`
+        (an int must be non-negative).
+
+    Returns
+    -------
+    rng : numpy.random.Generator
+        Generator to draw the noise from.
+    seed : int or None
+        The seed when ``random_state`` is an int; ``None`` otherwise.
+    noise_source : {"seeded", "os-entropy", "generator"}
+        Provenance of the noise, recorded with the release.
+
+    Notes
+    -----
+    The three cases:
 
     * an int: ``noise_source="seeded"`` — replayable, for teaching and demos.
       Anyone who knows the seed can regenerate and subtract the noise, so a
@@ -267,6 +417,27 @@ def spawn_streams(rng: np.random.Generator, n: int) -> list[np.random.Generator]
     identically. For a Generator whose bit generator has no SeedSequence
     (built from a raw state), the children are spawned from a SeedSequence
     seeded with 256 bits drawn from it.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        Parent generator. Spawning advances its SeedSequence's spawn counter
+        (a second call gives new, different children); in the fallback case it
+        draws 256 bits from ``rng`` itself.
+    n : int
+        Number of child generators.
+
+    Returns
+    -------
+    list of numpy.random.Generator
+        ``n`` independent generators, of the same bit-generator type as ``rng``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> public, noise = spawn_streams(np.random.default_rng(0), 2)
+    >>> bool(public.random() == np.random.default_rng(np.random.SeedSequence(0).spawn(2)[0]).random())
+    True
     """
     try:
         return rng.spawn(n)
@@ -285,7 +456,35 @@ MAX_TOTAL_WEIGHT = 1e150
 
 
 def check_weights(w, *, n: int, name: str = "weights") -> np.ndarray:
-    """Validate a weight vector of length ``n`` (finite, total absolute weight at most :data:`MAX_TOTAL_WEIGHT`)."""
+    r"""Validate a weight vector of length ``n`` (finite, total absolute weight at most :data:`MAX_TOTAL_WEIGHT`).
+
+    Parameters
+    ----------
+    w : array-like (n,)
+        Weights :math:`w_i` of the points of a weighted embedding
+        :math:`\sum_i w_i k(z_i, \cdot)`; any real values (negative weights
+        are allowed), finite, with :math:`\sum_i |w_i| \le` :data:`MAX_TOTAL_WEIGHT`.
+    n : int
+        Number of points the weights belong to; ``w`` must have exactly this length.
+    name : str, default="weights"
+        Name of the parameter in the error messages.
+
+    Returns
+    -------
+    ndarray (n,), float64
+        The validated weights (C-contiguous; a copy only when a conversion was needed).
+
+    Raises
+    ------
+    ValueError
+        If ``w`` is not a finite numeric 1-D array, has the wrong length, or is
+        so large that weighted kernel sums would overflow.
+
+    Examples
+    --------
+    >>> check_weights([0.5, 0.5], n=2)
+    array([0.5, 0.5])
+    """
     arr = check_array(w, name=name, ndim=1)
     if arr.shape[0] != n:
         raise ValueError(f"{name} has length {arr.shape[0]} but {n} points were given.")
@@ -297,7 +496,35 @@ def check_weights(w, *, n: int, name: str = "weights") -> np.ndarray:
 
 
 def check_vector(value, *, name: str, dim: int | None = None) -> np.ndarray:
-    """A scalar (as a length-1 vector, broadcast later) or a 1-D finite float vector of length 1 or ``dim``."""
+    """A scalar (as a length-1 vector, broadcast later) or a 1-D finite float vector of length 1 or ``dim``.
+
+    Parameters
+    ----------
+    value : float or array-like (1,) or (dim,)
+        A per-column quantity (e.g. a centre or a scale): one value for all
+        columns, or one value per column.
+    name : str
+        Name of the parameter in the error messages.
+    dim : int or None, default=None
+        Number of columns of the data; ``None`` accepts any length.
+
+    Returns
+    -------
+    ndarray (1,) or (dim,), float64
+        The validated vector; a scalar becomes a length-1 vector, which numpy
+        broadcasts against the columns.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not finite and numeric, not 0-D or 1-D, or has a length
+        other than 1 or ``dim``.
+
+    Examples
+    --------
+    >>> check_vector(2, name="scale", dim=3)
+    array([2.])
+    """
     arr = np.asarray(value)
     if arr.ndim == 0:
         return check_array(arr.reshape(1), name=name, ndim=1)

@@ -47,6 +47,28 @@ def _positive_int(text: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``python -m dpkme``, with its two subcommands.
+
+    ``reproduce FIGURE --data PATH --out PATH [options]`` reruns Figure 1
+    (``fig1``, Algorithm 1 in the data's own span) or Figure 2 (``fig2-alg1``,
+    ``fig2-alg2``: Algorithms 1 and 2 against :math:`M`) of Balog et al. (2018)
+    and writes the curves as JSON; ``sigma --epsilon E --delta D --sensitivity S``
+    prints the calibrated Gaussian noise standard deviation. Numbers are
+    validated while parsing (``--epsilons``, ``--delta``, ``--tol`` finite and
+    > 0; ``--max-m``, ``--reps``, ``--J`` integers >= 1).
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        A new parser; ``parse_args`` gives a namespace whose ``command`` is
+        ``"reproduce"`` or ``"sigma"``.
+
+    Examples
+    --------
+    >>> args = build_parser().parse_args(["sigma", "--epsilon", "1", "--delta", "1e-6", "--sensitivity", "0.01"])
+    >>> args.command, args.epsilon, args.calibration
+    ('sigma', 1.0, 'analytic')
+    """
     p = argparse.ArgumentParser(prog="python -m dpkme", description="dpkme command line")
     sub = p.add_subparsers(dest="command", required=True)
 
@@ -135,6 +157,31 @@ def _sigma(args) -> int:
 
 
 def main(argv=None) -> int:
+    r"""Run the command line (the entry point of ``python -m dpkme``).
+
+    Parameters
+    ----------
+    argv : list of str or None, default=None
+        The arguments without the program name, as parsed by
+        :func:`build_parser`; ``None`` reads ``sys.argv[1:]``.
+
+    Returns
+    -------
+    int
+        Exit status: 0 on success, 2 when the inputs are refused (the
+        ``ValueError`` message is printed to stderr as ``error: ...``).
+        Invalid syntax exits through :class:`SystemExit` (argparse's usage error).
+
+    Examples
+    --------
+    The classic calibration :math:`\sigma = \sqrt{2 \ln(1.25/\delta)}\, \Delta / \varepsilon`
+    (valid for :math:`\varepsilon < 1`); the last line printed is :math:`\sigma` alone:
+
+    >>> main(["sigma", "--epsilon", "0.5", "--delta", "1e-5", "--sensitivity", "1", "--calibration", "classic"])
+    calibration=classic epsilon=0.5 delta=1e-05 sensitivity=1 achieved_delta=... proven=True
+    9.6896...
+    0
+    """
     args = build_parser().parse_args(argv)
     try:
         return _reproduce(args) if args.command == "reproduce" else _sigma(args)

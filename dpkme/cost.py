@@ -79,9 +79,35 @@ ALL_PAIRS_TERM = "||mu_X||^2 (all pairs)"
 
 @dataclass(frozen=True)
 class CostModel:
-    """Throughputs of the machine (operations per second) and fixed overheads (seconds).
+    r"""Throughputs of the machine (operations per second) and fixed overheads (seconds).
 
-    Defaults measured on the 2-core reference machine (shared with other jobs).
+    Defaults measured on the 2-core reference machine (shared with other jobs);
+    :func:`calibrate_cost_model` re-measures the first five on the current one.
+    Each term of an estimate is a count of operations divided by one of these
+    rates, e.g. :math:`n M / r_\text{sum} + 2 n M D / r_\text{flop}` seconds
+    for the kernel means of :math:`M` points over :math:`n` rows in :math:`D` dimensions.
+
+    Parameters
+    ----------
+    kernel_sum_rate : float, default=4e8
+        Kernel values summed on the fly (``row_means``, ``mean_gram``), per second.
+    kernel_matrix_rate : float, default=1.5e8
+        Kernel values written to a matrix (``cross``, ``gram``), per second.
+    feature_rate : float, default=1.5e8
+        Random-feature evaluations (rows x frequencies, a cos and a sin each), per second.
+    flop_rate : float, default=2e10
+        Floating-point operations of dense linear algebra (Cholesky, GEMM,
+        ``eigh``) per second; also charged for the :math:`2D` flops of each
+        squared distance.
+    python_loop : float, default=2e-6
+        Seconds of one iteration of a tight Python loop over numpy calls.
+    call_overhead : float, default=2e-4
+        Seconds of validation and bookkeeping of one small release call
+        (audits make one per run).
+    database_rate : float, default=1.5e8
+        Exponential mechanism: (candidate databases x M) scores per second.
+    measured : str, default="reference machine (2 cores)"
+        Where and when the rates were measured (shown with an estimate).
     """
 
     kernel_sum_rate: float = 4.0e8     # kernel values summed on the fly (row_means, mean_gram), per s
@@ -112,6 +138,28 @@ class CostEstimate:
 
     ``seconds`` and ``nbytes`` (peak memory of the main arrays); ``breakdown``
     gives the seconds of each term. Unpacks as ``seconds, nbytes = est``.
+    Made by :func:`estimate_cost`; ``a + b`` is running ``a`` then ``b``,
+    :meth:`repeated` and :meth:`without` scale or drop terms.
+
+    Parameters
+    ----------
+    mechanism : str
+        What is estimated: a name of :data:`COST_MECHANISMS`, or a combination
+        such as ``"algorithm1 + rkhs-distance"`` for a sum.
+    seconds : float
+        Predicted wall-clock time in seconds (the sum of ``breakdown``; meant to
+        be right within a factor of about 3).
+    nbytes : float
+        Predicted peak memory of the main arrays held at once, in bytes.
+    breakdown : dict of str to float, default={}
+        Predicted seconds of each term of the model, by name (e.g.
+        :data:`ALL_PAIRS_TERM`).
+    params : dict of str to object, default={}
+        The size parameters the estimate was computed from.
+    confirm_seconds : float, default=CONFIRM_SECONDS
+        Time above which :attr:`needs_confirmation` is True (10 s).
+    confirm_bytes : float, default=CONFIRM_BYTES
+        Memory above which :attr:`needs_confirmation` is True (1 GiB).
     """
 
     mechanism: str
@@ -179,7 +227,37 @@ class CostEstimate:
 
 def needs_confirmation(estimate: CostEstimate, *, seconds: float = CONFIRM_SECONDS,
                        nbytes: float = CONFIRM_BYTES) -> bool:
-    """Whether ``estimate`` exceeds the given thresholds (defaults: the module's)."""
+    """Whether ``estimate`` exceeds the given thresholds (defaults: the module's).
+
+    Parameters
+    ----------
+    estimate : CostEstimate
+        A prediction from :func:`estimate_cost`.
+    seconds : float, default=CONFIRM_SECONDS
+        Time threshold in seconds (finite, > 0).
+    nbytes : float, default=CONFIRM_BYTES
+        Memory threshold in bytes (finite, > 0).
+
+    Returns
+    -------
+    bool
+        True when ``estimate.seconds > seconds`` or ``estimate.nbytes > nbytes``:
+        a user interface should then ask before running. Unlike
+        :attr:`CostEstimate.needs_confirmation`, the estimate's own thresholds
+        are ignored.
+
+    Raises
+    ------
+    ValueError
+        If ``estimate`` is not a :class:`CostEstimate` or a threshold is not a
+        finite number > 0.
+
+    Examples
+    --------
+    >>> est = estimate_cost("algorithm1", n=1000, n_points=100)
+    >>> needs_confirmation(est), needs_confirmation(est, seconds=1e-6)
+    (False, True)
+    """
     if not isinstance(estimate, CostEstimate):
         raise ValueError(f"estimate must be a CostEstimate, got {estimate!r}.")
     return bool(estimate.seconds > check_positive_float(seconds, name="seconds")
@@ -418,7 +496,42 @@ def estimate_cost(mechanism: str, *, model: CostModel | None = None, **params) -
     * ``"private-lengthscale"``: ``n, dim, grid_size, pairs``
     * ``"rkhs-distance"``: ``n, n_points, dim`` (exact evaluation of a release)
 
-    Raises ValueError (naming the parameter) on a missing or invalid size.
+    Parameters
+    ----------
+    mechanism : str
+        One of :data:`COST_MECHANISMS` (listed above).
+    model : CostModel or None, default=None
+        Throughputs to divide the operation counts by; ``None`` uses
+        :data:`DEFAULT_COST_MODEL` (the reference machine), or pass the result
+        of :func:`calibrate_cost_model`.
+    **params
+        The mechanism's size parameters, as listed above (``n``: rows of the
+        private data; ``n_points``: synthetic points :math:`M`; ``dim``: columns
+        :math:`D`; ``n_features``: random features :math:`J`; ...). Sizes are
+        integers >= 1; those without a default are required. Parameters the
+        mechanism does not use are recorded in ``params`` but ignored.
+
+    Returns
+    -------
+    CostEstimate
+        Predicted seconds, peak bytes and the seconds of each term; unpacks as
+        ``seconds, nbytes``.
+
+    Raises
+    ------
+    ValueError
+        On an unknown ``mechanism``, a ``model`` that is not a :class:`CostModel`,
+        or a missing or invalid size (the message names the parameter).
+
+    Examples
+    --------
+    >>> est = estimate_cost("algorithm1", n=100_000, n_points=2000, dim=5)
+    >>> sorted(est.breakdown)
+    ['basis (Gram-Schmidt)', 'kernel means over the data', 'overhead']
+    >>> est.needs_confirmation
+    False
+    >>> print(est.message())
+    algorithm1: about 0.8 s and 31 MiB of memory (estimate, within a factor of ~3)
     """
     check_in(mechanism, COST_MECHANISMS, name="mechanism")
     m = DEFAULT_COST_MODEL if model is None else model
@@ -435,7 +548,24 @@ def calibrate_cost_model(budget_seconds: float = 0.5) -> CostModel:
 
     Kernel sums and matrices, random features, a Cholesky and a small release
     call are timed once each at sizes scaled to the budget; the best of two
-    repetitions is used.
+    repetitions is used. The inputs are synthetic (seeded standard normals):
+    no data is touched.
+
+    Parameters
+    ----------
+    budget_seconds : float, default=0.5
+        Approximate total time of the measurements in seconds (finite, > 0),
+        shared equally among the five timed operations; the sizes are clipped,
+        so very small or very large budgets are not met exactly.
+
+    Returns
+    -------
+    CostModel
+        :data:`DEFAULT_COST_MODEL` with ``kernel_sum_rate``,
+        ``kernel_matrix_rate``, ``feature_rate``, ``flop_rate`` and
+        ``call_overhead`` replaced by the measured values and ``measured``
+        stating the date; ``python_loop`` and ``database_rate`` are kept.
+        Timings vary from run to run and with the load of the machine.
     """
     from .kernels.kernel import GaussianKernel
     from .kernels.random_features import RandomFourierFeatures

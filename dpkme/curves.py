@@ -38,7 +38,29 @@ __all__ = ["paper_m_grid", "SubspaceCurves", "subspace_curves", "RandomFeatureCu
 
 
 def paper_m_grid(max_m: int, n: int = 100) -> list[int]:
-    """The paper's grid: ``int(exp(t))`` for ``t`` in ``linspace(0, ln max_m, n)``, deduplicated, plus ``max_m``."""
+    """The paper's grid: ``int(exp(t))`` for ``t`` in ``linspace(0, ln max_m, n)``, deduplicated, plus ``max_m``.
+
+    Parameters
+    ----------
+    max_m : int
+        Largest number of synthetic points :math:`M` (>= 1); always the last
+        entry of the grid.
+    n : int, default=100
+        Number of log-spaced values before rounding down and deduplication (the
+        paper's figures use 100); the grid has at most ``n + 1`` entries and
+        fewer for small ``max_m``, where the small values coincide.
+
+    Returns
+    -------
+    list of int
+        Increasing, distinct values in ``[1, max_m]``, roughly evenly spaced on
+        a log scale.
+
+    Examples
+    --------
+    >>> paper_m_grid(100, n=10)
+    [1, 2, 4, 7, 12, 21, 35, 59, 100]
+    """
     max_m = check_positive_int(max_m, name="max_m")
     ms = sorted({int(math.exp(t)) for t in np.linspace(0.0, math.log(max_m), n)} | {max_m})
     return [m for m in ms if 1 <= m <= max_m]
@@ -46,7 +68,47 @@ def paper_m_grid(max_m: int, n: int = 100) -> list[int]:
 
 @dataclass
 class SubspaceCurves:
-    """RKHS distances on a grid of M for several ε (lists aligned with ``m_grid``)."""
+    r"""RKHS distances on a grid of M for several ε (lists aligned with ``m_grid``).
+
+    Made by :func:`subspace_curves`; every distance is
+    :math:`\|\hat\mu_X - \sum_m w_m k(z_m, \cdot)\|_{\mathcal H}` in the units of
+    the kernel's RKHS norm (the formulas are in the module docstring).
+
+    Parameters
+    ----------
+    m_grid : list of int
+        The numbers of points :math:`M'` evaluated (increasing); the first
+        :math:`M'` public points are used for each.
+    epsilons : list of float
+        Privacy parameters :math:`\varepsilon`, one curve of ``alg1`` each.
+    delta : float
+        Privacy parameter :math:`\delta` shared by all curves.
+    baseline : list of float
+        Distance of the uniformly weighted first :math:`M'` points (no noise,
+        no privacy: the paper's "baseline").
+    projection : list of float
+        Distance of the noise-free projection of :math:`\hat\mu_X` onto the span
+        of the first :math:`M'` points: the floor Algorithm 1 approaches as
+        :math:`\varepsilon \to \infty`. Non-increasing in :math:`M'`.
+    alg1 : list of list of float
+        Per ε, the Algorithm 1 distance at each :math:`M'`, averaged over the
+        repetitions.
+    alg1_reps : list of list of list of float
+        Per ε and per repetition, the Algorithm 1 distance at each :math:`M'`
+        (independent noise draws).
+    sigmas : list of float
+        Per ε, the calibrated noise standard deviation :math:`\sigma` of each
+        basis coordinate.
+    basis_dims : list of int
+        Per :math:`M'`, the dimension :math:`F(M')` of the Gram–Schmidt basis of
+        the first :math:`M'` points (points within ``tol`` of the span are skipped).
+    mean_kxx : float
+        :math:`\overline{K_{XX}} = \|\hat\mu_X\|^2_{\mathcal H}`, the mean of the
+        private Gram matrix.
+    seconds : dict of str to float, default={}
+        Wall-clock seconds of the stages (``"kernel_sums"``, ``"basis"``,
+        ``"sweep"``).
+    """
 
     m_grid: list[int]
     epsilons: list[float]
@@ -99,16 +161,63 @@ def subspace_curves(
         Private data (read for evaluation).
     Z : array (M, D)
         Public points, in order; prefixes of it are evaluated.
+    kernel : Kernel
+        Kernel of the embedding, with :math:`k(x, x) \le 1` (the sensitivity
+        assumes it).
+    epsilons : iterable of float
+        Privacy parameters :math:`\varepsilon`, one curve each.
+    delta : float
+        Privacy parameter :math:`\delta` in (0, 1), shared by all curves.
+    m_grid : list of int, optional
+        Numbers of points :math:`M'` to evaluate, each in ``[1, M]``
+        (deduplicated and sorted). Default: :func:`paper_m_grid` of ``M``.
+    reps : int, default=1
+        Independent noise draws per (ε, :math:`M'`); ``alg1`` is their mean.
+    calibration : {"analytic", "classic"}, default="analytic"
+        Gaussian calibration of :math:`\sigma`
+        (:func:`dpkme.privacy.calibration.calibrate_gaussian`); the paper used
+        ``"classic"``.
+    sensitivity : {"tight", "paper"}, default="tight"
+        L2 sensitivity of the KME (:func:`dpkme.privacy.sensitivity.kme_sensitivity`):
+        :math:`\sqrt{2a - 2k_{\min}}/N` or the paper's :math:`2\sqrt a/N`.
+    neighbouring : {"replace-one", "add-remove"}, default="replace-one"
+        Neighbouring relation of the guarantee the noise is calibrated for.
+    basis : {"full", "auto"}
+        See :func:`dpkme.release.subspace.algorithm1`.
+    tol : float, default=DEFAULT_TOL
+        Gram–Schmidt acceptance threshold on the squared residual norm of a new
+        point, relative to :math:`k(z, z)` (the paper's code: :math:`10^{-5}`).
+    points_are_sample : bool, default=False
+        Declare ``Z`` a publishable subset of the population; with
+        ``basis="auto"`` it enables the public shrinkage target.
     z_is_prefix_of_x : bool
         ``Z`` equals ``X[:M]`` (the paper's publishable subset). Then one
         symmetric pass over ``X`` yields :math:`\overline{K_{XX}}`, :math:`\bar k`
         and the baseline sums together.
     mean_kxx : float, optional
         A known :math:`\overline{K_{XX}}` (skips its :math:`O(N^2)` computation).
-    basis : {"full", "auto"}
-        See :func:`dpkme.release.subspace.algorithm1`.
+    random_state : None, int or numpy.random.Generator
+        Source of the noise draws (one standard normal vector of length
+        :math:`F(M')` per ε, repetition and :math:`M'`).
     progress : callable, optional
         ``progress(fraction, message)``; raising inside it cancels the sweep.
+
+    Returns
+    -------
+    SubspaceCurves
+        Baseline, projection and Algorithm 1 distances on the grid.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpkme.kernels import GaussianKernel
+    >>> X = np.random.default_rng(0).normal(size=(200, 2))
+    >>> c = subspace_curves(X, X[:20], kernel=GaussianKernel(lengthscale=1.0), epsilons=[1.0], delta=1e-6,
+    ...                     m_grid=[5, 10, 20], z_is_prefix_of_x=True, random_state=0)
+    >>> c.basis_dims
+    [5, 10, 20]
+    >>> bool(np.all(np.diff(c.projection) <= 0) and np.all(np.array(c.alg1[0]) >= c.projection))
+    True
     """
     from .privacy.calibration import calibrate_gaussian
 
@@ -198,7 +307,35 @@ def _prefix_targets(B: SubspaceBasis, ms: list[int], points_are_sample: bool):
 
 @dataclass
 class RandomFeatureCurves:
-    """RKHS distances of Algorithm 2 releases on a grid of M for several ε."""
+    r"""RKHS distances of Algorithm 2 releases on a grid of M for several ε.
+
+    Made by :func:`alg2_curves`; distances are under the exact kernel (not its
+    random-feature approximation), in the units of its RKHS norm.
+
+    Parameters
+    ----------
+    m_grid : list of int
+        The numbers of synthetic points :math:`M` evaluated (increasing).
+    epsilons : list of float
+        Privacy parameters :math:`\varepsilon`, one curve of ``alg2`` each.
+    delta : float
+        Privacy parameter :math:`\delta` shared by all curves.
+    alg2 : list of list of float
+        Per ε, the distance at each :math:`M`, averaged over the repetitions.
+    alg2_reps : list of list of list of float
+        Per ε and per repetition, the distance at each :math:`M` (the values of
+        one repetition share its noisy :math:`\tilde\mu`).
+    sigmas : list of float
+        Per ε, the calibrated noise standard deviation of each feature.
+    n_features : int
+        Number of random features :math:`J`.
+    solver : str
+        Name of the reduced-set solver used (:mod:`dpkme.reduced_set`).
+    mean_kxx : float
+        :math:`\overline{K_{XX}} = \|\hat\mu_X\|^2_{\mathcal H}`.
+    seconds : dict of str to float, default={}
+        Wall-clock seconds (``"total"``).
+    """
 
     m_grid: list[int]
     epsilons: list[float]
@@ -242,6 +379,74 @@ def alg2_curves(
     draw of the mechanism for that ε (the M values of one run share its noise,
     as nested releases of one :math:`\tilde\mu`). Distances are measured under
     the exact kernel against the private data: evaluation only.
+
+    Parameters
+    ----------
+    X : array (N, D)
+        Private data (privatised by the releases, read again for evaluation).
+    kernel : Kernel
+        Translation-invariant kernel with :math:`k(x, x) \le 1`; the features
+        approximate it and the distances use it exactly.
+    epsilons : iterable of float
+        Privacy parameters :math:`\varepsilon` (at least one), one curve each.
+    delta : float
+        Privacy parameter :math:`\delta` in (0, 1), shared by all curves.
+    m_grid : list of int
+        Numbers of synthetic points :math:`M` (at least one, each >= 1;
+        deduplicated and sorted). One solver run to the largest serves all.
+    reps : int, default=1
+        Independent releases per ε; ``alg2`` is their mean.
+    n_features : int, default=1000
+        Number of random Fourier features :math:`J` (even), see
+        :class:`dpkme.kernels.RandomFourierFeatures`.
+    solver : str or None, default=None
+        Reduced-set solver (:func:`dpkme.reduced_set.list_solvers`); ``None`` is
+        :data:`dpkme.reduced_set.DEFAULT_SOLVER`.
+    preset : {"accurate", "interactive"}, default="accurate"
+        Named option set of the solver (:data:`dpkme.reduced_set.PRESETS`).
+    solver_options : dict, optional
+        Further solver options; they override the preset.
+    calibration : {"analytic", "classic"}, default="analytic"
+        Gaussian calibration of :math:`\sigma`.
+    neighbouring : {"replace-one", "add-remove"}, default="replace-one"
+        Neighbouring relation of the guarantee; the sensitivity of the mean
+        feature vector is :math:`2/N` or :math:`1/N` (Proposition 9).
+    initial_points : array (K, D), optional
+        Public initial locations or candidate pool of the solver; default: draws
+        from :math:`q`.
+    q_scale : float, default=500.0
+        Standard deviation of :math:`q = \mathcal N(\text{q\_loc}, \text{q\_scale}^2 I)`
+        (the paper's :math:`\sigma_q = 500`).
+    q_loc : float or array (D,), default=0.0
+        Mean of :math:`q` (public).
+    mean_kxx : float, optional
+        A known :math:`\overline{K_{XX}}` (skips its :math:`O(N^2)` computation).
+    random_state : None, int or numpy.random.Generator
+        One generator for the frequencies, the noise and the solver's draws, in
+        that order.
+    progress : callable, optional
+        ``progress(fraction, message)``; raising inside it cancels the sweep.
+
+    Returns
+    -------
+    RandomFeatureCurves
+        Algorithm 2 distances per ε, repetition and :math:`M`.
+
+    Raises
+    ------
+    ValueError
+        On an empty ``m_grid`` or ``epsilons``, an unknown solver or preset, or
+        invalid data or privacy parameters.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpkme.kernels import GaussianKernel
+    >>> X = np.random.default_rng(0).normal(size=(200, 2))
+    >>> c = alg2_curves(X, kernel=GaussianKernel(lengthscale=1.0), epsilons=[1.0], delta=1e-6, m_grid=[10, 5],
+    ...                 n_features=100, preset="interactive", q_scale=2.0, random_state=0)
+    >>> c.m_grid, len(c.alg2[0])
+    ([5, 10], 2)
     """
     from . import reduced_set
     from .kernels.random_features import RandomFourierFeatures

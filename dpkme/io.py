@@ -581,7 +581,36 @@ def _check_frame(df: pd.DataFrame, name: str, *, max_rows: int, max_cols: int, h
 # from a frame to a matrix
 # ----------------------------------------------------------------------------
 def numeric_columns(df: pd.DataFrame) -> list[str]:
-    """Names of the columns with a real numeric (not boolean) dtype, in order."""
+    """Names of the columns with a real numeric (not boolean) dtype, in order.
+
+    Only the dtypes are inspected, not the values: a text column holding
+    numbers (e.g. with decimal commas) is not listed, and a numeric column may
+    still contain missing values.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        A table, e.g. from :func:`load_table`.
+
+    Returns
+    -------
+    list
+        The column labels (as stored in ``df.columns``) whose dtype is a real
+        integer or floating type; boolean, complex, text, date and categorical
+        columns are left out.
+
+    Raises
+    ------
+    ValueError
+        If ``df`` is not a :class:`pandas.DataFrame`.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> numeric_columns(pd.DataFrame({"age": [30, 41], "name": ["a", "b"], "smoker": [True, False],
+    ...                               "income": [1.5, None]}))
+    ['age', 'income']
+    """
     if not isinstance(df, pd.DataFrame):
         raise ValueError(f"expected a pandas DataFrame, got {type(df).__name__}.")
     return [

@@ -149,10 +149,37 @@ class DeclaredScaling:
 
 
 def apply_declared_scaling(X, center, scale) -> np.ndarray:
-    """``(X - center) / scale`` with declared (public) ``center`` and ``scale``.
+    r"""``(X - center) / scale`` with declared (public) ``center`` and ``scale``.
 
     See :class:`DeclaredScaling`; this is ``DeclaredScaling(center, scale).apply(X)``.
     ``center``/``scale`` may be scalars or one value per column; ``scale > 0``.
+
+    Parameters
+    ----------
+    X : array-like (N, D)
+        Data in original units.
+    center : float or array-like (D,)
+        Declared centre :math:`c` (public, never computed from the private data).
+    scale : float or array-like (D,), entries > 0
+        Declared scale :math:`s` (public); the kernel lengthscale is then in
+        units of :math:`s`.
+
+    Returns
+    -------
+    ndarray (N, D), float64
+        :math:`(x - c)/s` for every row (a new array).
+
+    Raises
+    ------
+    ValueError
+        On an invalid ``X``, a non-positive scale, lengths that do not match the
+        columns, or scaled values beyond :math:`\pm 10^{100}`.
+
+    Examples
+    --------
+    >>> apply_declared_scaling([[10.0, 0.0], [30.0, 4.0]], center=[20.0, 0.0], scale=[10.0, 2.0])
+    array([[-1.,  0.],
+           [ 1.,  2.]])
     """
     return DeclaredScaling(center=center, scale=scale).apply(X)
 
@@ -196,13 +223,24 @@ def clip_to_box(X, lower, upper, *, return_count: bool = True):
 class SplitIndices:
     """Row indices of a :func:`public_private_split`, with the seed that produced them.
 
-    Attributes
+    Parameters
     ----------
     public, private : ndarray of int64
-        Sorted row indices into the original array.
+        Sorted row indices into the original array; disjoint, and together all
+        rows ``0, ..., N - 1``.
     seed : int or None
-        Seed of the split (``None`` only when a Generator was passed).
+        Seed of the split (``None`` only when a Generator was passed); with it
+        the split can be reproduced.
     public_fraction : float
+        The requested fraction of public rows, in (0, 1); the public part has
+        ``round(public_fraction * N)`` rows.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> _, _, idx = public_private_split(np.arange(20.0).reshape(10, 2), public_fraction=0.3, random_state=0)
+    >>> idx.to_dict()
+    {'n_public': 3, 'n_private': 7, 'seed': 0, 'public_fraction': 0.3}
     """
 
     public: np.ndarray

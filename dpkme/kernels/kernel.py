@@ -69,7 +69,32 @@ _THREAD_LOCAL = threading.local()
 
 
 def check_magnitude(A: np.ndarray, name: str = "X") -> np.ndarray:
-    """Refuse (ValueError, naming the value and its position) coordinates beyond :data:`MAX_ABS_COORDINATE`."""
+    """Refuse (ValueError, naming the value and its position) coordinates beyond :data:`MAX_ABS_COORDINATE`.
+
+    Parameters
+    ----------
+    A : ndarray
+        Validated float array of points (any shape; usually ``(N, D)``).
+    name : str, default="X"
+        Name of the array in the error message.
+
+    Returns
+    -------
+    ndarray
+        ``A`` itself (not a copy), so that the check can wrap an expression.
+
+    Raises
+    ------
+    ValueError
+        If some :math:`|A_{ij}| > 10^{150}`; the message gives the largest value
+        and its index.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> check_magnitude(np.array([[1.0, -2.0]])).shape
+    (1, 2)
+    """
     if A.size and float(np.abs(A).max()) > MAX_ABS_COORDINATE:
         pos = tuple(int(i) for i in np.unravel_index(int(np.argmax(np.abs(A))), A.shape))
         raise ValueError(
@@ -382,6 +407,30 @@ class GaussianKernel(Kernel):
     Appendix B) use :math:`\gamma = 10^{-4}/D` (their code: lengthscale
     :math:`100\sqrt D` in :math:`\exp(-\|x-y\|^2/\ell^2)`).
     Spectral measure: :math:`\omega \sim \mathcal N(0, \ell^{-2} I_D)`.
+    In 1-D and 2-D, :meth:`mean_gram` and :meth:`row_means` use the exact
+    spectral sums of :mod:`dpkme.kernels.spectral`.
+
+    Parameters
+    ----------
+    lengthscale : float, optional
+        Length scale :math:`\ell > 0`, in the units of the data, within
+        :data:`LENGTHSCALE_RANGE`. Declare it or take it from public
+        information; never derive it from the private data.
+    gamma : float, optional
+        Inverse squared length scale :math:`\gamma = 1/(2\ell^2) > 0`
+        (scikit-learn's parametrisation); an alternative to ``lengthscale``.
+    amplitude : float, default=1.0
+        :math:`a = k(x, x)`. Values above 1 are accepted for non-private use
+        (e.g. metrics) but refused by every mechanism.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> k = GaussianKernel(gamma=0.5)
+    >>> k
+    GaussianKernel(lengthscale=1.0, amplitude=1.0)
+    >>> round(float(k(np.zeros((1, 2)), np.ones((1, 2)))[0, 0]), 6)   # exp(-|x - y|^2 / 2) = exp(-1)
+    0.367879
     """
 
     name = "gaussian"
@@ -473,6 +522,23 @@ class LaplacianKernel(Kernel):
     Spectral measure: independent Cauchy coordinates with scale :math:`1/\ell`.
     (The L2 version :math:`e^{-\|x-y\|_2/\ell}` is :class:`MaternKernel` with
     ``nu=0.5``.)
+
+    Parameters
+    ----------
+    lengthscale : float
+        Length scale :math:`\ell > 0`, in the units of the data, within
+        :data:`LENGTHSCALE_RANGE`. Declare it or take it from public
+        information; never derive it from the private data.
+    amplitude : float, default=1.0
+        :math:`a = k(x, x)`. Values above 1 are accepted for non-private use
+        (e.g. metrics) but refused by every mechanism.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> k = LaplacianKernel(lengthscale=1.0)
+    >>> round(float(k(np.zeros((1, 2)), np.ones((1, 2)))[0, 0]), 6)   # exp(-|x - y|_1) = exp(-2)
+    0.135335
     """
 
     name = "laplacian"
@@ -501,6 +567,26 @@ class MaternKernel(Kernel):
     scale :math:`1/\ell`, i.e. :math:`\omega = z\sqrt{2\nu/g}/\ell` with
     :math:`z\sim\mathcal N(0, I_D)`, :math:`g\sim\chi^2_{2\nu}` (Rasmussen &
     Williams 2006, eq. 4.15).
+
+    Parameters
+    ----------
+    nu : {0.5, 1.5, 2.5}, default=1.5
+        Smoothness :math:`\nu`: the sample paths of the corresponding Gaussian
+        process are :math:`\lceil\nu\rceil - 1` times differentiable.
+    lengthscale : float
+        Length scale :math:`\ell > 0`, in the units of the data, within
+        :data:`LENGTHSCALE_RANGE`. Declare it or take it from public
+        information; never derive it from the private data.
+    amplitude : float, default=1.0
+        :math:`a = k(x, x)`. Values above 1 are accepted for non-private use
+        (e.g. metrics) but refused by every mechanism.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> k = MaternKernel(nu=0.5, lengthscale=2.0)
+    >>> round(float(k(np.zeros((1, 1)), np.full((1, 1), 2.0))[0, 0]), 6)   # exp(-r), r = 2 / 2
+    0.367879
     """
 
     name = "matern"
@@ -551,6 +637,25 @@ class InverseMultiquadricKernel(Kernel):
     :math:`(1+s)^{-\beta} = \mathbb E_{\tau\sim\Gamma(\beta,1)}[e^{-\tau s}]`:
     :math:`\tau \sim \Gamma(\beta, 1)`, :math:`\omega\mid\tau \sim
     \mathcal N(0, 2\tau\ell^{-2} I_D)`.
+
+    Parameters
+    ----------
+    lengthscale : float
+        Length scale :math:`\ell > 0`, in the units of the data, within
+        :data:`LENGTHSCALE_RANGE`. Declare it or take it from public
+        information; never derive it from the private data.
+    beta : float, default=0.5
+        Exponent :math:`\beta > 0`; larger values make the tails lighter.
+    amplitude : float, default=1.0
+        :math:`a = k(x, x)`. Values above 1 are accepted for non-private use
+        (e.g. metrics) but refused by every mechanism.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> k = InverseMultiquadricKernel(lengthscale=1.0)
+    >>> round(float(k(np.zeros((1, 1)), np.ones((1, 1)))[0, 0]), 6)   # (1 + 1)^(-1/2)
+    0.707107
     """
 
     name = "imq"
@@ -585,9 +690,36 @@ KERNELS: dict[str, type[Kernel]] = {
 
 
 def make_kernel(name: str, **params) -> Kernel:
-    """Build a kernel by name: ``gaussian``, ``laplacian``, ``matern``, ``imq``.
+    r"""Build a kernel by name: ``gaussian``, ``laplacian``, ``matern``, ``imq``.
 
     ``matern12``/``matern32``/``matern52`` are accepted as shorthands.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`KERNELS` (case-insensitive), ``"rbf"`` or ``"eq"`` for
+        the Gaussian kernel, or ``"matern12"``, ``"matern32"``, ``"matern52"``
+        (Matérn with :math:`\nu = 1/2, 3/2, 5/2` unless ``nu`` is given).
+    **params
+        Keyword arguments of the kernel's constructor, e.g. ``lengthscale``,
+        ``amplitude``, ``nu`` (Matérn), ``beta`` (inverse multiquadric),
+        ``gamma`` (Gaussian).
+
+    Returns
+    -------
+    Kernel
+        A new kernel of the named class.
+
+    Raises
+    ------
+    ValueError
+        On an unknown name, a parameter the kernel does not have, a missing
+        required parameter (the messages list the valid ones), or an invalid value.
+
+    Examples
+    --------
+    >>> make_kernel("matern32", lengthscale=2.0)
+    MaternKernel(nu=1.5, lengthscale=2.0, amplitude=1.0)
     """
     key = str(name).lower()
     shorthand = {"matern12": 0.5, "matern32": 1.5, "matern52": 2.5, "rbf": None, "eq": None}
@@ -612,7 +744,33 @@ def make_kernel(name: str, **params) -> Kernel:
 
 
 def kernel_from_dict(spec: dict) -> Kernel:
-    """Inverse of :meth:`Kernel.to_dict`."""
+    """Inverse of :meth:`Kernel.to_dict`.
+
+    Parameters
+    ----------
+    spec : dict
+        A kernel description: ``"name"`` (as accepted by :func:`make_kernel`)
+        and the constructor's parameters under string keys, e.g.
+        ``{"name": "gaussian", "lengthscale": 1.0, "amplitude": 1.0}``. The dict
+        is not modified.
+
+    Returns
+    -------
+    Kernel
+        The kernel described, equal to the one that produced ``spec``.
+
+    Raises
+    ------
+    ValueError
+        If ``spec`` is not a dict, has no ``"name"`` or non-string keys, or is
+        refused by :func:`make_kernel`.
+
+    Examples
+    --------
+    >>> k = MaternKernel(nu=2.5, lengthscale=0.5)
+    >>> kernel_from_dict(k.to_dict()) == k
+    True
+    """
     if not isinstance(spec, dict):
         raise ValueError(f"a kernel spec is a dict with a 'name', got {spec!r:.80}.")
     spec = dict(spec)

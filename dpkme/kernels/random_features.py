@@ -175,6 +175,36 @@ class CosineBiasFeatures:
     :math:`2\sqrt2/N`, not the :math:`2/N` that Proposition 9 assumes. Kept for
     the privacy audit (a mechanism calibrated to 2/N with these features must be
     caught) and for teaching; never used by a release.
+
+    Parameters
+    ----------
+    kernel : Kernel
+        Translation-invariant kernel from :mod:`dpkme.kernels`; its amplitude
+        :math:`a` scales the map to :math:`\sqrt{2a/J}\cos(\omega^\top x + b)`.
+    n_components : int, default=1000
+        Number of features :math:`J`, one frequency :math:`\omega_j` and one
+        offset :math:`b_j \sim \mathcal U[0, 2\pi)` each (any :math:`J \ge 1`).
+    random_state : None, int or numpy.random.Generator
+        Source of the frequencies and offsets, drawn by :meth:`fit` independently
+        of any data.
+
+    Attributes
+    ----------
+    frequencies_ : ndarray of shape (J, D)
+        Set by :meth:`fit`.
+    offsets_ : ndarray of shape (J,)
+        Phases :math:`b_j`, set by :meth:`fit`.
+    seed_ : int or None
+        Seed used (``None`` if a Generator was passed).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpkme.kernels import GaussianKernel
+    >>> f = CosineBiasFeatures(GaussianKernel(lengthscale=1.0), n_components=100, random_state=0).fit(2)
+    >>> norms = np.linalg.norm(f.transform(np.random.default_rng(1).normal(size=(500, 2))), axis=1)
+    >>> bool(norms.max() > 1.0)          # the bound ||phi(x)|| <= 1 of Proposition 9 fails
+    True
     """
 
     def __init__(self, kernel: Kernel, *, n_components: int = 1000, random_state=None):

@@ -72,7 +72,24 @@ _BLOCK = 4096  # rows per block (a (2K+1) x 4096 complex phase array: ~6 MB at 2
 
 @dataclass(frozen=True)
 class TrapezoidRule:
-    """Nodes ``k h`` (|k| <= K) and weights ``h phi(k h)`` of the truncated trapezoidal rule, and its error bound."""
+    r"""Nodes ``k h`` (|k| <= K) and weights ``h phi(k h)`` of the truncated trapezoidal rule, and its error bound.
+
+    Made by :func:`trapezoid_rule`; the same one-dimensional rule is used on
+    every axis (a tensor rule in 2-D).
+
+    Parameters
+    ----------
+    step : float
+        Node spacing :math:`h > 0` (in the frequency variable :math:`t` of the
+        standard normal density :math:`\varphi`).
+    half_width : int
+        :math:`K`: the nodes are :math:`t_k = kh` for :math:`k = -K, \dots, K`.
+    weights : ndarray (2K + 1,), float64
+        :math:`w_k = h\,\varphi(kh)` for :math:`k = -K, \dots, K` (read-only).
+    error_bound : float
+        Bound :math:`D\,E\,(1+E)^{D-1}` on the absolute quadrature error of one
+        kernel value over all :math:`D` coordinates (module docstring).
+    """
 
     step: float
     half_width: int          # K
@@ -90,7 +107,41 @@ def _upper_tail(x: float) -> float:
 
 def trapezoid_rule(a_max: float, dim: int, *, tol: float = TOL) -> TrapezoidRule:
     r"""The rule (step and half-width) whose error is at most ``tol`` for every kernel value with
-    :math:`|x_d - y_d|/\ell \le` ``a_max`` in each of ``dim`` coordinates (module docstring)."""
+    :math:`|x_d - y_d|/\ell \le` ``a_max`` in each of ``dim`` coordinates (module docstring).
+
+    The per-axis share ``tol / dim`` is split equally between aliasing (fixes
+    :math:`S = 2\pi/h - A`, hence :math:`h`) and truncation (fixes the cut
+    :math:`Kh`, hence :math:`K`).
+
+    Parameters
+    ----------
+    a_max : float
+        :math:`A \ge 0`: the largest scaled coordinate difference
+        :math:`|x_d - y_d|/\ell` the rule must integrate accurately. Larger
+        :math:`A` needs a smaller step and more nodes.
+    dim : int
+        Number of coordinates :math:`D` of the tensor rule (the error bound
+        covers the product of ``dim`` factors).
+    tol : float, default=TOL
+        Target bound on the absolute error of one kernel value (> 0; the default
+        :math:`10^{-17}` is below the float64 rounding of values <= 1).
+
+    Returns
+    -------
+    TrapezoidRule
+        Step, half-width, weights and the achieved ``error_bound <= tol``.
+
+    Raises
+    ------
+    ValueError
+        If ``a_max`` is negative or not finite, or ``tol`` is not > 0.
+
+    Examples
+    --------
+    >>> rule = trapezoid_rule(9.0, 2)       # the paper's D = 2 data span up to 9 length scales
+    >>> rule.n_nodes, rule.error_bound <= TOL
+    (55, True)
+    """
     a = float(a_max)
     if not math.isfinite(a) or a < 0:
         raise ValueError(f"a_max must be a finite number >= 0, got {a_max!r}.")
@@ -127,10 +178,43 @@ def _centre(arrays) -> np.ndarray:
 
 def spectral_order(dim: int, lengthscale: float, *arrays, min_pairs: float = 2e7,
                    tol: float = TOL) -> TrapezoidRule | None:
-    """The rule to use for sums over these points, or None when the direct blocked sums are better.
+    r"""The rule to use for sums over these points, or None when the direct blocked sums are better.
 
     Spectral sums are used when ``dim <= 2``, the rule has at most :data:`MAX_NODES_PER_AXIS` nodes per axis
     and the direct sums would visit at least ``min_pairs`` pairs (below that they are fast anyway).
+
+    Parameters
+    ----------
+    dim : int
+        Number of coordinates :math:`D` of the points.
+    lengthscale : float
+        Length scale :math:`\ell > 0` of the Gaussian kernel; the rule must
+        cover the coordinate ranges measured in units of :math:`\ell`.
+    *arrays : ndarray (n_i, dim)
+        The validated float arrays the sums run over: one array for
+        :math:`\overline{K_{XX}}` (:math:`N^2/2` pairs), or ``Z, X`` for the row
+        means (:math:`M N` pairs, the first and last arrays' sizes). Without
+        arrays the answer is None.
+    min_pairs : float, default=2e7
+        Smallest number of pairs for which the spectral sums are chosen.
+    tol : float, default=TOL
+        Error bound per kernel value passed to :func:`trapezoid_rule`.
+
+    Returns
+    -------
+    TrapezoidRule or None
+        The rule for the combined range of the arrays, or None when the direct
+        blocked sums should be used (``dim > 2``, too few pairs, non-finite
+        range, or more than :data:`MAX_NODES_PER_AXIS` nodes per axis).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.random.default_rng(0).normal(size=(1000, 2))
+    >>> spectral_order(2, 1.0, X) is None              # 5e5 pairs: the direct sums are fast
+    True
+    >>> spectral_order(2, 1.0, X, min_pairs=0).n_nodes
+    49
     """
     if dim > 2 or not arrays:
         return None
@@ -190,6 +274,37 @@ def spectral_mean_gram(X, *, lengthscale: float, tol: float = TOL) -> float:
 
     Exact up to ``tol`` per kernel value (plus float64 rounding). ValueError for
     :math:`D > 2` or points spanning too many length scales (use the direct sums).
+
+    Parameters
+    ----------
+    X : array (N, D), D <= 2
+        The points (read as given: in dpkme only for evaluation, never a release).
+    lengthscale : float
+        Length scale :math:`\ell > 0` of :math:`k(x, y) = \exp(-\|x - y\|^2 / (2\ell^2))`.
+    tol : float, default=TOL
+        Bound on the quadrature error of each kernel value.
+
+    Returns
+    -------
+    float
+        :math:`\overline{K_{XX}} = \frac1{N^2}\sum_{n, n'} k(x_n, x_{n'})`, in
+        :math:`(0, 1]`; multiply by the amplitude :math:`a` for a kernel with
+        :math:`k(x, x) = a`.
+
+    Raises
+    ------
+    ValueError
+        On invalid ``X`` or ``lengthscale``, :math:`D > 2`, or a range that
+        needs more than :data:`MAX_NODES_PER_AXIS` nodes per axis.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpkme.kernels import GaussianKernel
+    >>> X = np.random.default_rng(0).normal(size=(300, 2))
+    >>> exact = GaussianKernel(lengthscale=1.0)(X).mean()
+    >>> bool(abs(spectral_mean_gram(X, lengthscale=1.0) - exact) < 1e-14)
+    True
     """
     X = check_array(X, name="X")
     ls = check_positive_float(lengthscale, name="lengthscale")
@@ -200,7 +315,45 @@ def spectral_mean_gram(X, *, lengthscale: float, tol: float = TOL) -> float:
 
 
 def spectral_row_means(Z, X, *, lengthscale: float, tol: float = TOL) -> np.ndarray:
-    r""":math:`\bar k_m = \frac1N\sum_n k(z_m, x_n)` for the unit-amplitude Gaussian kernel in 1-D or 2-D."""
+    r""":math:`\bar k_m = \frac1N\sum_n k(z_m, x_n)` for the unit-amplitude Gaussian kernel in 1-D or 2-D.
+
+    Exact up to ``tol`` per kernel value (plus float64 rounding), in
+    :math:`O(N K^D + M K^D)` operations instead of :math:`O(M N D)`.
+
+    Parameters
+    ----------
+    Z : array (M, D), D <= 2
+        The points :math:`z_m` whose mean kernel value is wanted.
+    X : array (N, D)
+        The points :math:`x_n` averaged over (read as given: in dpkme only for
+        evaluation, never a release).
+    lengthscale : float
+        Length scale :math:`\ell > 0` of :math:`k(x, y) = \exp(-\|x - y\|^2 / (2\ell^2))`.
+    tol : float, default=TOL
+        Bound on the quadrature error of each kernel value; the rule covers the
+        combined range of ``Z`` and ``X``.
+
+    Returns
+    -------
+    ndarray (M,), float64
+        :math:`\bar k_m` for every row of ``Z`` (empty for :math:`M = 0`);
+        multiply by the amplitude :math:`a` for a kernel with :math:`k(x, x) = a`.
+
+    Raises
+    ------
+    ValueError
+        On invalid arrays or ``lengthscale``, mismatched columns, :math:`D > 2`,
+        or a range that needs more than :data:`MAX_NODES_PER_AXIS` nodes per axis.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpkme.kernels import GaussianKernel
+    >>> X = np.random.default_rng(0).normal(size=(300, 2))
+    >>> exact = GaussianKernel(lengthscale=1.0)(X[:5], X).mean(axis=1)
+    >>> bool(np.max(np.abs(spectral_row_means(X[:5], X, lengthscale=1.0) - exact)) < 1e-14)
+    True
+    """
     Z = check_array(Z, name="Z")
     X = check_array(X, name="X", n_features=Z.shape[1])
     ls = check_positive_float(lengthscale, name="lengthscale")
