@@ -115,11 +115,19 @@ _PURE = ("laplace", "exponential")
 
 @attr.s(frozen=True, slots=True, auto_attribs=True)
 class EpsilonDeltaDpEvent(dp_accounting.DpEvent):
-    """A mechanism known only to be (epsilon, delta)-DP.
+    r"""A mechanism known only to be :math:`(\varepsilon,\delta)`-DP.
 
     ``dp_accounting`` 0.6.0 has no such event; its accountants report it as
     unsupported, and :func:`rdp_epsilon` / :func:`pld_epsilon` treat it
-    explicitly.
+    explicitly (basic composition for RDP, the dominating pair of
+    ``from_privacy_parameters`` for PLD).
+
+    Parameters
+    ----------
+    epsilon : float
+        :math:`\varepsilon \ge 0` of one run of the mechanism.
+    delta : float
+        :math:`\delta \in [0, 1)` of one run of the mechanism.
     """
 
     epsilon: float
@@ -135,7 +143,11 @@ def _rr_noise_parameter(epsilon: float) -> float:
 class PrivacyCharge:
     r"""The privacy cost of one release (or of ``count`` identical ones).
 
-    Attributes
+    Every field is validated on construction (a ``ValueError`` names the bad
+    value); the fields are stored as given, except that a Laplace charge's
+    missing ``noise_multiplier`` is filled in with :math:`1/\varepsilon`.
+
+    Parameters
     ----------
     label : str
         Human-readable name, e.g. ``"Algorithm 1 release #3"``.
@@ -146,16 +158,27 @@ class PrivacyCharge:
     epsilon, delta : float
         The :math:`(\varepsilon,\delta)` one repetition was calibrated to
         (``delta`` must be 0 for pure mechanisms, > 0 for Gaussian).
-    noise_multiplier : float or None
+    noise_multiplier : float or None, default None
         Gaussian: :math:`z = \sigma/\Delta_2` (required, and checked to really
         give :math:`(\varepsilon,\delta)` via Balle & Wang's exact condition).
-        Laplace: :math:`b/\Delta_1 = 1/\varepsilon` (filled in if omitted).
-    count : int
-        Number of repetitions (e.g. :math:`T` Lloyd iterations), composed
-        adaptively.
-    details : dict
+        Laplace: :math:`b/\Delta_1 \ge 1/\varepsilon` (filled in with
+        :math:`1/\varepsilon` if omitted). Must be ``None`` for the other
+        mechanisms.
+    count : int, default 1
+        Number of repetitions :math:`c \ge 1` (e.g. :math:`T` Lloyd
+        iterations), composed adaptively.
+    details : dict, default {}
         Free-form metadata; ``details["neighbouring"]`` is checked by
-        :class:`BudgetLedger`.
+        :class:`BudgetLedger`, and ``details["parts"]`` (a tuple of part names)
+        declares the disjoint parts of the population the release reads
+        (parallel composition, see :class:`BudgetLedger`).
+
+    Examples
+    --------
+    >>> from dpkme.privacy.accounting import PrivacyCharge
+    >>> c = PrivacyCharge(label="a Laplace count", mechanism="laplace", epsilon=0.5, delta=0.0, count=3)
+    >>> c.noise_multiplier, c.is_pure
+    (2.0, True)
     """
 
     label: str
@@ -267,12 +290,42 @@ class PrivacyCharge:
 
 # --------------------------------------------------------------------------- constructors
 def gaussian_charge(label, calibration: GaussianCalibration, *, count=1, details=None) -> PrivacyCharge:
-    """Charge for ``count`` releases with the Gaussian noise of ``calibration``.
+    r"""Charge for ``count`` releases with the Gaussian noise of ``calibration``.
 
-    Records the requested :math:`(\\varepsilon,\\delta)` of the calibration
+    Records the requested :math:`(\varepsilon,\delta)` of the calibration
     (``achieved_delta`` is at most that) and the noise multiplier
-    :math:`\\sigma/\\Delta_2`. The calibration's method, sigma, sensitivity,
-    achieved delta and ``proven`` flag are copied into ``details``.
+    :math:`z = \sigma/\Delta_2`, which the RDP and PLD accountants compose
+    (:math:`c` releases with multiplier :math:`z` are one Gaussian mechanism
+    with multiplier :math:`z/\sqrt c`). The calibration's method, sigma,
+    sensitivity, achieved delta and ``proven`` flag are copied into ``details``.
+
+    Parameters
+    ----------
+    label : str
+        Human-readable name of the release in the ledger.
+    calibration : GaussianCalibration
+        The calibration the noise was drawn with
+        (:func:`~dpkme.privacy.calibration.calibrate_gaussian`).
+    count : int, default 1
+        Number of releases with this same noise (e.g. :math:`T` iterations),
+        composed adaptively.
+    details : dict, optional
+        Extra metadata, merged over the calibration's entries; put the
+        neighbouring relation in ``details["neighbouring"]``.
+
+    Returns
+    -------
+    PrivacyCharge
+        ``mechanism="gaussian"`` with the calibration's :math:`(\varepsilon,\delta)`.
+
+    Examples
+    --------
+    >>> from dpkme.privacy.accounting import gaussian_charge
+    >>> from dpkme.privacy.calibration import calibrate_gaussian
+    >>> cal = calibrate_gaussian(epsilon=1.0, delta=1e-5, sensitivity=0.01)
+    >>> c = gaussian_charge("Algorithm 1", cal, details={"neighbouring": "replace-one"})
+    >>> c.mechanism, c.epsilon, c.delta, c.details["neighbouring"]
+    ('gaussian', 1.0, 1e-05, 'replace-one')
     """
     if not isinstance(calibration, GaussianCalibration):
         raise ValueError(f"calibration must be a GaussianCalibration, got {calibration!r}.")
@@ -296,18 +349,69 @@ def gaussian_charge(label, calibration: GaussianCalibration, *, count=1, details
 
 
 def laplace_charge(label, *, epsilon, count=1, details=None) -> PrivacyCharge:
-    """Charge for ``count`` Laplace releases each with scale :math:`\\Delta_1/\\varepsilon`."""
+    r"""Charge for ``count`` Laplace releases each with scale :math:`b = \Delta_1/\varepsilon`.
+
+    Each release is pure :math:`\varepsilon`-DP (Dwork & Roth 2014, Theorem 3.6);
+    the accountants use the exact Laplace RDP (Mironov 2017, Prop. 6) and PLD
+    with the noise multiplier :math:`b/\Delta_1 = 1/\varepsilon`.
+
+    Parameters
+    ----------
+    label : str
+        Human-readable name of the release in the ledger.
+    epsilon : float
+        :math:`\varepsilon > 0` of one release.
+    count : int, default 1
+        Number of releases, composed adaptively.
+    details : dict, optional
+        Free-form metadata (copied), e.g. ``{"neighbouring": "replace-one"}``.
+
+    Returns
+    -------
+    PrivacyCharge
+        ``mechanism="laplace"``, ``delta=0``, ``noise_multiplier=1/epsilon``.
+
+    Examples
+    --------
+    >>> from dpkme.privacy.accounting import basic_composition, laplace_charge
+    >>> basic_composition([laplace_charge("histogram", epsilon=0.5, count=4)])
+    (2.0, 0.0)
+    """
     return PrivacyCharge(
         label=label, mechanism="laplace", epsilon=epsilon, delta=0.0, count=count, details=dict(details or {})
     )
 
 
 def pure_dp_charge(label, *, epsilon, mechanism="exponential", count=1, details=None) -> PrivacyCharge:
-    """Charge for ``count`` releases of a pure :math:`\\varepsilon`-DP mechanism (e.g. exponential).
+    r"""Charge for ``count`` releases of a pure :math:`\varepsilon`-DP mechanism (e.g. exponential).
 
-    ``mechanism`` is ``"exponential"`` (any pure mechanism, accounted through
-    the binary randomized-response bound) or ``"laplace"`` (accounted with the
-    tighter Laplace-specific RDP/PLD).
+    Parameters
+    ----------
+    label : str
+        Human-readable name of the release in the ledger.
+    epsilon : float
+        :math:`\varepsilon > 0` of one release.
+    mechanism : {"exponential", "laplace"}, default "exponential"
+        ``"exponential"`` (any pure mechanism, accounted through the binary
+        randomized-response bound, see the module docstring) or ``"laplace"``
+        (accounted with the tighter Laplace-specific RDP/PLD).
+    count : int, default 1
+        Number of releases, composed adaptively.
+    details : dict, optional
+        Free-form metadata (copied), e.g. ``{"neighbouring": "replace-one"}``
+        or ``{"parts": ("held-out",)}``.
+
+    Returns
+    -------
+    PrivacyCharge
+        A charge with ``delta=0``.
+
+    Examples
+    --------
+    >>> from dpkme.privacy.accounting import pure_dp_charge
+    >>> c = pure_dp_charge("private length scale", epsilon=0.1)
+    >>> c.mechanism, c.epsilon, c.delta, c.is_pure
+    ('exponential', 0.1, 0.0, True)
     """
     check_in(mechanism, _PURE, name="mechanism")
     return PrivacyCharge(
@@ -331,6 +435,22 @@ def basic_composition(charges: Iterable[PrivacyCharge]) -> tuple[float, float]:
 
     Dwork & Roth (2014), Theorem 3.16, holding for adaptively chosen
     mechanisms; :math:`c_i` is ``count``. Valid for every charge type.
+
+    Parameters
+    ----------
+    charges : PrivacyCharge or iterable of PrivacyCharge
+        The charges to compose (an empty list gives ``(0.0, 0.0)``).
+
+    Returns
+    -------
+    epsilon, delta : float
+        :math:`\sum_i c_i\varepsilon_i` and :math:`\sum_i c_i\delta_i`.
+
+    Examples
+    --------
+    >>> from dpkme.privacy.accounting import basic_composition, pure_dp_charge
+    >>> basic_composition([pure_dp_charge("a", epsilon=0.5), pure_dp_charge("b", epsilon=0.25, count=2)])
+    (1.0, 0.0)
     """
     eps = 0.0
     delta = 0.0
@@ -375,6 +495,8 @@ def rdp_epsilon(charges: Iterable[PrivacyCharge], *, delta) -> float:
     Parameters
     ----------
     charges : iterable of PrivacyCharge
+        The charges to compose (a single charge is accepted too); all for one
+        neighbouring relation.
     delta : float
         Target total :math:`\delta \in (0, 1)`.
 
@@ -384,6 +506,16 @@ def rdp_epsilon(charges: Iterable[PrivacyCharge], *, delta) -> float:
         :math:`\varepsilon \ge 0`; ``inf`` if :math:`\delta \le \delta_{\rm rest}`
         while RDP-composable charges are present (no finite guarantee at this
         :math:`\delta`), or if :math:`\delta < \delta_{\rm rest}` at all.
+
+    Examples
+    --------
+    >>> from dpkme.privacy.accounting import basic_composition, gaussian_charge, pld_epsilon, rdp_epsilon
+    >>> from dpkme.privacy.calibration import calibrate_gaussian
+    >>> steps = [gaussian_charge("Lloyd step", calibrate_gaussian(epsilon=0.5, delta=1e-6, sensitivity=1.0), count=10)]
+    >>> basic_composition(steps)                        # 10 x (0.5, 1e-6)
+    (5.0, 9.999999999999999e-06)
+    >>> round(rdp_epsilon(steps, delta=1e-5), 2), round(pld_epsilon(steps, delta=1e-5), 2)
+    (1.66, 1.52)
     """
     delta = check_delta(delta)
     charges = _as_charges(charges)
@@ -442,6 +574,8 @@ def pld_epsilon(
     Parameters
     ----------
     charges : iterable of PrivacyCharge
+        The charges to compose (a single charge is accepted too); all for one
+        neighbouring relation.
     delta : float
         Target total :math:`\delta \in (0, 1)`.
     value_discretization_interval : float, optional
@@ -449,13 +583,23 @@ def pld_epsilon(
         that the composed privacy-loss range has at most about 200 000 grid
         points (this keeps the runtime well under a second; the coarser grid
         only makes the answer slightly more pessimistic).
-    exact_gaussian : bool
+    exact_gaussian : bool, default True
         Use the closed form for Gaussian-only charge lists.
 
     Returns
     -------
     float
         :math:`\varepsilon \ge 0` (``inf`` if no finite value reaches ``delta``).
+
+    Examples
+    --------
+    >>> from dpkme.privacy.accounting import basic_composition, gaussian_charge, pld_epsilon, rdp_epsilon
+    >>> from dpkme.privacy.calibration import calibrate_gaussian
+    >>> steps = [gaussian_charge("Lloyd step", calibrate_gaussian(epsilon=0.5, delta=1e-6, sensitivity=1.0), count=10)]
+    >>> basic_composition(steps)                        # 10 x (0.5, 1e-6)
+    (5.0, 9.999999999999999e-06)
+    >>> round(rdp_epsilon(steps, delta=1e-5), 2), round(pld_epsilon(steps, delta=1e-5), 2)
+    (1.66, 1.52)
     """
     delta = check_delta(delta)
     charges = _as_charges(charges)
@@ -547,10 +691,32 @@ def calibrate_gaussian_composition(*, epsilon, delta, count, sensitivity, method
     The guarantee is for the neighbouring relation :math:`\Delta` was computed
     under.
 
+    Parameters
+    ----------
+    epsilon : float
+        Total :math:`\varepsilon > 0` of all ``count`` releases together.
+    delta : float
+        Total :math:`\delta \in (0, 1)` of all ``count`` releases together.
+    count : int
+        Number :math:`c \ge 1` of adaptively composed Gaussian releases.
+    sensitivity : float
+        L2 sensitivity :math:`\Delta > 0` of each release's statistic.
+    method : {"rdp", "analytic"}, default "rdp"
+        The composition analysis (see above); ``"analytic"`` gives the
+        smallest :math:`\sigma`.
+
     Returns
     -------
     float
         :math:`\sigma` per coordinate and per release.
+
+    Examples
+    --------
+    >>> from dpkme.privacy.accounting import calibrate_gaussian_composition
+    >>> from dpkme.privacy.calibration import analytic_sigma
+    >>> s = calibrate_gaussian_composition(epsilon=1.0, delta=1e-5, count=4, sensitivity=1.0, method="analytic")
+    >>> bool(abs(s / analytic_sigma(epsilon=1.0, delta=1e-5, sensitivity=1.0) - 2.0) < 1e-9)  # sqrt(4) times one
+    True
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)

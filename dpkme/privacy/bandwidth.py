@@ -95,6 +95,28 @@ def public_lengthscale(public_points, *, max_rows: int = 2000, random_state=0) -
     the guards' name so that the only median heuristic a private path can
     reach is one that says *public* in its name. On private rows use
     :func:`private_lengthscale` instead.
+
+    Parameters
+    ----------
+    public_points : array (n, D)
+        Public rows (at least 2), never the private table.
+    max_rows : int, default 2000
+        Largest number of rows used (>= 2); more are subsampled without
+        replacement.
+    random_state : None, int or numpy.random.Generator, default 0
+        Randomness of the subsample (public data, so a fixed seed is fine).
+
+    Returns
+    -------
+    float
+        The median pairwise Euclidean distance, > 0 (ValueError when it is 0).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpkme.privacy.bandwidth import public_lengthscale
+    >>> public_lengthscale(np.array([[0.0, 0.0], [3.0, 4.0], [0.0, 1.0]]))  # distances 5, 1 and sqrt(18)
+    4.242640687119285
     """
     from ..two_sample.features import public_lengthscale as _impl
 
@@ -102,7 +124,27 @@ def public_lengthscale(public_points, *, max_rows: int = 2000, random_state=0) -
 
 
 def lengthscale_grid(low, high, num: int = 30) -> np.ndarray:
-    """A log-spaced grid of ``num`` length scales between two **declared** values (public)."""
+    """A log-spaced grid of ``num`` length scales between two **declared** values (public).
+
+    Parameters
+    ----------
+    low, high : float
+        Smallest and largest length scale, ``0 < low < high``; declared from
+        public knowledge (units of the data), never read off the private rows.
+    num : int, default 30
+        Number of grid values, between 2 and 10 000.
+
+    Returns
+    -------
+    ndarray (num,)
+        ``numpy.geomspace(low, high, num)``, increasing.
+
+    Examples
+    --------
+    >>> from dpkme.privacy.bandwidth import lengthscale_grid
+    >>> lengthscale_grid(0.1, 10.0, num=3)
+    array([ 0.1,  1. , 10. ])
+    """
     lo = check_positive_float(low, name="low")
     hi = check_positive_float(high, name="high")
     if not hi > lo:
@@ -133,7 +175,27 @@ def _resolve_pairs(pairs: str, n: int) -> str:
 def lengthscale_sensitivity(n, pairs: str = "all") -> float:
     r"""Replace-one sensitivity :math:`\Delta_u` of the utility.
 
-    :math:`2/N` (all pairs) or :math:`1/\lfloor N/2\rfloor` (disjoint pairs).
+    :math:`2/N` (all pairs) or :math:`1/\lfloor N/2\rfloor` (disjoint pairs),
+    see the module docstring.
+
+    Parameters
+    ----------
+    n : int
+        Public dataset size :math:`N \ge 2`.
+    pairs : {"all", "disjoint", "auto"}, default "all"
+        The pairs the utility counts; ``"auto"`` is ``"all"`` up to
+        :data:`MAX_ALL_PAIRS_ROWS` rows and ``"disjoint"`` beyond.
+
+    Returns
+    -------
+    float
+        :math:`\Delta_u`.
+
+    Examples
+    --------
+    >>> from dpkme.privacy.bandwidth import lengthscale_sensitivity
+    >>> lengthscale_sensitivity(1000), lengthscale_sensitivity(5000, "disjoint")
+    (0.002, 0.0004)
     """
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 2:
         raise ValueError(f"n must be an int >= 2, got {n!r}.")
@@ -146,6 +208,31 @@ def pair_distance_cdf(X, grid, *, pairs: str = "all", rng: np.random.Generator |
 
     **Reads private data**; the result is private (only the mechanism's
     choice is released). ``pairs="disjoint"`` needs ``rng`` for the random pairing.
+
+    Parameters
+    ----------
+    X : array (N, D)
+        Private data (N >= 2).
+    grid : array-like (K,)
+        Distinct positive length scales (any order).
+    pairs : {"all", "disjoint", "auto"}, default "all"
+        All :math:`N(N-1)/2` pairs (at most :data:`MAX_ALL_PAIRS_LIMIT` rows),
+        or the :math:`\lfloor N/2\rfloor` pairs of a random permutation.
+    rng : numpy.random.Generator, optional
+        The mechanism's own randomness for the disjoint pairing (required then;
+        unused for all pairs).
+
+    Returns
+    -------
+    ndarray (K,)
+        :math:`F_D(\ell_k)`, in the order of ``grid``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpkme.privacy.bandwidth import pair_distance_cdf
+    >>> pair_distance_cdf(np.array([[0.0], [1.0], [3.0]]), [0.5, 1.5, 2.5, 3.5])  # distances 1, 2, 3
+    array([0.        , 0.33333333, 0.66666667, 1.        ])
     """
     X = check_array(X, name="X", min_rows=2)
     g = _check_grid(grid)
@@ -185,7 +272,36 @@ def pair_distance_cdf(X, grid, *, pairs: str = "all", rng: np.random.Generator |
 
 
 def lengthscale_utility(X, grid, *, quantile: float = 0.5, pairs: str = "all", rng=None) -> np.ndarray:
-    r""":math:`u(D, \ell) = -|F_D(\ell) - q|` for every grid value (**private**)."""
+    r""":math:`u(D, \ell) = -|F_D(\ell) - q|` for every grid value (**private**).
+
+    The utility of the private median heuristic (module docstring); its
+    replace-one sensitivity is :func:`lengthscale_sensitivity`.
+
+    Parameters
+    ----------
+    X : array (N, D)
+        Private data (N >= 2).
+    grid : array-like (K,)
+        Distinct positive length scales.
+    quantile : float, default 0.5
+        Target quantile :math:`q \in (0, 1)` of the pairwise distances (0.5: median).
+    pairs : {"all", "disjoint", "auto"}, default "all"
+        See :func:`pair_distance_cdf`.
+    rng : numpy.random.Generator, optional
+        Needed for ``pairs="disjoint"`` (the random pairing).
+
+    Returns
+    -------
+    ndarray (K,)
+        :math:`u(D, \ell_k) \in [-1, 0]`, in the order of ``grid``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpkme.privacy.bandwidth import lengthscale_utility
+    >>> lengthscale_utility(np.array([[0.0], [1.0], [3.0]]), [0.5, 1.5, 2.5, 3.5])
+    array([-0.5       , -0.16666667, -0.16666667, -0.5       ])
+    """
     q = float(quantile)
     if not 0.0 < q < 1.0:
         raise ValueError(f"quantile must lie in (0, 1), got {quantile!r}.")
@@ -194,29 +310,38 @@ def lengthscale_utility(X, grid, *, quantile: float = 0.5, pairs: str = "all", r
 
 @dataclass
 class LengthscaleChoice:
-    """A length scale chosen by the exponential mechanism, with its ledger charge.
+    r"""A length scale chosen by the exponential mechanism, with its ledger charge.
 
-    Attributes
+    Returned by :func:`private_lengthscale`; everything but
+    ``private_utilities`` may be published (:meth:`to_dict`).
+
+    Parameters
     ----------
     lengthscale : float
         The chosen grid value (ε-DP; safe to publish and to reuse).
     index : int
         Its position in ``grid``.
-    grid : ndarray
+    grid : ndarray (K,)
         The public grid.
     epsilon : float
+        :math:`\varepsilon` of the choice (pure ε-DP, :math:`\delta = 0`).
     sensitivity : float
-        :math:`\\Delta_u` of the utility.
+        :math:`\Delta_u` of the utility (:func:`lengthscale_sensitivity`).
     charge : PrivacyCharge
         Pure ε-DP charge (``mechanism="exponential"``, replace-one) for the ledger.
     pairs : str
-        ``"all"`` or ``"disjoint"``.
+        ``"all"`` or ``"disjoint"`` (``"auto"`` resolved).
     quantile : float
-    seed, noise_source
-        Provenance of the mechanism's randomness (:func:`dpkme._validation.noise_rng`).
-    private_utilities : ndarray
+        Target quantile :math:`q` of the pairwise distances.
+    seed : int or None
+        Seed of the mechanism's randomness (``None`` for OS entropy or a
+        caller's Generator; :func:`dpkme._validation.noise_rng`).
+    noise_source : {"seeded", "os-entropy", "generator"}
+        Provenance of that randomness; only ``"os-entropy"`` is a real release.
+    private_utilities : ndarray (K,)
         **Private** (a function of the data): the utility of every grid value,
-        for the data owner's display only. Not in :meth:`to_dict`.
+        for the data owner's display only. Not in :meth:`to_dict` and not in
+        the repr.
     """
 
     lengthscale: float
@@ -272,10 +397,26 @@ def private_lengthscale(X, *, grid, epsilon, quantile: float = 0.5, pairs: str =
         The only relation supported (module docstring).
     random_state : None, int or Generator
         ``None``: OS entropy (a real release, no seed recorded); an int: seeded (teaching).
+    label : str, default "private length scale (exponential mechanism)"
+        Label of the returned ledger charge.
 
     Returns
     -------
     LengthscaleChoice
+        The chosen length scale, its ε and its ``charge``, and the private
+        utilities for the data owner's display.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpkme.privacy.bandwidth import lengthscale_grid, private_lengthscale
+    >>> X = np.random.default_rng(0).normal(size=(200, 2))          # the private rows
+    >>> choice = private_lengthscale(X, grid=lengthscale_grid(0.1, 10.0, num=20), epsilon=1.0,
+    ...                              random_state=0)                 # seeded: a teaching replay
+    >>> choice.charge.epsilon, choice.charge.mechanism, choice.pairs
+    (1.0, 'exponential', 'all')
+    >>> bool(choice.grid[0] <= choice.lengthscale <= choice.grid[-1])
+    True
     """
     from .accounting import pure_dp_charge
 

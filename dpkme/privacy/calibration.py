@@ -352,6 +352,15 @@ def gaussian_epsilon(*, sigma, delta, sensitivity) -> float:
         :math:`\varepsilon`; ``0.0`` if the mechanism is already
         :math:`(0,\delta)`-DP, ``inf`` if no finite :math:`\varepsilon` below
         :math:`10^{300}` suffices.
+
+    Examples
+    --------
+    >>> from dpkme.privacy.calibration import analytic_sigma, gaussian_delta, gaussian_epsilon
+    >>> s = analytic_sigma(epsilon=1.0, delta=1e-5, sensitivity=1.0)
+    >>> gaussian_delta(sigma=s, epsilon=1.0, sensitivity=1.0) <= 1e-5
+    True
+    >>> round(gaussian_epsilon(sigma=s, delta=1e-5, sensitivity=1.0), 9)   # the inverse, rounded up
+    1.0
     """
     sigma = check_positive_float(sigma, name="sigma")
     delta = check_delta(delta)
@@ -384,6 +393,29 @@ def classic_sigma(*, epsilon, delta, sensitivity) -> float:
     nothing and the formula eventually fails (at :math:`\delta = 10^{-5}` beyond
     :math:`\varepsilon \approx 8.4`); use :func:`calibrate_gaussian`, which checks.
     This function only evaluates the formula.
+
+    Parameters
+    ----------
+    epsilon : float
+        > 0 and finite (the theorem needs :math:`\varepsilon < 1`; not checked here).
+    delta : float
+        In (0, 1).
+    sensitivity : float
+        L2 sensitivity :math:`\Delta_2` > 0 under the chosen neighbouring relation.
+
+    Returns
+    -------
+    float
+        :math:`\sigma`, per-coordinate noise standard deviation (same units as
+        ``sensitivity``).
+
+    Examples
+    --------
+    >>> from dpkme.privacy.calibration import analytic_sigma, classic_sigma
+    >>> round(classic_sigma(epsilon=0.5, delta=1e-5, sensitivity=1.0), 4)
+    9.6896
+    >>> analytic_sigma(epsilon=0.5, delta=1e-5, sensitivity=1.0) < classic_sigma(epsilon=0.5, delta=1e-5, sensitivity=1.0)
+    True
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
@@ -482,16 +514,22 @@ def _analytic_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
 class GaussianCalibration:
     r"""Record of a Gaussian-mechanism calibration.
 
-    Attributes
+    Made by :func:`calibrate_gaussian` (and :func:`dpkme.release.gp.calibrate_gp`);
+    frozen, and stored as given (no validation here).
+
+    Parameters
     ----------
     sigma : float
-        Per-coordinate standard deviation of the noise.
+        Per-coordinate standard deviation :math:`\sigma` of the noise (same units
+        as ``sensitivity``).
     epsilon, delta : float
         Requested privacy parameters.
     sensitivity : float
         L2 sensitivity :math:`\Delta_2` the noise was calibrated to (for the
         neighbouring relation that sensitivity was computed under).
-    method : {"analytic", "classic"}
+    method : {"analytic", "classic", "hall"}
+        How :math:`\sigma` was found: the exact Balle-Wang condition, Dwork &
+        Roth's Theorem A.1, or Hall et al.'s constant (GP release).
     achieved_delta : float
         Exact :math:`\delta(\varepsilon)` of :math:`\mathcal N(0,\sigma^2)` at this
         sensitivity (Balle & Wang 2018, Theorem 8), evaluated in high precision
@@ -502,6 +540,11 @@ class GaussianCalibration:
         i.e. outside Dwork & Roth's Theorem A.1. (The release is then still
         :math:`(\varepsilon,\delta)`-DP by the exact condition
         ``achieved_delta <= delta``, checked in high precision.)
+
+    Attributes
+    ----------
+    noise_multiplier : float
+        :math:`z = \sigma/\Delta_2` (derived), what the accountants compose.
     """
 
     sigma: float
@@ -558,17 +601,27 @@ def calibrate_gaussian(*, epsilon, delta, sensitivity, method: str = "analytic")
         In (0, 1).
     sensitivity : float
         L2 sensitivity > 0.
-    method : {"analytic", "classic"}
+    method : {"analytic", "classic"}, default "analytic"
+        The calibration (see above).
 
     Returns
     -------
     GaussianCalibration
+        :math:`\sigma`, the requested :math:`(\varepsilon,\delta)`, the exact
+        ``achieved_delta`` and whether a theorem covers it (``proven``).
 
     Raises
     ------
     ValueError
         On invalid inputs (including :math:`\varepsilon >` :data:`MAX_CALIBRATION_EPSILON`), or for a
         classic calibration that is not :math:`(\varepsilon,\delta)`-DP.
+
+    Examples
+    --------
+    >>> from dpkme.privacy.calibration import calibrate_gaussian
+    >>> cal = calibrate_gaussian(epsilon=1.0, delta=1e-5, sensitivity=1.0)
+    >>> round(cal.sigma, 4), cal.method, cal.proven, cal.achieved_delta <= 1e-5
+    (3.7306, 'analytic', True, True)
     """
     epsilon = check_epsilon(epsilon)
     if epsilon > MAX_CALIBRATION_EPSILON:
@@ -607,13 +660,22 @@ def calibrate_gaussian(*, epsilon, delta, sensitivity, method: str = "analytic")
 class LaplaceCalibration:
     r"""Record of a Laplace-mechanism calibration: :math:`b = \Delta_1/\varepsilon`, pure :math:`\varepsilon`-DP.
 
-    Attributes
+    Made by :func:`calibrate_laplace`; frozen, and stored as given.
+
+    Parameters
     ----------
     scale : float
-        Laplace scale :math:`b` (density :math:`e^{-|x|/b}/(2b)`, std :math:`\sqrt2 b`).
+        Laplace scale :math:`b` (density :math:`e^{-|x|/b}/(2b)`, std :math:`\sqrt2 b`),
+        in the units of the statistic.
     epsilon : float
+        The pure :math:`\varepsilon` the scale was calibrated to (:math:`\delta = 0`).
     l1_sensitivity : float
         :math:`\Delta_1` under the chosen neighbouring relation.
+
+    Attributes
+    ----------
+    noise_multiplier : float
+        :math:`b/\Delta_1 = 1/\varepsilon` (derived).
     """
 
     scale: float
@@ -634,6 +696,24 @@ def calibrate_laplace(*, epsilon, l1_sensitivity) -> LaplaceCalibration:
     relation for which :math:`\Delta_1 = \sup_{D\sim D'}\|f(D)-f(D')\|_1`
     (Dwork & Roth 2014, Theorem 3.6). For a vector statistic with a known L2
     bound use :func:`l1_from_l2_sensitivity`.
+
+    Parameters
+    ----------
+    epsilon : float
+        > 0 and finite.
+    l1_sensitivity : float
+        L1 sensitivity :math:`\Delta_1 > 0` under the chosen neighbouring relation.
+
+    Returns
+    -------
+    LaplaceCalibration
+        With ``scale`` :math:`= \Delta_1/\varepsilon`.
+
+    Examples
+    --------
+    >>> from dpkme.privacy.calibration import calibrate_laplace
+    >>> calibrate_laplace(epsilon=0.5, l1_sensitivity=0.02)
+    LaplaceCalibration(scale=0.04, epsilon=0.5, l1_sensitivity=0.02)
     """
     epsilon = check_epsilon(epsilon)
     l1 = check_positive_float(l1_sensitivity, name="l1_sensitivity")
@@ -660,6 +740,17 @@ def l1_from_l2_sensitivity(l2, dim) -> float:
         L2 sensitivity, > 0.
     dim : int
         Dimension :math:`d \ge 1` of the released vector.
+
+    Returns
+    -------
+    float
+        :math:`\sqrt d\,\Delta_2`.
+
+    Examples
+    --------
+    >>> from dpkme.privacy.calibration import l1_from_l2_sensitivity
+    >>> l1_from_l2_sensitivity(0.002, 100)
+    0.02
     """
     l2 = check_positive_float(l2, name="l2")
     dim = check_positive_int(dim, name="dim")
@@ -694,10 +785,16 @@ def gaussian_noise(shape, *, sigma, rng) -> np.ndarray:
     Parameters
     ----------
     shape : int or tuple of int
+        Shape of the noise array.
     sigma : float
         Standard deviation, >= 0 (0 returns zeros, for non-private references).
     rng : numpy.random.Generator
         Source of randomness; the global numpy state is never used.
+
+    Returns
+    -------
+    ndarray
+        float64 noise of shape ``shape``.
     """
     shape = _check_shape(shape)
     sigma = check_positive_float(sigma, name="sigma", allow_zero=True)
@@ -711,9 +808,17 @@ def laplace_noise(shape, *, scale, rng) -> np.ndarray:
     Parameters
     ----------
     shape : int or tuple of int
+        Shape of the noise array.
     scale : float
-        :math:`b \ge 0` (0 returns zeros).
+        :math:`b \ge 0` (0 returns zeros); :math:`b = \Delta_1/\varepsilon` for
+        pure :math:`\varepsilon`-DP (:func:`calibrate_laplace`).
     rng : numpy.random.Generator
+        Source of randomness; the global numpy state is never used.
+
+    Returns
+    -------
+    ndarray
+        float64 noise of shape ``shape``.
     """
     shape = _check_shape(shape)
     scale = check_positive_float(scale, name="scale", allow_zero=True)
@@ -733,10 +838,28 @@ def check_noise_source(noise, random_state=None) -> str:
     ValueError. ``None`` and a Generator (which then drives only the public
     randomness, e.g. the points drawn from q) are accepted.
 
+    Parameters
+    ----------
+    noise : {"numpy", "opendp"}
+        The release's noise sampler (see :func:`add_gaussian_noise`).
+    random_state : None, int or numpy.random.Generator, optional
+        The release's ``random_state``; only an int (a seed) conflicts with
+        ``noise="opendp"``.
+
     Returns
     -------
     str
         ``noise``.
+
+    Examples
+    --------
+    >>> from dpkme.privacy.calibration import check_noise_source
+    >>> check_noise_source("opendp", None)
+    'opendp'
+    >>> check_noise_source("opendp", 0)
+    Traceback (most recent call last):
+    ...
+    ValueError: noise='opendp' cannot be combined with random_state=0: ...
     """
     check_in(noise, NOISE_SOURCES, name="noise")
     if noise == "opendp" and isinstance(random_state, (numbers.Integral, np.integer)) \
@@ -802,12 +925,23 @@ def add_gaussian_noise(value, *, sigma, rng=None, noise: str = "numpy") -> np.nd
         Standard deviation, >= 0 (0 returns a copy, for non-private references).
     rng : numpy.random.Generator, optional
         Required for ``noise="numpy"``; must be omitted for ``noise="opendp"``.
-    noise : {"numpy", "opendp"}
+    noise : {"numpy", "opendp"}, default "numpy"
+        The sampler (see above).
 
     Returns
     -------
     ndarray
         float64, same shape as ``value``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpkme.privacy.calibration import add_gaussian_noise
+    >>> rng = np.random.default_rng(0)                 # seeded: a teaching replay, not a private release
+    >>> add_gaussian_noise([1.0, 2.0], sigma=0.0, rng=rng)
+    array([1., 2.])
+    >>> add_gaussian_noise(np.zeros((2, 3)), sigma=0.1, rng=rng).shape
+    (2, 3)
     """
     check_in(noise, NOISE_SOURCES, name="noise")
     v = np.array(value, dtype=np.float64)
@@ -836,5 +970,22 @@ def add_gaussian_noise(value, *, sigma, rng=None, noise: str = "numpy") -> np.nd
 
 def opendp_gaussian_noise(shape, *, sigma) -> np.ndarray:
     r"""Pure OpenDP noise :math:`\mathcal N(0,\sigma^2)` of a given shape (zeros privatised by
-    :func:`add_gaussian_noise` with ``noise="opendp"``); for tests and benchmarks."""
+    :func:`add_gaussian_noise` with ``noise="opendp"``); for tests and benchmarks.
+
+    Drawn exactly from OpenDP's discrete Gaussian on the float64 lattice with its
+    own cryptographically secure generator (cannot be seeded); about 0.5 s per
+    10 000 entries.
+
+    Parameters
+    ----------
+    shape : int or tuple of int
+        Shape of the noise array.
+    sigma : float
+        Standard deviation :math:`\sigma \ge 0` (0 returns zeros).
+
+    Returns
+    -------
+    ndarray
+        float64 noise of shape ``shape``.
+    """
     return add_gaussian_noise(np.zeros(_check_shape(shape)), sigma=sigma, noise="opendp")

@@ -103,7 +103,28 @@ class PrivacyLeakWarning(UserWarning):
 
 @dataclass(frozen=True)
 class LeakRecord:
-    """One data-dependent input: which parameter, how it was obtained, and the private alternative."""
+    """One data-dependent input: which parameter, how it was obtained, and the private alternative.
+
+    Made by :func:`warn_data_dependent` and :func:`find_data_dependent_inputs`;
+    :func:`mark_not_private` accepts it as a reason.
+
+    Parameters
+    ----------
+    parameter : str
+        Name of the input, e.g. ``"lengthscale"``, ``"domain"``, ``"points"``
+        (the keys of :data:`REMEDIES`).
+    source : str
+        How it was derived from the private data, e.g. ``"median heuristic of
+        the private rows"``.
+    remedy : str, default ""
+        The private alternative to suggest (empty: none).
+
+    Examples
+    --------
+    >>> from dpkme.privacy.leaks import LeakRecord
+    >>> LeakRecord("lengthscale", "median heuristic of the private rows").message()
+    'lengthscale was derived from the private data (median heuristic of the private rows); the release is not private.'
+    """
 
     parameter: str
     source: str
@@ -138,6 +159,33 @@ def warn_data_dependent(parameter: str, source: str, *, remedy: str | None = Non
     Call it wherever a user overrides a guard (e.g. insists on the median
     heuristic of the private rows), then pass the record to
     :func:`mark_not_private` on the resulting release.
+
+    Parameters
+    ----------
+    parameter : str
+        Name of the data-dependent input (e.g. ``"lengthscale"``).
+    source : str
+        How it was derived from the private data.
+    remedy : str, optional
+        The private alternative to suggest; by default the entry of
+        :data:`REMEDIES` for ``parameter`` (empty if there is none).
+    stacklevel : int, default 2
+        Passed to :func:`warnings.warn`; 2 points the warning at the caller.
+
+    Returns
+    -------
+    LeakRecord
+        The record of the warning, for :func:`mark_not_private`.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from dpkme.privacy.leaks import PrivacyLeakWarning, warn_data_dependent
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     rec = warn_data_dependent("domain", "min/max of the private rows")
+    >>> caught[0].category is PrivacyLeakWarning, rec.remedy.startswith("declare the box")
+    (True, True)
     """
     rec = LeakRecord(str(parameter), str(source), REMEDIES.get(str(parameter), "") if remedy is None else str(remedy))
     warnings.warn(rec.message(), PrivacyLeakWarning, stacklevel=stacklevel)
@@ -164,12 +212,23 @@ def mark_not_private(obj, reason, *, warn: bool = True):
         results). :meth:`Release.metadata` and ``to_json`` then export the flag,
         and the app shows the release as not private.
     reason : str, LeakRecord or list of them
-    warn : bool
+        Why the release is not private (at least one; strings must be
+        non-empty). Appended to ``params["privacy_leaks"]``.
+    warn : bool, default True
         Also emit a :class:`PrivacyLeakWarning`.
 
     Returns
     -------
-    obj (modified in place)
+    object
+        ``obj`` itself, modified in place.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> from dpkme.privacy.leaks import leak_reasons, mark_not_private
+    >>> rel = mark_not_private(SimpleNamespace(params={}), "length scale from the private rows", warn=False)
+    >>> rel.params["private"], leak_reasons(rel)
+    (False, ['length scale from the private rows'])
     """
     params = _params_of(obj)
     reasons = reason if isinstance(reason, (list, tuple)) else [reason]
@@ -192,7 +251,29 @@ def mark_not_private(obj, reason, *, warn: bool = True):
 
 
 def is_private(obj) -> bool:
-    """False if :func:`mark_not_private` stamped ``obj`` (or it is a non-private reference result)."""
+    """False if :func:`mark_not_private` stamped ``obj`` (or it is a non-private reference result).
+
+    Only the stamps are read; whether the noise source is private is
+    :func:`privacy_claim`'s question.
+
+    Parameters
+    ----------
+    obj : object
+        A release or result; read are ``obj.params["private"]`` (if ``params``
+        is a dict) and an attribute ``obj.private``.
+
+    Returns
+    -------
+    bool
+        False when either of them is ``False``, else True.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> from dpkme.privacy.leaks import is_private
+    >>> is_private(SimpleNamespace(params={})), is_private(SimpleNamespace(params={"private": False}))
+    (True, False)
+    """
     params = getattr(obj, "params", None)
     if isinstance(params, dict) and params.get("private") is False:
         return False
@@ -215,7 +296,7 @@ _NOT_PRIVATE_NOISE = {
 
 
 def privacy_claim(obj) -> dict[str, Any]:
-    """What a release's metadata may say about its privacy: ``{"differentially_private": bool, "not_private_because": [...]}``.
+    r"""What a release's metadata may say about its privacy: ``{"differentially_private": bool, "not_private_because": [...]}``.
 
     A release is labelled differentially private only if (i) it has a finite :math:`\varepsilon`, (ii) nothing
     stamped it with :func:`mark_not_private`, and (iii) its noise came from a source nobody can regenerate
@@ -256,7 +337,19 @@ def privacy_claim(obj) -> dict[str, Any]:
 
 
 def leak_reasons(obj) -> list[str]:
-    """The reasons recorded by :func:`mark_not_private` (empty if none)."""
+    """The reasons recorded by :func:`mark_not_private` (empty if none).
+
+    Parameters
+    ----------
+    obj : object
+        A release or result; its ``params["privacy_leaks"]`` is read if
+        ``params`` is a dict.
+
+    Returns
+    -------
+    list of str
+        A copy of the recorded reasons, oldest first.
+    """
     params = getattr(obj, "params", None)
     return list(params.get("privacy_leaks", [])) if isinstance(params, dict) else []
 
@@ -284,6 +377,43 @@ def find_data_dependent_inputs(X, *, lengthscale=None, domain=None, center=None,
     This reads the private data and is for the data owner's screen. It finds
     coincidences only; a value derived in another way is not detected.
     ``warn=True`` also emits a :class:`PrivacyLeakWarning` per finding.
+
+    Parameters
+    ----------
+    X : array (N, D)
+        The private data (N >= 2).
+    lengthscale : float, optional
+        The kernel length scale the release uses.
+    domain : (lower, upper), optional
+        The declared box (numbers or length-D vectors).
+    center : float or array (D,), optional
+        Declared standardisation centre.
+    scale : float or array (D,), optional
+        Declared standardisation scale.
+    points : array (M, D), optional
+        Synthetic or initial points said to be public.
+    points_are_public_rows : bool, default False
+        ``points`` are a declared publishable subset of the rows (then rows of
+        ``X`` among them are expected and not flagged).
+    rtol : float, default 1e-6
+        Relative tolerance of a coincidence, > 0.
+    warn : bool, default False
+        Also emit a :class:`PrivacyLeakWarning` per finding.
+
+    Returns
+    -------
+    list of LeakRecord
+        One record per flagged input (empty: nothing found).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpkme.privacy.leaks import find_data_dependent_inputs
+    >>> X = np.array([[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]])
+    >>> [r.parameter for r in find_data_dependent_inputs(X, domain=(X.min(axis=0), [10.0, 10.0]))]
+    ['domain']
+    >>> find_data_dependent_inputs(X, domain=(-10.0, 10.0))
+    []
     """
     X = check_array(X, name="X", min_rows=2)
     rtol = check_positive_float(rtol, name="rtol")

@@ -49,7 +49,29 @@ SENSITIVITY_MODES = ("tight", "paper")
 
 
 def check_private_kernel(kernel) -> Kernel:
-    """Refuse kernels that the privacy proofs do not cover (``k(x,x) > 1``)."""
+    r"""Refuse kernels that the privacy proofs do not cover (:math:`k(x,x) > 1`).
+
+    Every sensitivity here assumes :math:`a = \sup_x k(x,x) \le 1` (Balog et al.
+    2018, Lemma 13; :math:`\|\phi(x)\|_2 \le 1` for random features).
+
+    Parameters
+    ----------
+    kernel : Kernel
+        A :mod:`dpkme.kernels` kernel; its ``diag_value`` :math:`a` must be at
+        most 1 (amplitude :math:`\le 1`).
+
+    Returns
+    -------
+    Kernel
+        ``kernel`` itself.
+
+    Examples
+    --------
+    >>> from dpkme.kernels import GaussianKernel
+    >>> from dpkme.privacy.sensitivity import check_private_kernel
+    >>> check_private_kernel(GaussianKernel(lengthscale=1.0)).diag_value
+    1.0
+    """
     if not isinstance(kernel, Kernel):
         raise ValueError(f"kernel must be a dpkme Kernel, got {kernel!r}.")
     if kernel.diag_value > 1.0:
@@ -62,11 +84,33 @@ def check_private_kernel(kernel) -> Kernel:
 
 def check_release_args(kernel, epsilon, delta, *, calibration: str, neighbouring: str,
                        sensitivity: str | None = None, calibrations=("analytic", "classic")) -> tuple[float, float]:
-    """Preconditions shared by every Gaussian-noise release: returns validated ``(epsilon, delta)``.
+    r"""Preconditions shared by every Gaussian-noise release: returns validated ``(epsilon, delta)``.
 
-    Refuses kernels with :math:`k(x,x) > 1`, :math:`\\varepsilon \\le 0`,
-    :math:`\\delta \\notin (0, 1)`, and unknown calibration, neighbouring relation
+    Refuses kernels with :math:`k(x,x) > 1`, :math:`\varepsilon \le 0`,
+    :math:`\delta \notin (0, 1)`, and unknown calibration, neighbouring relation
     or sensitivity mode, each with a ValueError naming the value.
+
+    Parameters
+    ----------
+    kernel : Kernel
+        The release's kernel (:func:`check_private_kernel`).
+    epsilon : float
+        > 0 and finite.
+    delta : float
+        In (0, 1).
+    calibration : str
+        The release's calibration method; must be one of ``calibrations``.
+    neighbouring : {"replace-one", "add-remove"}
+        The neighbouring relation (:data:`NEIGHBOURING`).
+    sensitivity : {"tight", "paper"} or None, optional
+        The sensitivity mode (:data:`SENSITIVITY_MODES`); ``None`` skips the check.
+    calibrations : tuple of str, default ("analytic", "classic")
+        The calibration methods this release accepts (the GP release adds ``"hall"``).
+
+    Returns
+    -------
+    epsilon, delta : float
+        The validated privacy parameters.
     """
     check_private_kernel(kernel)
     epsilon = check_epsilon(epsilon)
@@ -82,9 +126,27 @@ def check_domain(domain, dim: int) -> tuple[np.ndarray, np.ndarray]:
     """Validate a declared box ``(lower, upper)`` for data with ``dim`` columns.
 
     Each bound is a number (the same for every column) or a vector of ``dim``
-    finite numbers, with ``lower <= upper`` in every column. Returns the two
-    bounds as float vectors of length ``dim``. ValueError otherwise, naming the
-    problem.
+    finite numbers, with ``lower <= upper`` in every column. ValueError
+    otherwise, naming the problem. The box must be public (declared from
+    outside knowledge, never read off the private data).
+
+    Parameters
+    ----------
+    domain : (lower, upper)
+        The declared box: two numbers or two vectors of length ``dim``.
+    dim : int
+        Number of data columns :math:`D \\ge 1`.
+
+    Returns
+    -------
+    lower, upper : ndarray (dim,)
+        The two bounds as float vectors.
+
+    Examples
+    --------
+    >>> from dpkme.privacy.sensitivity import check_domain
+    >>> check_domain((0.0, [1.0, 2.0]), 2)
+    (array([0., 0.]), array([1., 2.]))
     """
     dim = check_positive_int(dim, name="dim")
     try:
@@ -146,6 +208,14 @@ def enforce_domain(X, domain, *, clip: bool = False, name: str = "X") -> np.ndar
     -------
     ndarray
         ``X`` itself when it lies in the box (or no box is declared), else a clipped copy.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpkme.privacy.sensitivity import enforce_domain
+    >>> enforce_domain(np.array([[0.5, 2.0], [1.5, -1.0]]), (0.0, 1.0), clip=True)
+    array([[0.5, 1. ],
+           [1. , 0. ]])
     """
     if not isinstance(clip, (bool, np.bool_)):
         raise ValueError(f"clip must be True or False, got {clip!r:.80}.")
@@ -186,8 +256,9 @@ def kme_sensitivity(
         Public dataset size :math:`N`.
     kernel : Kernel
         Must satisfy :math:`k(x,x) \le 1`.
-    neighbouring : {"replace-one", "add-remove"}
-    mode : {"tight", "paper"}
+    neighbouring : {"replace-one", "add-remove"}, default "replace-one"
+        The neighbouring relation (module docstring).
+    mode : {"tight", "paper"}, default "tight"
         ``"tight"``: :math:`\sqrt{2a - 2k_{\min}}/N` (replace-one) or
         :math:`\sqrt a/N` (add/remove). ``"paper"``: :math:`2\sqrt a/N`
         (Lemma 13 of Balog et al. 2018) regardless of the relation.
@@ -201,6 +272,16 @@ def kme_sensitivity(
     -------
     float
         :math:`\Delta_2`.
+
+    Examples
+    --------
+    >>> from dpkme.kernels import GaussianKernel
+    >>> from dpkme.privacy.sensitivity import kme_sensitivity
+    >>> k = GaussianKernel(lengthscale=1.0)
+    >>> kme_sensitivity(n=100, kernel=k), kme_sensitivity(n=100, kernel=k, mode="paper")   # sqrt(2)/N, 2/N
+    (0.01414213562373095, 0.02)
+    >>> round(kme_sensitivity(n=100, kernel=k, domain=([0.0], [1.0])), 6)   # sqrt(2 - 2 e^{-1/2}) / N on [0, 1]
+    0.008871
     """
     n = check_positive_int(n, name="n")
     check_private_kernel(kernel)
@@ -226,6 +307,27 @@ def feature_mean_sensitivity(*, n: int, norm_bound: float = 1.0, neighbouring: s
     exact kernel, the random-feature kernel :math:`\phi(x)^\top\phi(x')` takes
     negative values (down to about :math:`-b^2` for far-apart points), so the
     :math:`\sqrt2` improvement of :func:`kme_sensitivity` does not carry over.
+
+    Parameters
+    ----------
+    n : int
+        Public dataset size :math:`N \ge 1`.
+    norm_bound : float, default 1.0
+        :math:`b \ge \sup_x\|\phi(x)\|_2`, at most 1 (the paired cos/sin random
+        features of Algorithm 2 have norm exactly 1).
+    neighbouring : {"replace-one", "add-remove"}, default "replace-one"
+        The neighbouring relation.
+
+    Returns
+    -------
+    float
+        :math:`\Delta_2 = 2b/N` (replace-one) or :math:`b/N` (add/remove).
+
+    Examples
+    --------
+    >>> from dpkme.privacy.sensitivity import feature_mean_sensitivity
+    >>> feature_mean_sensitivity(n=1000), feature_mean_sensitivity(n=1000, neighbouring="add-remove")
+    (0.002, 0.001)
     """
     n = check_positive_int(n, name="n")
     b = check_positive_float(norm_bound, name="norm_bound")

@@ -58,10 +58,12 @@ def algorithm1_charge(*, n_private: int, kernel: Kernel, epsilon: float, delta: 
         The kernel (bounded, :math:`k(x,x) \le 1`).
     epsilon, delta : float
         The privacy parameters of the release.
-    calibration : {"analytic", "classic"}
-    sensitivity : {"tight", "paper"}
+    calibration : {"analytic", "classic"}, default "analytic"
+        The Gaussian calibration (:func:`~dpkme.privacy.calibration.calibrate_gaussian`).
+    sensitivity : {"tight", "paper"}, default "tight"
         :math:`\sqrt{2a - 2k_{\min}}/N` or the paper's :math:`2/N` (replace-one).
-    neighbouring : {"replace-one", "add-remove"}
+    neighbouring : {"replace-one", "add-remove"}, default "replace-one"
+        The neighbouring relation of the guarantee.
     domain : (lower, upper), optional
         A declared box, as for :func:`~dpkme.release.algorithm1`.
     label : str, optional
@@ -92,15 +94,27 @@ def algorithm2_charge(*, n_private: int, epsilon: float, delta: float, calibrati
     n_private : int
         Public size :math:`N`.
     epsilon, delta : float
-    calibration : {"analytic", "classic"}
-    neighbouring : {"replace-one", "add-remove"}
-    norm_bound : float
+        The privacy parameters of the release.
+    calibration : {"analytic", "classic"}, default "analytic"
+        The Gaussian calibration (:func:`~dpkme.privacy.calibration.calibrate_gaussian`).
+    neighbouring : {"replace-one", "add-remove"}, default "replace-one"
+        The neighbouring relation of the guarantee.
+    norm_bound : float, default 1.0
         :math:`b = \sup_x \|\phi(x)\|_2` of the feature map (1 for dpkme's paired cos/sin features).
     label : str, optional
+        The ledger's label (default: "Algorithm 2").
 
     Returns
     -------
     PrivacyCharge
+        A Gaussian charge with ``details["neighbouring"]`` and ``details["mechanism"] = "algorithm2"``.
+
+    Examples
+    --------
+    >>> from dpkme.release.charges import algorithm2_charge
+    >>> c = algorithm2_charge(n_private=1000, epsilon=1.0, delta=1e-6)
+    >>> c.details["sensitivity"], c.details["mechanism"]             # 2b/N
+    (0.002, 'algorithm2')
     """
     sens = feature_mean_sensitivity(n=n_private, norm_bound=norm_bound, neighbouring=neighbouring)
     cal = calibrate_gaussian(epsilon=epsilon, delta=delta, sensitivity=sens, method=calibration)
@@ -119,20 +133,31 @@ def gp_release_charge(*, n_private: int, kernel: Kernel, epsilon: float, delta: 
     Parameters
     ----------
     n_private : int
+        Public size :math:`N` of the private table.
     kernel : Kernel
+        The kernel (bounded, :math:`k(x,x) \le 1`).
     epsilon, delta : float
-    dim : int
+        The privacy parameters of the release.
+    dim : int, default 1
         Dimension of the data (the KDE normaliser depends on it).
-    normalisation : {"kme", "kde"}
-    calibration : {"analytic", "hall"}
-    sensitivity : {"tight", "paper"}
-    neighbouring : {"replace-one", "add-remove"}
+    normalisation : {"kme", "kde"}, default "kme"
+        The released function :math:`f_D`: the KME or the kernel density estimate.
+    calibration : {"analytic", "hall"}, default "analytic"
+        See :func:`~dpkme.release.gp.calibrate_gp`.
+    sensitivity : {"tight", "paper"}, default "tight"
+        The sensitivity mode (:func:`~dpkme.release.gp.gp_sensitivity`).
+    neighbouring : {"replace-one", "add-remove"}, default "replace-one"
+        The neighbouring relation of the guarantee.
     domain : (lower, upper), optional
+        A declared box, as for :func:`~dpkme.release.gp_release`.
     label : str, optional
+        The ledger's label (default: "GP release (kme)" or "(kde)").
 
     Returns
     -------
     PrivacyCharge
+        A Gaussian charge (noise multiplier :math:`s/\Delta`) with ``details["neighbouring"]``,
+        ``details["mechanism"] = "gp-release"`` and the normalisation.
     """
     from .gp import calibrate_gp, gp_sensitivity
 
@@ -152,8 +177,11 @@ def exponential_mechanism_charge(*, epsilon: float, neighbouring: str = "replace
     Parameters
     ----------
     epsilon : float
-    neighbouring : {"replace-one", "add-remove"}
+        :math:`\varepsilon > 0` of the release.
+    neighbouring : {"replace-one", "add-remove"}, default "replace-one"
+        The neighbouring relation of the guarantee.
     label : str, optional
+        The ledger's label (default: "exponential mechanism").
 
     Returns
     -------
@@ -174,11 +202,14 @@ def release_charge(release, label: str | None = None) -> PrivacyCharge | None:
     Parameters
     ----------
     release : Release
+        A finished weighted-points release (e.g. read back with :meth:`~dpkme.release.Release.from_json`).
     label : str, optional
+        The ledger's label (default: the mechanism's name).
 
     Returns
     -------
     PrivacyCharge or None
+        The charge the release satisfies, or ``None`` when it has no privacy noise.
     """
     if release.mechanism == "exponential":
         from .exponential import exponential_charge

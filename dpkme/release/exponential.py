@@ -199,6 +199,25 @@ def count_multisets(n_candidates, m) -> int:
     r"""Number of synthetic databases: multisets of size ``m`` from ``n_candidates`` points.
 
     :math:`\binom{|G| + M - 1}{M}` (stars and bars). Exact Python integer.
+
+    Parameters
+    ----------
+    n_candidates : int
+        Number of public candidate points :math:`|G|`, between 1 and
+        :data:`MAX_COUNT_CANDIDATES`.
+    m : int
+        Size :math:`M` of a synthetic database, between 1 and :data:`MAX_COUNT_M`.
+
+    Returns
+    -------
+    int
+        :math:`\binom{|G| + M - 1}{M}`.
+
+    Examples
+    --------
+    >>> from dpkme.release.exponential import count_multisets
+    >>> count_multisets(10, 3), count_multisets(100, 5)
+    (220, 91962520)
     """
     n = check_positive_int(n_candidates, name="n_candidates", maximum=MAX_COUNT_CANDIDATES)
     m = check_positive_int(m, name="m", maximum=MAX_COUNT_M)
@@ -218,6 +237,25 @@ def count_table(n_candidates_list, m_list) -> np.ndarray:
 
     Returned as a float64 array (exact below 2**53, then rounded) so that a plot
     can use a log axis; the teaching point is how fast it grows.
+
+    Parameters
+    ----------
+    n_candidates_list : sequence of int
+        Candidate-set sizes :math:`|G| \\ge 1` (rows).
+    m_list : sequence of int
+        Database sizes :math:`M \\ge 1` (columns).
+
+    Returns
+    -------
+    ndarray (len(n_candidates_list), len(m_list))
+        The counts as float64 (``inf`` beyond the float range).
+
+    Examples
+    --------
+    >>> from dpkme.release.exponential import count_table
+    >>> count_table([5, 10], [1, 2, 3])
+    array([[  5.,  15.,  35.],
+           [ 10.,  55., 220.]])
     """
     ns = [check_positive_int(n, name="n_candidates") for n in n_candidates_list]
     ms = [check_positive_int(m, name="m") for m in m_list]
@@ -227,7 +265,24 @@ def count_table(n_candidates_list, m_list) -> np.ndarray:
 def largest_m(n_candidates, max_databases=DEFAULT_MAX_DATABASES) -> int:
     """Largest M (at most :data:`MAX_M`) whose enumeration over ``n_candidates`` points fits ``max_databases``.
 
-    Returns 0 if even M = 1 is too many (``n_candidates > max_databases``).
+    Parameters
+    ----------
+    n_candidates : int
+        Number of public candidate points :math:`|G| \\ge 1`.
+    max_databases : int, default DEFAULT_MAX_DATABASES
+        The enumeration limit (number of candidate databases).
+
+    Returns
+    -------
+    int
+        The largest :math:`M` with :math:`\\binom{|G|+M-1}{M} \\le` ``max_databases``;
+        0 if even M = 1 is too many (``n_candidates > max_databases``).
+
+    Examples
+    --------
+    >>> from dpkme.release.exponential import largest_m
+    >>> largest_m(10, 1000)                  # C(13, 4) = 715 fits, C(14, 5) = 2002 does not
+    4
     """
     n = check_positive_int(n_candidates, name="n_candidates")
     limit = check_positive_int(max_databases, name="max_databases")
@@ -268,6 +323,12 @@ def grid_candidates(lower, upper, points_per_axis) -> np.ndarray:
     -------
     ndarray (prod(points_per_axis), D)
         Grid points in "ij" (C) order: the last coordinate varies fastest.
+
+    Examples
+    --------
+    >>> from dpkme.release.exponential import grid_candidates
+    >>> grid_candidates([0.0, 0.0], [1.0, 2.0], [2, 3]).tolist()
+    [[0.0, 0.0], [0.0, 1.0], [0.0, 2.0], [1.0, 0.0], [1.0, 1.0], [1.0, 2.0]]
     """
     lo, hi = check_box(lower, upper)
     dim = lo.shape[0]
@@ -318,8 +379,28 @@ def enumerate_multisets(n_candidates, m, *, max_databases=DEFAULT_MAX_DATABASES)
     The canonical order sorts the tuples :math:`r_1\le\dots\le r_M` by the key
     :math:`(r_{M-1}, r_1, \dots, r_{M-2}, r_M)` (lexicographic for M <= 2).
     Row ``r`` is the database of rank ``r`` in :func:`exponential_probabilities`,
-    :attr:`DatabaseScores.distances` and :func:`multiset_from_rank`. Shape
-    ``(count_multisets(n, m), m)``.
+    :attr:`DatabaseScores.distances` and :func:`multiset_from_rank`.
+
+    Parameters
+    ----------
+    n_candidates : int
+        Number of public candidate points :math:`|G| \ge 1`.
+    m : int
+        Size :math:`M \ge 1` of a synthetic database (at most :data:`MAX_M`).
+    max_databases : int, default DEFAULT_MAX_DATABASES
+        Enumeration limit (<= :data:`HARD_MAX_DATABASES`); above it a ValueError
+        quotes the count.
+
+    Returns
+    -------
+    ndarray of int64, shape (count_multisets(n_candidates, m), m)
+        One sorted index tuple per row, in canonical order.
+
+    Examples
+    --------
+    >>> from dpkme.release.exponential import enumerate_multisets
+    >>> enumerate_multisets(3, 2).tolist()
+    [[0, 0], [0, 1], [0, 2], [1, 1], [1, 2], [2, 2]]
     """
     n = check_positive_int(n_candidates, name="n_candidates")
     m = check_positive_int(m, name="m")
@@ -361,7 +442,32 @@ def _lex_unrank(r: int, n: int, m: int) -> list[int]:
 
 
 def multiset_from_rank(rank, n_candidates, m) -> np.ndarray:
-    """Sorted candidate indices of the database of canonical rank ``rank`` (inverse of the enumeration)."""
+    """Sorted candidate indices of the database of canonical rank ``rank`` (inverse of the enumeration).
+
+    Row ``rank`` of :func:`enumerate_multisets`, computed without enumerating
+    (combinatorial unranking, exact big-integer arithmetic).
+
+    Parameters
+    ----------
+    rank : int
+        Canonical rank, ``0 <= rank < count_multisets(n_candidates, m)``.
+    n_candidates : int
+        Number of public candidate points :math:`|G|`, at most
+        :data:`MAX_GRID_CANDIDATES`.
+    m : int
+        Size :math:`M` of a synthetic database, at most :data:`MAX_M`.
+
+    Returns
+    -------
+    ndarray of int64, shape (m,)
+        The sorted candidate indices :math:`r_1 \\le \\dots \\le r_M`.
+
+    Examples
+    --------
+    >>> from dpkme.release.exponential import multiset_from_rank
+    >>> multiset_from_rank(4, 3, 2).tolist()
+    [1, 2]
+    """
     n = check_positive_int(n_candidates, name="n_candidates", maximum=MAX_GRID_CANDIDATES)
     m = check_positive_int(m, name="m", maximum=MAX_M)
     total = count_multisets(n, m)
@@ -492,6 +598,32 @@ def score_sensitivity(*, n, kernel: Kernel, neighbouring: str = "replace-one", m
     :math:`a = 1`) or :math:`\sqrt a/N` (add-remove, public N); ``"paper"``
     :math:`2\sqrt a/N`. ``domain`` (a declared box that contains the data)
     raises :math:`k_{\min}`.
+
+    Parameters
+    ----------
+    n : int
+        Public dataset size :math:`N \ge 1`.
+    kernel : Kernel
+        :math:`k(x, x) = a \le 1`.
+    neighbouring : {"replace-one", "add-remove"}, default "replace-one"
+        The neighbouring relation.
+    mode : {"tight", "paper"}, default "tight"
+        The bound (see above).
+    domain : (lower, upper), optional
+        Declared box containing the data (tightens ``"tight"`` replace-one).
+
+    Returns
+    -------
+    float
+        :math:`\Delta_u`.
+
+    Examples
+    --------
+    >>> from dpkme.kernels import GaussianKernel
+    >>> from dpkme.release.exponential import score_sensitivity
+    >>> k = GaussianKernel(lengthscale=1.0)
+    >>> score_sensitivity(n=100, kernel=k), score_sensitivity(n=100, kernel=k, neighbouring="add-remove")
+    (0.01414213562373095, 0.01)
     """
     return kme_sensitivity(n=n, kernel=kernel, neighbouring=neighbouring, mode=mode, domain=domain)
 
@@ -501,7 +633,10 @@ def score_sensitivity(*, n, kernel: Kernel, neighbouring: str = "replace-one", m
 class ExponentialDiagnostics:
     """**Private** facts about one draw, for the data owner's display only (never publish).
 
-    Attributes
+    Returned by :meth:`DatabaseScores.release` and :func:`exponential_mechanism`
+    with ``return_diagnostics=True``.
+
+    Parameters
     ----------
     distance : float
         RKHS distance :math:`\\|\\mu_D - \\mu_R\\|` of the released database
@@ -532,16 +667,50 @@ class DatabaseScores:
     repeated releases (:meth:`release`). The distances are private: only the
     output of :meth:`release` (a sampled database) is differentially private.
 
-    Attributes
+    Parameters
     ----------
     candidates : ndarray (|G|, D)
         Public candidate points.
     m : int
         Size M of every synthetic database.
+    kernel : Kernel
+        The kernel of the RKHS distance (:math:`k(x,x) \le 1`).
     distances : ndarray (T,)
-        Distances in canonical order (:func:`enumerate_multisets`).
+        Distances in canonical order (:func:`enumerate_multisets`),
+        :math:`T = \binom{|G|+M-1}{M}`. **Private.**
     sensitivity : float
-        :math:`\Delta_u` of the utility under ``neighbouring`` / ``mode``.
+        :math:`\Delta_u` of the utility under ``neighbouring`` / ``sensitivity_mode``.
+    neighbouring : {"replace-one", "add-remove"}
+        The neighbouring relation of the guarantee.
+    sensitivity_mode : {"tight", "paper"}
+        The bound :math:`\Delta_u` was computed with (:func:`score_sensitivity`).
+    n_private : int
+        Public size :math:`N` (normaliser of :math:`\mu_D`).
+    max_databases : int
+        The enumeration limit the scores were computed under.
+    seconds : float, default 0.0
+        Time spent computing the scores, in seconds.
+    params : dict, default {}
+        Extra parameters copied into every release's ``params`` (the declared
+        ``domain`` and ``clip``).
+
+    Attributes
+    ----------
+    n_candidates, n_databases : int
+        :math:`|G|` and :math:`T` (derived).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpkme.kernels import GaussianKernel
+    >>> from dpkme.release.exponential import database_scores, grid_candidates
+    >>> X = np.random.default_rng(0).normal(size=(50, 1))                     # the private rows
+    >>> scores = database_scores(X, grid_candidates([-2.0], [2.0], 5), kernel=GaussianKernel(lengthscale=1.0), m=2)
+    >>> scores.n_databases, round(float(scores.probabilities(1.0).sum()), 12)
+    (15, 1.0)
+    >>> rel = scores.release(1.0, random_state=0)                                # seeded: a teaching replay
+    >>> rel.mechanism, rel.delta, float(rel.weights.sum())
+    ('exponential', 0.0, 1.0)
     """
 
     candidates: np.ndarray
@@ -722,6 +891,12 @@ def database_scores(
     clip : bool
         Clip every row to ``domain`` instead of refusing rows outside it (a
         per-row map: the guarantee holds).
+
+    Returns
+    -------
+    DatabaseScores
+        The (private) distances of all databases, with everything needed to
+        release one (:meth:`DatabaseScores.release`); see the example there.
     """
     t0 = time.perf_counter()
     progress = _throttled(progress)
@@ -772,7 +947,39 @@ def exponential_probabilities(
     max_databases: int = DEFAULT_MAX_DATABASES,
     clip: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The mechanism's full output distribution (teaching and tests; reads private data).
+    r"""The mechanism's full output distribution (teaching and tests; reads private data).
+
+    :math:`P_D(R) \propto \exp(-\varepsilon\|\mu_D-\mu_R\|_{\mathcal H}/(2\Delta_u))`
+    for every database :math:`R` (:func:`database_scores`, then
+    :meth:`DatabaseScores.probabilities`). **Private**: it is the distribution,
+    not a draw from it.
+
+    Parameters
+    ----------
+    X : array (N, D)
+        Private data (inside ``domain`` if one is declared).
+    candidates : array (|G|, D)
+        Public candidate points (e.g. :func:`grid_candidates`), chosen without the data.
+    kernel : Kernel
+        :math:`k(x, x) \le 1`.
+    m : int
+        Size M of the synthetic database.
+    epsilon : float
+        :math:`\varepsilon > 0`.
+    neighbouring : {"replace-one", "add-remove"}, default "replace-one"
+        The neighbouring relation of the guarantee.
+    sensitivity : {"tight", "paper"}, default "tight"
+        The score-sensitivity bound (:func:`score_sensitivity`).
+    domain : (lower, upper), optional
+        Declared box containing the data (tightens ``"tight"`` replace-one);
+        rows outside it are refused unless ``clip=True``.
+    n_private : int, optional
+        Public normaliser N (add-remove); must equal ``len(X)`` for replace-one
+        (the default).
+    max_databases : int, default DEFAULT_MAX_DATABASES
+        Enumeration limit (<= :data:`HARD_MAX_DATABASES`).
+    clip : bool, default False
+        Clip every row to ``domain`` instead of refusing rows outside it.
 
     Returns
     -------
@@ -815,9 +1022,45 @@ def exponential_mechanism(
     Section 3.4; McSherry & Talwar 2007). Sampling is exact (full enumeration,
     Gumbel-max).
 
-    See :func:`database_scores` for the parameters; ``random_state`` as in
-    :meth:`DatabaseScores.release`. For many releases or a curve over ε on the
-    same data, build :func:`database_scores` once and call its methods.
+    For many releases or a curve over ε on the same data, build
+    :func:`database_scores` once and call its methods.
+
+    Parameters
+    ----------
+    X : array (N, D)
+        Private data (inside ``domain`` if one is declared).
+    candidates : array (|G|, D)
+        Public candidate points (e.g. :func:`grid_candidates`), chosen without the data.
+    kernel : Kernel
+        :math:`k(x, x) \le 1`.
+    epsilon : float
+        :math:`\varepsilon > 0`; the release is pure :math:`\varepsilon`-DP.
+    m : int
+        Size M of the synthetic database (:math:`\binom{|G|+M-1}{M}` databases are scored).
+    neighbouring : {"replace-one", "add-remove"}, default "replace-one"
+        The neighbouring relation of the guarantee.
+    sensitivity : {"tight", "paper"}, default "tight"
+        The score-sensitivity bound (:func:`score_sensitivity`).
+    domain : (lower, upper), optional
+        Declared box containing the data (tightens ``"tight"`` replace-one);
+        rows outside it are refused unless ``clip=True``.
+    n_private : int, optional
+        Public normaliser N (add-remove); must equal ``len(X)`` for replace-one
+        (the default).
+    random_state : None, int or numpy.random.Generator, optional
+        ``None`` (default): OS entropy, no seed recorded (a real release); an
+        int: seeded and replayable (teaching only); a Generator: used as is.
+    max_databases : int, default DEFAULT_MAX_DATABASES
+        Enumeration limit (<= :data:`HARD_MAX_DATABASES`); above it a ValueError
+        quotes the count and the largest M that fits.
+    progress : callable, optional
+        ``progress(fraction, message)`` while scoring; exceptions it raises
+        cancel the call.
+    return_diagnostics : bool, default False
+        Also return the (private) :class:`ExponentialDiagnostics` of the draw.
+    clip : bool, default False
+        Clip every row to ``domain`` instead of refusing rows outside it (a
+        per-row map: the guarantee holds).
 
     Returns
     -------
@@ -825,6 +1068,17 @@ def exponential_mechanism(
         ``mechanism="exponential"``, distinct points with weights count/M,
         ``delta = 0``; or ``(Release, ExponentialDiagnostics)`` with
         ``return_diagnostics=True`` (the diagnostics are private).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpkme.kernels import GaussianKernel
+    >>> from dpkme.release.exponential import exponential_mechanism, grid_candidates
+    >>> X = np.random.default_rng(0).normal(size=(50, 1))                     # the private rows
+    >>> rel = exponential_mechanism(X, grid_candidates([-2.0], [2.0], 5), kernel=GaussianKernel(lengthscale=1.0),
+    ...                             epsilon=1.0, m=3, random_state=0)            # seeded: a teaching replay
+    >>> rel.mechanism, rel.epsilon, rel.delta, rel.params["m"]
+    ('exponential', 1.0, 0.0, 3)
     """
     eps = check_epsilon(epsilon)
     scores = database_scores(X, candidates, kernel=kernel, m=m, neighbouring=neighbouring,
@@ -840,6 +1094,31 @@ def exponential_charge(release: Release, label: str | None = None):
     :func:`~dpkme.privacy.accounting.pure_dp_charge` with ``mechanism="exponential"``
     and ``details["neighbouring"]`` set, so :class:`~dpkme.privacy.accounting.BudgetLedger`
     refuses to mix it with charges under another relation.
+
+    Parameters
+    ----------
+    release : Release
+        A release with ``mechanism="exponential"`` (:func:`exponential_mechanism`).
+    label : str, optional
+        The ledger's label; default ``"exponential mechanism (M=..., |G|=...)"``.
+
+    Returns
+    -------
+    PrivacyCharge
+        Pure charge at the release's ε, with the score sensitivity, M, |G| and
+        the number of databases in ``details``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpkme.kernels import GaussianKernel
+    >>> from dpkme.release.exponential import exponential_charge, exponential_mechanism, grid_candidates
+    >>> X = np.random.default_rng(0).normal(size=(50, 1))
+    >>> rel = exponential_mechanism(X, grid_candidates([-2.0], [2.0], 5), kernel=GaussianKernel(lengthscale=1.0),
+    ...                             epsilon=1.0, m=3, random_state=0)
+    >>> c = exponential_charge(rel)
+    >>> c.label, c.epsilon, c.delta, c.details["neighbouring"]
+    ('exponential mechanism (M=3, |G|=5)', 1.0, 0.0, 'replace-one')
     """
     from ..privacy.accounting import pure_dp_charge
 

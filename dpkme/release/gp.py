@@ -236,10 +236,18 @@ def grid_axes(lower, upper, points_per_axis) -> tuple[np.ndarray, ...]:
     lower, upper : array-like (D,)
         Box corners, ``lower < upper``.
     points_per_axis : int or sequence of D ints (>= 2)
+        Grid points per coordinate, between 2 and ``MAX_AXIS_POINTS``.
 
     Returns
     -------
-    tuple of D 1-D arrays (``np.linspace(lower[d], upper[d], n_d)``)
+    tuple of D 1-D arrays
+        ``np.linspace(lower[d], upper[d], n_d)`` for each coordinate.
+
+    Examples
+    --------
+    >>> from dpkme.release.gp import grid_axes
+    >>> grid_axes([0.0, 0.0], [1.0, 2.0], [2, 3])
+    (array([0., 1.]), array([0., 1., 2.]))
     """
     lo, hi = check_box(lower, upper)
     if np.ndim(points_per_axis) == 0:
@@ -254,7 +262,26 @@ def grid_axes(lower, upper, points_per_axis) -> tuple[np.ndarray, ...]:
 
 
 def grid_points(grid) -> np.ndarray:
-    """The points of a tensor grid as a ``(Q, D)`` array in C order (last coordinate fastest)."""
+    """The points of a tensor grid as a ``(Q, D)`` array in C order (last coordinate fastest).
+
+    Parameters
+    ----------
+    grid : sequence of D 1-D arrays
+        Strictly increasing grid axes (:func:`grid_axes`); a single 1-D array
+        is one axis.
+
+    Returns
+    -------
+    ndarray (Q, D)
+        The :math:`Q = \\prod_d n_d` grid points; row ``i`` is the point of
+        flat index ``i`` of a grid-shaped array.
+
+    Examples
+    --------
+    >>> from dpkme.release.gp import grid_axes, grid_points
+    >>> grid_points(grid_axes([0.0, 0.0], [1.0, 2.0], [2, 3])).tolist()
+    [[0.0, 0.0], [0.0, 1.0], [0.0, 2.0], [1.0, 0.0], [1.0, 1.0], [1.0, 2.0]]
+    """
     axes = _check_axes(grid)
     mesh = np.meshgrid(*axes, indexing="ij")
     return np.column_stack([g.reshape(-1) for g in mesh])
@@ -265,6 +292,23 @@ def trapezoid_weights(grid) -> np.ndarray:
 
     :math:`\\sum_i w_i f(p_i) \\approx \\int_{\\text{box}} f`. An axis with one
     point gets weight 1 (no integration along it).
+
+    Parameters
+    ----------
+    grid : sequence of D 1-D arrays
+        Strictly increasing grid axes (:func:`grid_axes`).
+
+    Returns
+    -------
+    ndarray, shape (n_1, ..., n_D)
+        Non-negative weights summing to the box's volume.
+
+    Examples
+    --------
+    >>> from dpkme.release.gp import grid_axes, trapezoid_weights
+    >>> trapezoid_weights(grid_axes([0.0, 0.0], [1.0, 2.0], [2, 3]))
+    array([[0.25, 0.5 , 0.25],
+           [0.25, 0.5 , 0.25]])
     """
     axes = _check_axes(grid)
     w = np.ones(())
@@ -289,6 +333,30 @@ def l2_error_on_grid(values, reference, grid=None, *, kind: str = "integral") ->
     points (no grid needed). Compare the GP release, Algorithm 1/2 releases
     (:func:`evaluate_on_grid`) and the true function with the same call.
     Reading the true function makes the result **private** (display only).
+
+    Parameters
+    ----------
+    values, reference : array-like
+        The two functions on the same points (the same number of finite
+        entries, grid-shaped or flat in C order).
+    grid : sequence of D 1-D arrays, optional
+        The grid's axes; required for ``kind="integral"``.
+    kind : {"integral", "rms"}, default "integral"
+        Integral over the box (trapezoid rule) or root mean square over the points.
+
+    Returns
+    -------
+    float
+        The L2 distance (units of the function values, times
+        :math:`\text{volume}^{1/2}` for ``"integral"``).
+
+    Examples
+    --------
+    >>> from dpkme.release.gp import grid_axes, l2_error_on_grid
+    >>> l2_error_on_grid([1.0] * 6, [0.0] * 6, grid_axes([0.0, 0.0], [1.0, 2.0], [2, 3]))  # sqrt(area 2)
+    1.4142135623730951
+    >>> l2_error_on_grid([1.0, 3.0], [0.0, 0.0], kind="rms")
+    2.23606797749979
     """
     check_in(kind, ("integral", "rms"), name="kind")
     v = np.asarray(values, dtype=float)
@@ -314,6 +382,26 @@ def kde_normaliser(kernel: Kernel, dim) -> float:
 
     Gaussian: :math:`1/(a(2\pi\ell^2)^{D/2})`; Laplacian (L1): :math:`1/(a(2\ell)^D)`.
     Other kernels are refused (their normalisers are not implemented).
+
+    Parameters
+    ----------
+    kernel : GaussianKernel or LaplacianKernel
+        The kernel, with amplitude :math:`a` and length scale :math:`\ell`.
+    dim : int
+        Dimension :math:`D \ge 1` of the data.
+
+    Returns
+    -------
+    float
+        :math:`c > 0` (units of :math:`\text{length}^{-D}`); a ValueError if it
+        is outside the float range.
+
+    Examples
+    --------
+    >>> from dpkme.kernels import GaussianKernel
+    >>> from dpkme.release.gp import kde_normaliser
+    >>> kde_normaliser(GaussianKernel(lengthscale=1.0), 1)      # 1 / sqrt(2 pi)
+    0.3989422804014327
     """
     dim = check_positive_int(dim, name="dim")
     a, ell = kernel.diag_value, kernel.lengthscale
@@ -347,13 +435,59 @@ def gp_sensitivity(*, n, kernel: Kernel, dim=1, normalisation: str = "kme", neig
     ``"kde"``: :math:`\sqrt c` times that, :math:`c` = :func:`kde_normaliser`
     (the paper's :math:`2/(N(\sqrt{2\pi}\ell)^{D/2})` for a Gaussian with
     ``mode="paper"``).
+
+    Parameters
+    ----------
+    n : int
+        Public dataset size :math:`N \ge 1`.
+    kernel : Kernel
+        :math:`k(x,x) = a \le 1`.
+    dim : int, default 1
+        Dimension :math:`D` of the data (used by ``"kde"`` only).
+    normalisation : {"kme", "kde"}, default "kme"
+        The released function :math:`f_D` (module docstring).
+    neighbouring : {"replace-one", "add-remove"}, default "replace-one"
+        The neighbouring relation.
+    mode : {"tight", "paper"}, default "tight"
+        The KME bound (:func:`dpkme.privacy.sensitivity.kme_sensitivity`).
+    domain : (lower, upper), optional
+        Declared box containing the data (tightens ``"tight"`` replace-one).
+
+    Returns
+    -------
+    float
+        :math:`\Delta = \sup_{D\sim D'}\|f_D - f_{D'}\|_{\mathcal H(k_f)}`.
+
+    Examples
+    --------
+    >>> from dpkme.kernels import GaussianKernel
+    >>> from dpkme.release.gp import gp_sensitivity
+    >>> gp_sensitivity(n=100, kernel=GaussianKernel(lengthscale=1.0))   # sqrt(2) / N
+    0.01414213562373095
     """
     base = kme_sensitivity(n=n, kernel=kernel, neighbouring=neighbouring, mode=mode, domain=domain)
     return base * math.sqrt(_normaliser(kernel, dim, normalisation))
 
 
 def hall_constant(delta) -> float:
-    r"""Hall et al.'s :math:`c(\delta) = \sqrt{2\log(2/\delta)}` (noise multiplier :math:`\Delta c(\delta)/\varepsilon`)."""
+    r"""Hall et al.'s :math:`c(\delta) = \sqrt{2\log(2/\delta)}` (noise multiplier :math:`\Delta c(\delta)/\varepsilon`).
+
+    Parameters
+    ----------
+    delta : float
+        In (0, 1).
+
+    Returns
+    -------
+    float
+        :math:`c(\delta)`.
+
+    Examples
+    --------
+    >>> from dpkme.release.gp import hall_constant
+    >>> round(hall_constant(1e-5), 6)
+    4.940865
+    """
     d = check_delta(delta)
     return math.sqrt(2.0 * (math.log(2.0) - math.log(d)))  # log(2/d) without overflow for subnormal d
 
@@ -367,6 +501,32 @@ def calibrate_gp(*, epsilon, delta, sensitivity, calibration: str = "analytic") 
     :math:`\delta` is computed and a ValueError is raised when it exceeds the
     requested one (at δ = 1e-5 for ε ≳ 9.4). The returned record has
     ``method="hall"`` and ``proven=True`` (the exact condition was checked).
+
+    Parameters
+    ----------
+    epsilon : float
+        > 0 and finite.
+    delta : float
+        In (0, 1).
+    sensitivity : float
+        RKHS sensitivity :math:`\Delta > 0` (:func:`gp_sensitivity`), which
+        bounds the Mahalanobis sensitivity at any finite set of points.
+    calibration : {"analytic", "hall"}, default "analytic"
+        The calibration (see above).
+
+    Returns
+    -------
+    GaussianCalibration
+        ``sigma`` is the multiplier :math:`s` of :math:`\mathcal{GP}(0, k_f)`;
+        ``achieved_delta`` its exact :math:`\delta`.
+
+    Examples
+    --------
+    >>> from dpkme.release.gp import calibrate_gp
+    >>> a = calibrate_gp(epsilon=1.0, delta=1e-5, sensitivity=0.01)
+    >>> h = calibrate_gp(epsilon=1.0, delta=1e-5, sensitivity=0.01, calibration="hall")
+    >>> round(1.0 - a.sigma / h.sigma, 2)                       # the analytic multiplier is 24 % smaller
+    0.24
     """
     eps = check_epsilon(epsilon)
     d = check_delta(delta)
@@ -424,19 +584,43 @@ class GPSampler:
     covariance used, :meth:`covariance`, dominates the kernel matrix
     (:math:`\succeq K`, see the module docstring).
 
-    Attributes
+    Build it with :func:`gp_sampler` (the fields are stored as given).
+
+    Parameters
     ----------
     kernel : Kernel
+        The covariance kernel :math:`k` (amplitude :math:`a`).
     axes : tuple of arrays or None
         Grid coordinates (``None`` for scattered points).
     points : ndarray (Q, D)
+        The public points, in C order for a grid.
     shape : tuple
         Shape of one sample (the grid shape, or ``(Q,)``).
+    method : {"kronecker", "dense"}
+        The factorisation (see above).
     factors : list of ndarrays
         Lower Cholesky factors (one per axis, unit amplitude; or one dense factor
         including the amplitude).
     jitters : list of float
         The :math:`\tau` added per factor.
+    seconds : float, default 0.0
+        Time spent preparing the factors, in seconds.
+
+    Attributes
+    ----------
+    n_points : int
+        :math:`Q` (derived).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpkme.kernels import GaussianKernel
+    >>> from dpkme.release.gp import gp_sampler, grid_axes
+    >>> s = gp_sampler(GaussianKernel(lengthscale=1.0), grid=grid_axes([-1.0], [1.0], 50))
+    >>> s.method, s.shape, s.sample(np.random.default_rng(0), size=3).shape
+    ('kronecker', (50,), (3, 50))
+    >>> bool(np.linalg.eigvalsh(s.covariance() - s.kernel_matrix()).min() >= 0)   # dominates K
+    True
     """
 
     kernel: Kernel
@@ -506,6 +690,31 @@ def gp_sampler(kernel: Kernel, *, grid=None, query_points=None,
     Cholesky of at most ``max_dense_points`` points (ValueError quoting the count
     and the limit beyond it). Depends only on public inputs: cache it across
     releases (:func:`gp_release` accepts ``sampler=``).
+
+    Parameters
+    ----------
+    kernel : Kernel
+        The covariance kernel :math:`k`.
+    grid : sequence of D 1-D arrays, optional
+        Tensor-grid axes (:func:`grid_axes`); exclusive with ``query_points``.
+    query_points : array (Q, D), optional
+        Scattered public points; exclusive with ``grid``.
+    max_dense_points : int, default DEFAULT_MAX_DENSE_POINTS
+        Largest :math:`Q` for the dense Cholesky path.
+
+    Returns
+    -------
+    GPSampler
+        ``method="kronecker"`` or ``"dense"``, with covariance :math:`\\succeq K`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpkme.kernels import GaussianKernel
+    >>> from dpkme.release.gp import gp_sampler
+    >>> s = gp_sampler(GaussianKernel(lengthscale=1.0), query_points=np.array([[0.0], [0.5], [1.0]]))
+    >>> s.method, s.shape
+    ('dense', (3,))
     """
     t0 = time.perf_counter()
     if not isinstance(kernel, Kernel):
@@ -573,6 +782,35 @@ def true_function(X, *, kernel: Kernel, grid=None, query_points=None, normalisat
 
     Grid-shaped for a grid (Kronecker-structured sums for Gaussian/Laplacian
     kernels: two GEMMs on a 2-D grid), ``(Q,)`` for query points.
+
+    Parameters
+    ----------
+    X : array (N, D)
+        Private data.
+    kernel : Kernel
+        The kernel :math:`k`.
+    grid : sequence of D 1-D arrays, optional
+        Tensor-grid axes; exclusive with ``query_points``.
+    query_points : array (Q, D), optional
+        Scattered points; exclusive with ``grid``.
+    normalisation : {"kme", "kde"}, default "kme"
+        :math:`c = 1` (KME) or :func:`kde_normaliser` (KDE).
+    n_private : int, optional
+        Public normaliser :math:`N` (default ``len(X)``).
+
+    Returns
+    -------
+    ndarray
+        :math:`f_D` at the points, grid-shaped or ``(Q,)``. **Private.**
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpkme.kernels import GaussianKernel
+    >>> from dpkme.release.gp import true_function
+    >>> X = np.array([[0.0], [2.0]])
+    >>> true_function(X, kernel=GaussianKernel(lengthscale=1.0), query_points=np.array([[1.0]]))  # e^{-1/2}
+    array([0.60653066])
     """
     X = check_array(X, name="X")
     n_pub = X.shape[0] if n_private is None else check_positive_int(n_private, name="n_private")
@@ -594,7 +832,11 @@ def true_function(X, *, kernel: Kernel, grid=None, query_points=None, normalisat
 class GPRelease:
     r"""A Gaussian-process release of :math:`f_D` at public points.
 
-    Attributes
+    Made by :func:`gp_release`; the fields are stored as given. Only
+    ``values`` (with the points) and the public metadata are differentially
+    private; ``true_values`` is not.
+
+    Parameters
     ----------
     points : ndarray (Q, D)
         Public evaluation points (C order for a grid).
@@ -615,12 +857,36 @@ class GPRelease:
     epsilon, delta, achieved_delta : float
         Guarantee and exact δ of the calibration (Balle–Wang).
     calibration : {"analytic", "hall"}
+        How :math:`s` was calibrated (:func:`calibrate_gp`).
     normalisation : {"kme", "kde"}
+        The released function :math:`f_D`: the KME or the kernel density estimate.
     normaliser : float
-        :math:`c` (1 for the KME).
-    params : dict
+        :math:`c` (1 for the KME, :func:`kde_normaliser` for the KDE).
+    neighbouring : {"replace-one", "add-remove"}
+        The neighbouring relation of the guarantee.
+    kernel : Kernel
+        The kernel :math:`k` (:math:`k_f = c\,k`).
+    seed : int or None
+        Seed of the noise (``None`` for OS entropy or a caller's Generator).
+    noise_source : {"seeded", "os-entropy", "generator"}
+        Provenance of the noise; only ``"os-entropy"`` is a real release.
+    n_private : int
+        Public size :math:`N` (normaliser of :math:`f_D`).
+    seconds : float, default 0.0
+        Wall-clock time of the release, in seconds.
+    params : dict, default {}
         Sampler method, jitters, Hall and analytic multipliers and the noise
-        reduction of analytic over Hall, timings.
+        reduction of analytic over Hall, timings, the declared domain and the
+        pointwise noise variance (public).
+    version : str, default the installed dpkme version
+        Version of dpkme that made the release.
+
+    Attributes
+    ----------
+    shape : tuple
+        Shape of ``values`` (derived).
+    dim : int
+        :math:`D` (derived).
     """
 
     points: np.ndarray
@@ -760,6 +1026,7 @@ def gp_release(
     kernel : Kernel
         Amplitude :math:`\le 1`.
     epsilon, delta : float
+        The privacy parameters: :math:`\varepsilon > 0`, :math:`\delta \in (0, 1)`.
     grid : sequence of D 1-D arrays, optional
         Tensor-grid axes (:func:`grid_axes`); exclusive with ``query_points``.
     query_points : array (Q, D), optional
@@ -790,6 +1057,21 @@ def gp_release(
     Returns
     -------
     GPRelease
+        The noisy values at the points (``values``), the calibration and,
+        with ``keep_true_values``, the private :math:`f_D` for display.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpkme.kernels import GaussianKernel
+    >>> from dpkme.release.gp import gp_release, grid_axes
+    >>> X = np.random.default_rng(0).normal(size=(100, 1))                    # the private rows
+    >>> rel = gp_release(X, kernel=GaussianKernel(lengthscale=1.0), epsilon=1.0, delta=1e-5,
+    ...                  grid=grid_axes([-3.0], [3.0], 50), random_state=0)   # seeded: a teaching replay
+    >>> rel.values.shape, rel.params["sampler"], round(rel.params["noise_reduction_vs_hall"], 2)
+    ((50,), 'kronecker', 0.24)
+    >>> rel.metadata()["differentially_private"]                              # seeded, so not a real release
+    False
     """
     t0 = time.perf_counter()
     eps, dlt = _check_release_args(kernel, epsilon, delta, calibration, normalisation, neighbouring, sensitivity)
@@ -865,6 +1147,34 @@ def evaluate_on_grid(release: Release, grid=None, *, query_points=None, normalis
     :math:`c\sum_m w_m k(z_m, p)` (:meth:`dpkme.release.Release.evaluate`),
     grid-shaped for a grid; :math:`c` = :func:`kde_normaliser` for ``"kde"``.
     Public (a post-processing of the release).
+
+    Parameters
+    ----------
+    release : Release
+        A weighted-points release.
+    grid : sequence of D 1-D arrays, optional
+        Tensor-grid axes; exclusive with ``query_points``.
+    query_points : array (Q, D), optional
+        Scattered points; exclusive with ``grid``.
+    normalisation : {"kme", "kde"}, default "kme"
+        Compare with a KME or a KDE GP release.
+
+    Returns
+    -------
+    ndarray
+        The released function at the points, grid-shaped or ``(Q,)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpkme.kernels import GaussianKernel
+    >>> from dpkme.release import Release
+    >>> from dpkme.release.gp import evaluate_on_grid, grid_axes
+    >>> rel = Release(points=np.array([[0.0]]), weights=np.array([1.0]), mechanism="uniform-baseline",
+    ...               epsilon=float("inf"), delta=0.0, sigma=0.0, sensitivity=0.0, neighbouring="replace-one",
+    ...               calibration="none", kernel=GaussianKernel(lengthscale=1.0), seed=None, n_private=1)
+    >>> evaluate_on_grid(rel, grid_axes([0.0], [1.0], 2))                # k(0, 0), k(0, 1) = 1, e^{-1/2}
+    array([1.        , 0.60653066])
     """
     if not isinstance(release, Release):
         raise ValueError(f"release must be a dpkme Release, got {release!r:.80}.")
@@ -891,6 +1201,43 @@ def gp_expected_l2_error(*, epsilon, delta, n, kernel: Kernel, grid, normalisati
     :math:`\sim 10^{-10}`, is ignored). Hall et al. (Section 2 remark):
     :math:`\lambda(T)\,c(\alpha,\beta,\Delta)\sup_x K(x,x)`. ``epsilon`` may be
     an array (returns an array).
+
+    Parameters
+    ----------
+    epsilon : float or array-like of float
+        :math:`\varepsilon > 0` (one or several).
+    delta : float
+        In (0, 1).
+    n : int
+        Public dataset size :math:`N`.
+    kernel : Kernel
+        :math:`k(x,x) = a \le 1`.
+    grid : sequence of D 1-D arrays
+        Tensor-grid axes of the release.
+    normalisation : {"kme", "kde"}, default "kme"
+        The released function.
+    calibration : {"analytic", "hall"}, default "analytic"
+        See :func:`calibrate_gp`.
+    neighbouring : {"replace-one", "add-remove"}, default "replace-one"
+        The neighbouring relation.
+    sensitivity : {"tight", "paper"}, default "tight"
+        The sensitivity mode (:func:`gp_sensitivity`).
+    domain : (lower, upper), optional
+        Declared box containing the data.
+
+    Returns
+    -------
+    float or ndarray
+        The expected L2 error for each ``epsilon``.
+
+    Examples
+    --------
+    >>> from dpkme.kernels import GaussianKernel
+    >>> from dpkme.release.gp import gp_expected_l2_error, grid_axes
+    >>> err = gp_expected_l2_error(epsilon=[0.5, 1.0], delta=1e-5, n=100, kernel=GaussianKernel(lengthscale=1.0),
+    ...                            grid=grid_axes([-1.0], [1.0], 50))
+    >>> err.shape, bool(err[0] > err[1])
+    ((2,), True)
     """
     axes = _check_axes(grid)
     dim = len(axes)
@@ -913,6 +1260,28 @@ def mahalanobis_sensitivity(h, K, *, rcond: float = 1e-10) -> float:
     :math:`\|f_D - f_{D'}\|_{\mathcal H}`. Ill-conditioned :math:`K` makes it
     numerically unreliable (the cutoff discards directions below ``rcond`` of
     the largest eigenvalue).
+
+    Parameters
+    ----------
+    h : array (Q,)
+        The difference :math:`f_D(P) - f_{D'}(P)` at the points.
+    K : array (Q, Q)
+        The kernel matrix :math:`k_f(P, P)` (symmetrised).
+    rcond : float, default 1e-10
+        Eigenvalues below ``rcond`` times the largest are treated as 0.
+
+    Returns
+    -------
+    float
+        :math:`\sqrt{h^\top K^{+} h} \ge 0`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpkme.release.gp import mahalanobis_sensitivity
+    >>> K = np.array([[1.0, 0.5], [0.5, 1.0]])
+    >>> round(mahalanobis_sensitivity(K[:, 0], K), 12)     # h = k(p_1, .) at P: ||k(p_1, .)||_H = 1
+    1.0
     """
     h = check_array(h, name="h", ndim=1)
     K = check_array(K, name="K", n_features=h.shape[0])

@@ -19,9 +19,16 @@ __all__ = ["Release"]
 
 @dataclass
 class Release:
-    """A differentially private KME release :math:`\\sum_m w_m k(z_m, \\cdot)`.
+    r"""A differentially private KME release :math:`\sum_m w_m k(z_m, \cdot)`.
 
-    Attributes
+    Made by the release functions (:func:`~dpkme.release.algorithm1`,
+    :func:`~dpkme.release.algorithm2`, :func:`~dpkme.release.exponential.exponential_mechanism`,
+    ...) or read back with :meth:`from_json`. ``points`` and ``weights`` are
+    validated on construction (finite, matching lengths); a third party uses
+    them through eq. (4) of Balog et al. (2018),
+    :math:`\mathbb E[h(X)] \approx \sum_m w_m h(z_m)` (:meth:`expectation`).
+
+    Parameters
     ----------
     points : ndarray (M, D)
         Synthetic points :math:`z_m` (public: chosen without the private data, or
@@ -29,18 +36,20 @@ class Release:
     weights : ndarray (M,)
         Released weights :math:`w_m` (may be negative unless constrained).
     mechanism : str
-        E.g. ``"algorithm1"``, ``"algorithm2"``, ``"uniform-baseline"``.
+        E.g. ``"algorithm1"``, ``"algorithm2"``, ``"exponential"``, ``"uniform-baseline"``.
     epsilon, delta : float
         Privacy parameters the release satisfies (``inf``/``0`` for non-private
         reference outputs such as the noise-free projection).
     sigma : float
         Standard deviation of the Gaussian noise per coordinate (0 if none).
     sensitivity : float
-        L2 sensitivity the noise was calibrated to.
+        L2 sensitivity the noise was calibrated to (the score sensitivity
+        :math:`\Delta_u` for the exponential mechanism).
     neighbouring : str
         ``"replace-one"`` or ``"add-remove"``.
     calibration : str
-        ``"analytic"`` (Balle & Wang 2018) or ``"classic"``, or ``"none"``.
+        ``"analytic"`` (Balle & Wang 2018) or ``"classic"``, ``"exponential"``,
+        or ``"none"``.
     kernel : Kernel
         The kernel whose RKHS the embedding lives in.
     seed : int or None
@@ -48,13 +57,40 @@ class Release:
         real releases with OS-entropy noise (never recorded, by design).
     n_private : int
         Public size N used for normalisation and calibration.
-    seconds : float
-        Wall-clock time of the release.
-    noise_source : str
+    seconds : float, default 0.0
+        Wall-clock time of the release, in seconds.
+    noise_source : str, default "seeded"
         ``"seeded"`` (reproducible, for teaching: whoever knows the seed can
-        remove the noise), ``"os-entropy"`` (a real release) or ``"generator"``.
-    params : dict
-        Mechanism-specific parameters (M, J, solver, basis, ...).
+        remove the noise), ``"os-entropy"`` (a real release), ``"opendp"``
+        (OpenDP's sampler) or ``"generator"`` (a caller's Generator).
+    params : dict, default {}
+        Mechanism-specific parameters (M, J, solver, basis, ...); a release
+        stamped by :func:`~dpkme.privacy.leaks.mark_not_private` carries
+        ``params["private"] = False`` and the reasons.
+    version : str, default the installed dpkme version
+        Version of dpkme that made the release (exported by :meth:`metadata`).
+
+    Attributes
+    ----------
+    n_points, dim : int
+        :math:`M` and :math:`D` (derived from ``points``).
+    charge : PrivacyCharge or None
+        The privacy charge the release satisfies (derived; :mod:`dpkme.release.charges`).
+    weight_l1 : float
+        :math:`\sum_m |w_m|` (derived).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpkme.kernels import GaussianKernel
+    >>> from dpkme.release import Release
+    >>> rel = Release(points=np.array([[0.0], [1.0]]), weights=np.array([0.5, 0.5]), mechanism="uniform-baseline",
+    ...               epsilon=float("inf"), delta=0.0, sigma=0.0, sensitivity=0.0, neighbouring="replace-one",
+    ...               calibration="none", kernel=GaussianKernel(lengthscale=1.0), seed=None, n_private=100)
+    >>> rel.expectation(lambda Z: Z[:, 0])             # estimate of E[X] by eq. (4)
+    0.5
+    >>> rel.metadata()["differentially_private"]       # a reference output, not a private release
+    False
     """
 
     points: np.ndarray
