@@ -279,7 +279,11 @@ _EXPECTED = {
     "breast_cancer": ((569, 31), 30, {"B": 357, "M": 212}),
     "iris": ((150, 5), 4, {"setosa": 50, "versicolor": 50, "virginica": 50}),
     "diabetes": ((442, 11), 9, None),
+    # mixed tables (declared schema): 2 penguins miss all four measurements
+    "penguins": ((344, 8), 4, {"Adelie": 152, "Gentoo": 124, "Chinstrap": 68}),
+    "seattle_weather": ((1461, 6), 4, {"sun": 714, "fog": 411, "rain": 259, "drizzle": 54, "snow": 23}),
 }
+_MISSING_ROWS = {"penguins": 2}
 
 
 @pytest.mark.parametrize("name", sorted(SAMPLES))
@@ -287,8 +291,9 @@ def test_samples_load_with_expected_shapes(name):
     df, info = load_sample(name)
     shape, n_features, label_counts = _EXPECTED[name]
     assert df.shape == shape == (info.n_rows, info.n_columns)
-    X = numeric_matrix(df, info.numeric_columns)
-    assert X.shape == (shape[0], n_features) and np.isfinite(X).all()
+    X, dropped = numeric_matrix(df, info.numeric_columns, drop_missing=True)
+    assert dropped == _MISSING_ROWS.get(name, 0)
+    assert X.shape == (shape[0] - dropped, n_features) and np.isfinite(X).all()
     assert info.description and info.source and info.licence and info.citation
     if label_counts is None:
         assert info.label_column is None

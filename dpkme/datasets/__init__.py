@@ -7,7 +7,7 @@
 :mod:`~dpkme.datasets.samples`
     Small public tables shipped as package data (``dpkme/datasets/data/*.csv``, sources
     and licences in the ``README.md`` there): :data:`SAMPLES`, :class:`SampleInfo`,
-    :func:`load_sample`.
+    :func:`load_sample`, and for the mixed tables their declared schema, :func:`load_schema`.
 
 Public preprocessing (declared scaling, clipping, the public/private split) is in
 :mod:`dpkme.preprocessing`; reading uploads and ``.npz`` files in :mod:`dpkme.io`.
@@ -28,11 +28,11 @@ from .generators import (
     two_moons,
     uniform_box,
 )
-from .samples import SAMPLE_DIR, SAMPLES, SampleInfo, load_sample
+from .samples import SAMPLE_DIR, SAMPLES, SampleInfo, load_sample, load_schema
 
 __all__ = [
     "paper_mixture", "two_moons", "concentric_circles", "gaussian_blobs", "spiral", "uniform_box",
     "anisotropic_gaussian", "student_t_cloud", "GENERATORS", "GeneratorSpec", "ParamSpec", "generate",
     "MAX_GENERATED_VALUES",
-    "SAMPLES", "SampleInfo", "load_sample", "SAMPLE_DIR",
+    "SAMPLES", "SampleInfo", "load_sample", "load_schema", "SAMPLE_DIR",
 ]

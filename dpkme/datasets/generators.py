@@ -380,8 +380,20 @@ def uniform_box(
 ):
     """Uniform distribution on the cube ``[low, high]^dim``.
 
-    ``return_labels=True`` returns all-zero labels (one class), so that every
-    generator supports the flag.
+    Parameters
+    ----------
+    n, dim : int
+        Number of points and dimension.
+    low, high : float
+        The cube's bounds, ``low < high``.
+    random_state : None, int or numpy.random.Generator
+        As in :func:`paper_mixture`.
+    return_labels : bool, default=False
+        Also return all-zero labels (one class), so that every generator supports the flag.
+
+    Returns
+    -------
+    X : ndarray (n, dim), labels : ndarray (n,) if ``return_labels``
     """
     n, dim = _check_size(n, dim)
     lo = _finite_scalar(low, "low")
@@ -412,7 +424,22 @@ def anisotropic_gaussian(
     with :math:`R` the rotation by ``angle_deg`` in coordinates 1-2. For
     ``dim=1`` only ``major_std`` is used.
 
-    ``return_labels=True`` returns all-zero labels (one class).
+    Parameters
+    ----------
+    n, dim : int
+        Number of points and dimension.
+    major_std, minor_std : float
+        Standard deviations along the long axis and along every other principal axis (> 0).
+    angle_deg : float, default=30.0
+        Rotation of the long axis in the plane of the first two coordinates, in degrees.
+    random_state : None, int or numpy.random.Generator
+        As in :func:`paper_mixture`.
+    return_labels : bool, default=False
+        Also return all-zero labels (one class).
+
+    Returns
+    -------
+    X : ndarray (n, dim), labels : ndarray (n,) if ``return_labels``
     """
     n, dim = _check_size(n, dim)
     s1 = check_positive_float(major_std, name="major_std")
@@ -446,7 +473,22 @@ def student_t_cloud(
     ``df <= 2`` the variance is infinite; the tails make it a good test of
     clipping to a declared box (:func:`clip_to_box`).
 
-    ``return_labels=True`` returns all-zero labels (one class).
+    Parameters
+    ----------
+    n, dim : int
+        Number of points and dimension.
+    df : float, default=3.0
+        Degrees of freedom :math:`\nu` (> 0; smaller means heavier tails).
+    scale : float, default=1.0
+        Scale :math:`s` (> 0).
+    random_state : None, int or numpy.random.Generator
+        As in :func:`paper_mixture`.
+    return_labels : bool, default=False
+        Also return all-zero labels (one class).
+
+    Returns
+    -------
+    X : ndarray (n, dim), labels : ndarray (n,) if ``return_labels``
     """
     n, dim = _check_size(n, dim)
     nu = check_positive_float(df, name="df")
@@ -477,14 +519,16 @@ def _finite_scalar(value, name: str) -> float:
 class ParamSpec:
     """One numeric parameter of a generator, for building a form.
 
-    Attributes
+    Parameters
     ----------
     name : str
         Keyword argument name.
     label : str
         Human-readable label.
     kind : {"int", "float"}
+        Type of the value.
     default : int or float
+        Default value.
     minimum, maximum : int or float or None
         Bounds suggested for a widget (the function validates its own input).
     help : str
@@ -508,7 +552,7 @@ class GeneratorSpec:
     random_state=1)``. Every function accepts ``random_state`` and
     ``return_labels`` in addition to :attr:`params`.
 
-    Attributes
+    Parameters
     ----------
     name : str
         Registry key.
@@ -517,6 +561,7 @@ class GeneratorSpec:
     description : str
         One or two sentences for a help text.
     function : callable
+        The generator.
     params : tuple of ParamSpec
         All parameters other than ``random_state``/``return_labels`` (``n`` and,
         where meaningful, ``dim`` come first).
@@ -525,6 +570,8 @@ class GeneratorSpec:
         (``dim`` is then a parameter).
     has_labels : bool
         Whether ``return_labels=True`` gives meaningful (more than one) classes.
+    reference : str
+        Where the distribution comes from (a paper, a code file), if anywhere.
     """
 
     name: str
@@ -674,7 +721,25 @@ GENERATORS: dict[str, GeneratorSpec] = {
 def generate(name: str, *, random_state=None, return_labels: bool = False, **params):
     """Call the generator registered as ``name`` with its defaults overridden by ``params``.
 
-    Raises ``ValueError`` for an unknown name or parameter (listing the valid ones).
+    Parameters
+    ----------
+    name : str
+        A key of :data:`GENERATORS`.
+    random_state : None, int or numpy.random.Generator
+        As in :func:`paper_mixture`.
+    return_labels : bool, default=False
+        Also return the labels.
+    **params
+        Parameters of the generator (see its :class:`GeneratorSpec`).
+
+    Returns
+    -------
+    X : ndarray (n, D), labels : ndarray (n,) if ``return_labels``
+
+    Raises
+    ------
+    ValueError
+        An unknown name or parameter (the message lists the valid ones).
     """
     if name not in GENERATORS:
         raise ValueError(f"unknown generator {name!r}; choose one of {sorted(GENERATORS)}.")

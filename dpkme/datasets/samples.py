@@ -6,6 +6,14 @@ they work from a checkout and from an installed wheel alike::
 
     df, info = load_sample("wine")
     X = numeric_matrix(df, info.numeric_columns)     # dpkme.io.numeric_matrix
+
+The mixed tables (categorical, integer, date columns and missing values: ``penguins``,
+``seattle_weather``) come with a declared :class:`~dpkme.schema.TableSchema` in a JSON file next to
+the CSV (``info.schema``), loaded by :func:`load_schema`::
+
+    df, info = load_sample("penguins")
+    schema = load_schema("penguins")
+    Z = schema.encode(df)                            # embedded rows for any mechanism
 """
 
 from __future__ import annotations
@@ -21,7 +29,7 @@ from ..io import load_table
 if TYPE_CHECKING:  # importlib.resources.abc is new in Python 3.11
     from importlib.resources.abc import Traversable
 
-__all__ = ["load_sample", "SAMPLES", "SampleInfo", "SAMPLE_DIR"]
+__all__ = ["load_sample", "load_schema", "SAMPLES", "SampleInfo", "SAMPLE_DIR"]
 
 #: Folder of the bundled sample tables (``dpkme/datasets/data``, package data), as an
 #: :class:`importlib.resources.abc.Traversable` (a :class:`pathlib.Path` for an ordinary install).
@@ -32,7 +40,7 @@ SAMPLE_DIR: "Traversable" = files("dpkme.datasets") / "data"
 class SampleInfo:
     """Description of a bundled sample table (see ``dpkme/datasets/data/README.md``).
 
-    Attributes
+    Parameters
     ----------
     name : str
         Registry key.
@@ -41,16 +49,23 @@ class SampleInfo:
     filename : str
         CSV file in :data:`SAMPLE_DIR`.
     description : str
+        What the table holds, in a few sentences.
     source : str
         Original authors / repository.
     licence : str
+        Licence of the data (and of the copy it was exported from).
     citation : str
+        How to cite the data.
     n_rows, n_columns : int
         Shape of the table (all columns, including the label).
     numeric_columns : tuple of str
-        Recommended feature columns for a release.
+        Recommended numeric feature columns for a release of numeric columns only (rows with a
+        missing value in them must be dropped explicitly: ``numeric_matrix(..., drop_missing=True)``).
     label_column : str or None
         Class label (not a feature), if any.
+    schema : str or None
+        JSON file in :data:`SAMPLE_DIR` with the declared :class:`~dpkme.schema.TableSchema` of all
+        columns (mixed tables), read by :func:`load_schema`.
     """
 
     name: str
@@ -64,11 +79,17 @@ class SampleInfo:
     n_columns: int
     numeric_columns: tuple[str, ...]
     label_column: str | None = None
+    schema: str | None = None
 
     @property
     def path(self) -> Traversable:
         """The CSV file (a package resource)."""
         return SAMPLE_DIR / self.filename
+
+    @property
+    def schema_path(self) -> Traversable | None:
+        """The declared schema's JSON file (a package resource), or None."""
+        return None if self.schema is None else SAMPLE_DIR / self.schema
 
     def to_dict(self) -> dict[str, Any]:
         d = {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -173,6 +194,52 @@ SAMPLES: dict[str, SampleInfo] = {
             numeric_columns=("age", "bmi", "bp", "s1", "s2", "s3", "s4", "s5", "s6"),
             label_column=None,
         ),
+        SampleInfo(
+            name="penguins",
+            label="Palmer penguins (mixed: categories, missing values)",
+            filename="penguins.csv",
+            description=(
+                "344 adult penguins of three species (Adelie 152, Chinstrap 68, Gentoo 124) on three islands "
+                "of the Palmer Archipelago, Antarctica, 2007-2009: species, island and sex (categorical; sex "
+                "missing for 11), bill length and depth, flipper length and body mass (numeric; missing for 2) "
+                "and year (integer). A mixed table with missing values; its declared schema is "
+                "penguins.schema.json."
+            ),
+            source="Gorman, Williams & Fraser (2014), Palmer Station Antarctica LTER; the R package "
+            "'palmerpenguins' (Horst, Hill & Gorman); copy from the Python package palmerpenguins 0.1.6",
+            licence="CC0 1.0 (public domain dedication) under the Palmer Station LTER Data Policy, as stated "
+            "by palmerpenguins; the Python package's code is MIT-licensed",
+            citation="Gorman, K. B., Williams, T. D. & Fraser, W. R. (2014). Ecological sexual dimorphism and "
+            "environmental variability within a community of Antarctic penguins (genus Pygoscelis). PLoS ONE "
+            "9(3), e90081. https://doi.org/10.1371/journal.pone.0090081",
+            n_rows=344,
+            n_columns=8,
+            numeric_columns=("bill_length_mm", "bill_depth_mm", "flipper_length_mm", "body_mass_g"),
+            label_column="species",
+            schema="penguins.schema.json",
+        ),
+        SampleInfo(
+            name="seattle_weather",
+            label="Seattle weather 2012-2015 (mixed: dates, categories)",
+            filename="seattle_weather.csv",
+            description=(
+                "1461 days of weather in Seattle, 2012-01-01 to 2015-12-31: the date, precipitation (mm), "
+                "daily maximum and minimum temperature (degrees C), mean wind speed (m/s) and the weather "
+                "type (drizzle, fog, rain, snow, sun). A mixed table with a date column; its declared schema "
+                "is seattle_weather.schema.json."
+            ),
+            source="NOAA National Climatic Data Center daily observations, transformed by the Vega project "
+            "(vega-datasets); copy from the Python package vega_datasets 0.9.0",
+            licence="Public domain (NOAA data, a work of the U.S. government, as stated by vega_datasets); the "
+            "vega_datasets package is MIT-licensed",
+            citation="Vega project, vega-datasets, 'seattle-weather.csv' (NOAA NCDC daily data for Seattle, "
+            "2012-2015), https://github.com/vega/vega-datasets",
+            n_rows=1461,
+            n_columns=6,
+            numeric_columns=("precipitation", "temp_max", "temp_min", "wind"),
+            label_column="weather",
+            schema="seattle_weather.schema.json",
+        ),
     )
 }
 
@@ -180,7 +247,13 @@ SAMPLES: dict[str, SampleInfo] = {
 def load_sample(name: str) -> tuple[pd.DataFrame, SampleInfo]:
     """Load a bundled sample table by name (see :data:`SAMPLES`).
 
-    The CSV is read through :func:`load_table`, like an upload.
+    The CSV is read through :func:`load_table`, like an upload (missing cells become NaN; dates stay
+    text until a schema parses them).
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`SAMPLES`.
 
     Returns
     -------
@@ -205,3 +278,43 @@ def load_sample(name: str) -> tuple[pd.DataFrame, SampleInfo]:
             "it has been modified -- restore it from the repository."
         )
     return df, info
+
+
+def load_schema(name: str):
+    """The declared :class:`~dpkme.schema.TableSchema` of a bundled mixed table.
+
+    The schema was declared from the data's documentation and from public knowledge (physically
+    sensible round bounds), not from the rows; see ``dpkme/datasets/data/README.md``.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`SAMPLES` whose ``schema`` is set (``"penguins"``, ``"seattle_weather"``).
+
+    Returns
+    -------
+    TableSchema
+
+    Examples
+    --------
+    >>> schema = load_schema("penguins")
+    >>> schema.names[:3], schema["species"].categories
+    (('species', 'island', 'bill_length_mm'), ('Adelie', 'Chinstrap', 'Gentoo'))
+    >>> df, info = load_sample("penguins")
+    >>> schema.encode(df).shape
+    (344, 22)
+    """
+    from ..schema import TableSchema
+
+    if name not in SAMPLES:
+        raise ValueError(f"unknown sample {name!r}; choose one of {sorted(SAMPLES)}.")
+    info = SAMPLES[name]
+    path = info.schema_path
+    if path is None:
+        with_schema = sorted(k for k, v in SAMPLES.items() if v.schema)
+        raise ValueError(f"sample {name!r} has no declared schema (a numeric table); samples with one: "
+                         f"{with_schema}.")
+    if not path.is_file():
+        raise ValueError(f"schema file {str(path)!r} is missing; it is package data of dpkme.datasets "
+                         "(reinstall dpkme or check out the full repository).")
+    return TableSchema.from_json(path.read_text(encoding="utf-8"))

@@ -1,0 +1,1702 @@
+r"""Declared schemas of mixed tables, and the public embedding that makes them kernel data.
+
+A table with numeric, integer, categorical, boolean and date columns (with missing values) becomes data
+for every mechanism of dpkme through a **declared** :class:`TableSchema`: a public, per-row map
+:math:`e` from a row :math:`x` to a vector :math:`e(x)\in\mathbb R^D` (the *embedding*). The mixed
+kernel is the Gaussian kernel with length scale 1 on embedded rows,
+
+.. math:: k(x, y) = \exp\Bigl(-\tfrac12\,\|e(x) - e(y)\|_2^2\Bigr)
+          = \prod_{j} k_j(x_j, y_j),
+
+i.e. :class:`dpkme.GaussianKernel` ``(lengthscale=1.0)`` applied to :meth:`TableSchema.encode`'s output.
+So :math:`k(x,x) = 1` and :math:`0 < k \le 1`, the replace-one sensitivity of the kernel mean embedding
+stays :math:`\|\hat\mu_D - \hat\mu_{D'}\|_{\mathcal H} = \sqrt{2 - 2k(x, x')}/N \le 2/N`, and the
+unit-norm random features, Algorithms 1 and 2, the sensitivity code, audits and two-sample tests apply
+to embedded rows unchanged.
+
+The embedding, column by column
+-------------------------------
+continuous, integer, datetime
+    Declared bounds :math:`[lo_j, hi_j]` (a datetime counts in days since 1970-01-01) and a length scale
+    :math:`\ell_j` as a *fraction of the declared range*; one coordinate
+
+    .. math:: e_j(x) = \frac{\operatorname{clip}(x_j, lo_j, hi_j) - lo_j}{(hi_j - lo_j)\,\ell_j},
+              \qquad k_j(x_j, y_j) = \exp\Bigl(-\frac{(x_j - y_j)^2}{2\ell_j^2(hi_j - lo_j)^2}\Bigr).
+
+categorical, boolean
+    A declared list of :math:`c_j` categories (a missing value may be one more level); a one-hot block
+    scaled by :math:`a_j = \sqrt{-\ln\kappa_j}`, where :math:`\kappa_j\in(0,1)` is the declared
+    *similarity* of two different categories. Since :math:`\|a e_u - a e_v\|^2 = 2a^2` for
+    :math:`u\ne v`,
+
+    .. math:: k_j(x_j, y_j) = \begin{cases} 1 & x_j = y_j\\ \kappa_j & x_j \ne y_j\end{cases}
+
+    (an overlap or Hamming-type kernel).
+missing values (``missing=``)
+    ``"error"`` (the default) refuses them, naming the column and the number of rows; ``"impute"``
+    replaces them by the declared ``impute`` value; ``"category"`` makes them a level of their own: for a
+    categorical column one more one-hot coordinate, for a numeric column a two-level block
+    (present/missing, similarity ``similarity``) next to the numeric coordinate, which then holds the
+    declared imputation value (default: the middle of the range).
+
+Everything that is not a declared value is part of the **declared preprocessing**: numbers outside
+the bounds are clipped to them, integers are rounded, values that are not among the declared
+categories are refused (``missing="error"``) or treated as missing. Because the embedding of a row
+depends on that row and on the schema only, it is a fixed public map and the sensitivity proofs hold
+as stated. :meth:`TableSchema.encode_report` tells the data owner how many cells were clipped,
+rounded, imputed or unknown; those counts are statistics of the private data and belong to the
+owner only -- never put them in a release.
+
+Public default length scales and similarities
+---------------------------------------------
+A column without a declared ``lengthscale``/``similarity`` gets a default computed from the schema
+alone (never from data). With :math:`p` columns and target :math:`s` (``uniform_sq_distance``,
+default 1), each column is given an equal share :math:`s/p` of the expected squared embedded
+distance between two independent uniform draws :math:`X, Y` from the declared domain:
+
+* continuous and datetime: :math:`E(U - V)^2 = 1/6` for independent uniforms on :math:`[0, 1]`, so
+  :math:`\ell_j = \sqrt{p/(6s)}`;
+* integer with :math:`n` levels: :math:`E(K - K')^2/(n-1)^2 = (n+1)/(6(n-1))`, so
+  :math:`\ell_j = \sqrt{p(n+1)/(6s(n-1))}`;
+* categorical and boolean with :math:`c` levels (the missing level included): two uniform levels
+  differ with probability :math:`1 - 1/c`, so :math:`\kappa_j = \exp(-s/(2p(1 - 1/c)))`;
+* the present/missing block of a numeric column with ``missing="category"`` is a two-level column:
+  :math:`\kappa = \exp(-s/p)`.
+
+Without numeric missing-value blocks, :math:`E\|e(X) - e(Y)\|^2 = s` exactly, and because it is a sum
+of :math:`p` independent terms its median is close to :math:`s`: the **median heuristic, computed on
+the declared domain instead of on the data**. In words: with the default :math:`s = 1`, two rows
+drawn at random from everything the schema allows have a kernel value of about
+:math:`e^{-1/2}\approx 0.6`, and every column counts equally. Real rows are more concentrated than
+uniform draws, so their kernel values are larger; declare smaller length scales (a fraction of the
+range, e.g. ``lengthscale=0.2``) or a smaller ``uniform_sq_distance`` for a finer kernel. Every
+default can be overridden per column.
+
+Privacy notes
+-------------
+A schema must be declared from public knowledge (a data dictionary, physical or legal ranges, a
+public sample). :func:`suggest_schema` proposes one from public rows, or -- flagged with a
+:class:`~dpkme.privacy.leaks.PrivacyLeakWarning` and recorded in :attr:`TableSchema.data_dependent`
+-- from the private rows themselves; :mod:`dpkme.privacy.discovery` releases bounds and category lists
+privately, with a charge for the ledger.
+
+Examples
+--------
+>>> import pandas as pd
+>>> schema = TableSchema([
+...     ColumnSpec("species", "categorical", categories=["Adelie", "Chinstrap", "Gentoo"]),
+...     ColumnSpec("mass_g", "continuous", lower=2000, upper=7000, lengthscale=0.25, decimals=0),
+...     ColumnSpec("sex", "categorical", categories=["female", "male"], missing="category"),
+... ])
+>>> df = pd.DataFrame({"species": ["Adelie", "Gentoo"], "mass_g": [3750.0, 5200.0], "sex": ["male", None]})
+>>> Z = schema.encode(df)
+>>> Z.shape, schema.dim
+((2, 7), 7)
+>>> back = schema.decode(Z)
+>>> back["species"].tolist(), back["mass_g"].tolist(), back["sex"].isna().tolist()
+(['Adelie', 'Gentoo'], [3750.0, 5200.0], [False, True])
+>>> TableSchema.from_json(schema.to_json()) == schema
+True
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+import numbers
+import warnings
+from dataclasses import KW_ONLY, dataclass, field
+from functools import cached_property
+from typing import Any, Mapping
+
+import numpy as np
+import pandas as pd
+
+from ._validation import _short, check_array, check_positive_float, check_positive_int, check_random_state
+
+__all__ = [
+    "KINDS",
+    "MISSING_POLICIES",
+    "SCHEMA_FORMAT",
+    "SCHEMA_VERSION",
+    "ColumnSpec",
+    "TableSchema",
+    "EmbeddedDomain",
+    "EncodeReport",
+    "SchemaSuggestion",
+    "suggest_schema",
+    "default_lengthscale",
+    "default_similarity",
+]
+
+#: Column kinds a schema can declare.
+KINDS = ("continuous", "integer", "categorical", "boolean", "datetime")
+#: How missing values are handled: refused, replaced by a declared value, or made a level of their own.
+MISSING_POLICIES = ("error", "impute", "category")
+#: ``"format"`` field of a schema's JSON form, and its version.
+SCHEMA_FORMAT = "dpkme.table_schema"
+SCHEMA_VERSION = 1
+
+_NUMERIC_KINDS = ("continuous", "integer", "datetime")
+_DISCRETE_KINDS = ("categorical", "boolean")
+_EPOCH = pd.Timestamp("1970-01-01")
+_DAY = pd.Timedelta(days=1)
+# cell texts (after strip/lower) read as missing in numeric and date columns (as dpkme.io does)
+_MISSING_TOKENS = frozenset({"", "na", "nan", "n/a", "null", "none", "<na>", "#n/a", "-nan", "nat"})
+_TRUE_TOKENS = frozenset({"true", "t", "yes", "y", "1"})
+_FALSE_TOKENS = frozenset({"false", "f", "no", "n", "0"})
+_LENGTHSCALE_RANGE = (1e-6, 1e6)
+_MAX_DECIMALS = 12
+_SPEC_FIELDS = ("name", "kind", "lower", "upper", "categories", "missing", "impute", "lengthscale", "similarity",
+                "decimals")
+
+
+# --------------------------------------------------------------------------- small helpers
+def _q(name) -> str:
+    """A column name quoted for messages: "species"."""
+    return '"' + str(name) + '"'
+
+
+def _plain(v):
+    """A numpy scalar as the Python scalar it holds."""
+    return v.item() if isinstance(v, np.generic) else v
+
+
+def _is_missing_scalar(v) -> bool:
+    if v is None:
+        return True
+    try:
+        res = pd.isna(v)
+    except (TypeError, ValueError):
+        return False
+    return bool(res) if np.ndim(res) == 0 else False
+
+
+def _as_real(value, *, what: str) -> float:
+    value = _plain(value)
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{what} must be a real number, got {_short(value)}.")
+    v = float(value)
+    if not math.isfinite(v):
+        raise ValueError(f"{what} must be finite, got {_short(value)}.")
+    return v
+
+
+def _as_timestamp(value, *, what: str) -> pd.Timestamp:
+    value = _plain(value)
+    if isinstance(value, bool) or isinstance(value, numbers.Number):
+        raise ValueError(f"{what} must be a date such as '2012-01-01', got the number {_short(value)}.")
+    if not isinstance(value, (str, _dt.date, _dt.datetime, pd.Timestamp, np.datetime64)):
+        raise ValueError(f"{what} must be a date such as '2012-01-01', got {_short(value)}.")
+    try:
+        ts = pd.Timestamp(value)
+    except (ValueError, TypeError, OverflowError):
+        raise ValueError(f"{what}: {_short(value)} is not a date; write it as 'YYYY-MM-DD' "
+                         "(or 'YYYY-MM-DDTHH:MM:SS').") from None
+    if ts is pd.NaT or pd.isna(ts):
+        raise ValueError(f"{what} must be a date, got {_short(value)}.")
+    if ts.tzinfo is not None:
+        ts = ts.tz_convert("UTC").tz_localize(None)
+    return ts
+
+
+def _iso(ts: pd.Timestamp) -> str:
+    """ISO text of a timestamp: the date alone when it is midnight."""
+    return ts.date().isoformat() if ts == ts.normalize() else ts.isoformat()
+
+
+def _days(ts: pd.Timestamp) -> float:
+    return float((ts - _EPOCH) / _DAY)
+
+
+def _check_similarity(value, *, column: str) -> float:
+    s = _as_real(value, what=f"similarity of column {_q(column)}")
+    if not 0.0 < s < 1.0:
+        raise ValueError(
+            f"similarity of column {_q(column)} must lie strictly between 0 and 1 (the kernel value of two "
+            f"different levels), got {_short(value)}; to ignore the column, leave it out of the schema.")
+    return s
+
+
+def _check_label(value, *, column: str):
+    value = _plain(value)
+    if isinstance(value, bool) or _is_missing_scalar(value) or not isinstance(value, (str, int)):
+        raise ValueError(
+            f"category {_short(value)} of column {_q(column)}: categories must be strings or integers (not "
+            "booleans, floats or missing values; a missing value becomes a level with missing='category').")
+    return value
+
+
+def _nice_step(span: float) -> float:
+    step = 10.0 ** math.floor(math.log10(span))
+    if span / step <= 2.5:
+        step /= 2.0
+    return step
+
+
+def _nice_bounds(lo: float, hi: float, *, integer: bool = False) -> tuple[float, float]:
+    """Round numbers around [lo, hi], outward (for suggestions)."""
+    if hi <= lo:
+        width = max(abs(lo), 1.0) * 0.5
+        lo, hi = lo - width, hi + width
+    step = _nice_step(hi - lo)
+    if integer:
+        step = max(1.0, round(step))
+    a, b = math.floor(lo / step) * step, math.ceil(hi / step) * step
+    if b <= a:
+        b = a + step
+    return (float(round(a, 12)), float(round(b, 12)))
+
+
+# --------------------------------------------------------------------------- ColumnSpec
+@dataclass(frozen=True)
+class ColumnSpec:
+    r"""The declared type, domain and kernel scale of one column.
+
+    Parameters
+    ----------
+    name : str
+        Column name in the table.
+    kind : {"continuous", "integer", "categorical", "boolean", "datetime"}
+        A datetime is continuous in days since 1970-01-01; a boolean is a categorical column with the
+        categories ``(False, True)``.
+    lower, upper : float, int or date, optional
+        Declared bounds (required for continuous, integer and datetime columns; integers for an integer
+        column, dates such as ``"2012-01-01"`` for a datetime column). Values outside are clipped.
+    categories : sequence of str or int, optional
+        Declared categories of a categorical column, in the order of the one-hot block (required;
+        booleans have ``(False, True)`` and need none).
+    missing : {"error", "impute", "category"}, default="error"
+        ``"error"``: a missing value is refused (the message names the column and the number of rows);
+        ``"impute"``: replaced by ``impute``; ``"category"``: a level of its own (categorical), or a
+        present/missing block next to the numeric coordinate, which then holds ``impute``. Values that
+        are not among the declared categories are treated as missing (so ``"error"`` refuses them).
+    impute : float, int, date, str or bool, optional
+        The declared replacement of a missing value: required with ``missing="impute"``; for a numeric
+        column with ``missing="category"`` the value its numeric coordinate takes (default: the middle of
+        the range, rounded to an integer or a whole day). Must lie in the declared domain.
+    lengthscale : float, optional
+        Kernel length scale :math:`\ell_j` of a numeric column *as a fraction of its declared range*
+        (``0.25``: a quarter of ``upper - lower``). Default: the public rule of
+        :func:`default_lengthscale`.
+    similarity : float in (0, 1), optional
+        Kernel value :math:`\kappa_j` of two different categories (categorical, boolean) or of a present
+        and a missing value (numeric column with ``missing="category"``). Default:
+        :func:`default_similarity`.
+    decimals : int, optional
+        Precision of a continuous column (decoded values are rounded to this many decimals; negative:
+        tens, hundreds, ...) or of a datetime column in days (default: whole days). Integer, categorical
+        and boolean columns need none.
+
+    Examples
+    --------
+    >>> ColumnSpec("year", "integer", lower=2007, upper=2009).bounds
+    (2007.0, 2009.0)
+    >>> ColumnSpec("date", "datetime", lower="2012-01-01", upper="2015-12-31").bounds
+    (15340.0, 16800.0)
+    >>> ColumnSpec("island", "categorical", categories=["Biscoe", "Dream"], missing="category").levels
+    ('Biscoe', 'Dream', None)
+    >>> ColumnSpec("mass", "continuous", lower=10, upper=5)
+    Traceback (most recent call last):
+    ...
+    ValueError: column "mass": lower must be below upper, got lower=10.0, upper=5.0.
+    """
+
+    name: str
+    kind: str
+    _: KW_ONLY
+    lower: Any = None
+    upper: Any = None
+    categories: Any = None
+    missing: str = "error"
+    impute: Any = None
+    lengthscale: float | None = None
+    similarity: float | None = None
+    decimals: int | None = None
+
+    def __post_init__(self):
+        set_ = object.__setattr__
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise ValueError(f"a column name must be a non-empty string, got {_short(self.name)}.")
+        col = self.name
+        if self.kind not in KINDS:
+            raise ValueError(f"column {_q(col)}: kind must be one of {list(KINDS)}, got {_short(self.kind)}.")
+        if self.missing not in MISSING_POLICIES:
+            raise ValueError(f"column {_q(col)}: missing must be one of {list(MISSING_POLICIES)}, "
+                             f"got {_short(self.missing)}.")
+        if self.kind in _NUMERIC_KINDS:
+            self._init_numeric(set_)
+        else:
+            self._init_discrete(set_)
+        if self.lengthscale is not None:
+            if self.kind not in _NUMERIC_KINDS:
+                raise ValueError(f"column {_q(col)} is {self.kind}: it has no lengthscale; declare its "
+                                 "similarity instead.")
+            ls = _as_real(self.lengthscale, what=f"lengthscale of column {_q(col)}")
+            lo, hi = _LENGTHSCALE_RANGE
+            if not lo <= ls <= hi:
+                raise ValueError(f"lengthscale of column {_q(col)} is a fraction of the declared range and must "
+                                 f"lie in [{lo:g}, {hi:g}], got {_short(self.lengthscale)}.")
+            set_(self, "lengthscale", ls)
+        if self.similarity is not None:
+            if self.kind in _NUMERIC_KINDS and self.missing != "category":
+                raise ValueError(f"column {_q(col)} is {self.kind}: similarity only applies to its missing-value "
+                                 "level (missing='category'); declare a lengthscale instead.")
+            set_(self, "similarity", _check_similarity(self.similarity, column=col))
+
+    # ---- construction helpers
+    def _init_numeric(self, set_):
+        col, kind = self.name, self.kind
+        if self.categories is not None:
+            raise ValueError(f"column {_q(col)} is {kind}: declare bounds (lower, upper), not categories.")
+        if self.lower is None or self.upper is None:
+            example = "'2012-01-01'" if kind == "datetime" else "0"
+            raise ValueError(f"column {_q(col)} is {kind}: declare its bounds, e.g. lower={example}, from public "
+                             "knowledge (a data dictionary, physical or legal limits), not from the private rows.")
+        if kind == "datetime":
+            lo_ts = _as_timestamp(self.lower, what=f"lower of column {_q(col)}")
+            hi_ts = _as_timestamp(self.upper, what=f"upper of column {_q(col)}")
+            if not lo_ts < hi_ts:
+                raise ValueError(f"column {_q(col)}: lower must be before upper, got lower={_iso(lo_ts)}, "
+                                 f"upper={_iso(hi_ts)}.")
+            set_(self, "lower", _iso(lo_ts))
+            set_(self, "upper", _iso(hi_ts))
+        else:
+            lo = _as_real(self.lower, what=f"lower of column {_q(col)}")
+            hi = _as_real(self.upper, what=f"upper of column {_q(col)}")
+            if not lo < hi:
+                raise ValueError(f"column {_q(col)}: lower must be below upper, got lower={lo!r}, upper={hi!r}.")
+            if max(abs(lo), abs(hi)) > 1e15:
+                raise ValueError(f"column {_q(col)}: bounds beyond ±1e15 lose float precision; rescale the column.")
+            if kind == "integer":
+                if not (lo.is_integer() and hi.is_integer()):
+                    raise ValueError(f"column {_q(col)} is integer: its bounds must be integers, got lower={lo!r}, "
+                                     f"upper={hi!r}.")
+                set_(self, "lower", int(lo))
+                set_(self, "upper", int(hi))
+            else:
+                set_(self, "lower", lo)
+                set_(self, "upper", hi)
+        # impute
+        if self.missing == "impute" and self.impute is None:
+            raise ValueError(f"column {_q(col)} has missing='impute' but no impute value; declare one "
+                             "(e.g. a typical value known publicly) or use missing='category'.")
+        if self.missing == "error" and self.impute is not None:
+            raise ValueError(f"column {_q(col)}: impute={_short(self.impute)} is only used with missing='impute' "
+                             "or missing='category'.")
+        if self.impute is not None:
+            lo_v, hi_v = self.bounds
+            if kind == "datetime":
+                ts = _as_timestamp(self.impute, what=f"impute of column {_q(col)}")
+                v = _days(ts)
+                set_(self, "impute", _iso(ts))
+            else:
+                v = _as_real(self.impute, what=f"impute of column {_q(col)}")
+                if kind == "integer":
+                    if not v.is_integer():
+                        raise ValueError(f"column {_q(col)} is integer: impute must be an integer, got {v!r}.")
+                    set_(self, "impute", int(v))
+                else:
+                    set_(self, "impute", v)
+            if not lo_v <= v <= hi_v:
+                raise ValueError(f"column {_q(col)}: impute={_short(self.impute)} lies outside the declared bounds "
+                                 f"[{self.lower}, {self.upper}].")
+        # decimals
+        if self.decimals is not None:
+            if kind == "integer":
+                raise ValueError(f"column {_q(col)} is integer: decimals does not apply (values are whole numbers).")
+            d = self.decimals
+            if isinstance(d, (bool, np.bool_)) or not isinstance(d, (numbers.Integral, np.integer)):
+                raise ValueError(f"decimals of column {_q(col)} must be an integer, got {_short(d)}.")
+            d = int(d)
+            low = 0 if kind == "datetime" else -15
+            if not low <= d <= _MAX_DECIMALS:
+                raise ValueError(f"decimals of column {_q(col)} must lie in [{low}, {_MAX_DECIMALS}], got {d}.")
+            set_(self, "decimals", d)
+
+    def _init_discrete(self, set_):
+        col, kind = self.name, self.kind
+        if self.lower is not None or self.upper is not None:
+            raise ValueError(f"column {_q(col)} is {kind}: declare categories, not bounds.")
+        if self.decimals is not None:
+            raise ValueError(f"column {_q(col)} is {kind}: decimals does not apply.")
+        if kind == "boolean":
+            if self.categories is not None and tuple(self.categories) != (False, True):
+                raise ValueError(f"column {_q(col)} is boolean: its categories are (False, True); declare a "
+                                 "categorical column for other labels.")
+            cats: tuple = (False, True)
+        else:
+            if self.categories is None or isinstance(self.categories, (str, bytes)):
+                raise ValueError(f"column {_q(col)} is categorical: declare its categories as a list, e.g. "
+                                 "categories=['a', 'b'], from public knowledge (a code book), not from the private rows.")
+            cats = tuple(_check_label(c, column=col) for c in self.categories)
+            seen: dict = {}
+            for c in cats:
+                key = (type(c), c)
+                if key in seen or str(c) in {str(s) for s in seen.values()}:
+                    raise ValueError(f"column {_q(col)}: category {_short(c)} is declared twice; list each once.")
+                seen[key] = c
+        n_levels = len(cats) + (self.missing == "category")
+        if n_levels < 2:
+            raise ValueError(f"column {_q(col)} has a single level ({_short(cats[0]) if cats else 'none'}): a "
+                             "constant column carries no information; declare more categories or drop it.")
+        set_(self, "categories", cats)
+        if self.missing == "impute":
+            if self.impute is None:
+                raise ValueError(f"column {_q(col)} has missing='impute' but no impute value; declare one of its "
+                                 "categories, or use missing='category'.")
+            imp = _plain(self.impute)
+            if kind == "boolean":
+                if not isinstance(imp, bool):
+                    raise ValueError(f"column {_q(col)} is boolean: impute must be True or False, got {_short(imp)}.")
+            elif imp not in cats or isinstance(imp, bool):
+                raise ValueError(f"column {_q(col)}: impute={_short(imp)} is not one of its declared categories "
+                                 f"{list(cats)}.")
+            set_(self, "impute", imp)
+        elif self.impute is not None:
+            raise ValueError(f"column {_q(col)}: impute={_short(self.impute)} is only used with missing='impute'.")
+
+    # ---- derived, public values
+    @property
+    def is_numeric(self) -> bool:
+        """True for continuous, integer and datetime columns (one numeric coordinate)."""
+        return self.kind in _NUMERIC_KINDS
+
+    @property
+    def bounds(self) -> tuple[float, float]:
+        """Declared bounds as floats (datetime: days since 1970-01-01). Numeric columns only."""
+        if not self.is_numeric:
+            raise ValueError(f"column {_q(self.name)} is {self.kind}: it has categories, not bounds.")
+        if self.kind == "datetime":
+            return (_days(pd.Timestamp(self.lower)), _days(pd.Timestamp(self.upper)))
+        return (float(self.lower), float(self.upper))
+
+    @property
+    def levels(self) -> tuple:
+        """Levels of a categorical/boolean column: the categories, then ``None`` for the missing level."""
+        if self.is_numeric:
+            return (False, True) if self.missing == "category" else ()
+        return tuple(self.categories) + ((None,) if self.missing == "category" else ())
+
+    @property
+    def impute_value(self):
+        """The value that replaces a missing cell (numeric: as a float, datetime in days), or None."""
+        if self.is_numeric:
+            if self.missing == "error":
+                return None
+            lo, hi = self.bounds
+            if self.impute is None:
+                mid = 0.5 * (lo + hi)
+                return float(math.floor(mid)) if self.kind in ("integer", "datetime") else mid
+            return _days(pd.Timestamp(self.impute)) if self.kind == "datetime" else float(self.impute)
+        return self.impute if self.missing == "impute" else None
+
+    def to_dict(self) -> dict:
+        """JSON-able form (declared values only; ``None`` fields left out)."""
+        d: dict[str, Any] = {"name": self.name, "kind": self.kind}
+        for key in ("lower", "upper"):
+            if getattr(self, key) is not None:
+                d[key] = getattr(self, key)
+        if self.kind == "categorical":
+            d["categories"] = list(self.categories)
+        d["missing"] = self.missing
+        for key in ("impute", "lengthscale", "similarity", "decimals"):
+            if getattr(self, key) is not None:
+                d[key] = getattr(self, key)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "ColumnSpec":
+        """Inverse of :meth:`to_dict` (every field is validated again).
+
+        Parameters
+        ----------
+        d : mapping
+            With ``name`` and ``kind`` and any of the optional fields.
+
+        Returns
+        -------
+        ColumnSpec
+        """
+        if not isinstance(d, Mapping):
+            raise ValueError(f"a column spec is a dict, got {_short(d)}.")
+        unknown = sorted(set(d) - set(_SPEC_FIELDS))
+        if unknown:
+            raise ValueError(f"column spec {_short(d.get('name'))} has unknown field(s) {unknown}; known fields: "
+                             f"{list(_SPEC_FIELDS)}.")
+        if "name" not in d or "kind" not in d:
+            raise ValueError(f"a column spec needs 'name' and 'kind', got the fields {sorted(d)}.")
+        kwargs = {k: d[k] for k in _SPEC_FIELDS[2:] if k in d}
+        return cls(d["name"], d["kind"], **kwargs)
+
+
+# --------------------------------------------------------------------------- public default scales
+def _n_levels_of_integer(spec: ColumnSpec) -> int:
+    lo, hi = spec.bounds
+    return int(hi - lo) + 1
+
+
+def default_lengthscale(spec: ColumnSpec, *, n_columns: int, uniform_sq_distance: float = 1.0) -> float:
+    r"""The public default length scale of a numeric column, as a fraction of its declared range.
+
+    Chosen so that the column contributes :math:`s/p` (``uniform_sq_distance / n_columns``) to the expected
+    squared embedded distance of two independent uniform draws from the declared domain (module
+    docstring): :math:`\ell = \sqrt{p/(6s)}` for continuous and datetime columns,
+    :math:`\ell = \sqrt{p(n+1)/(6s(n-1))}` for an integer column with :math:`n` levels.
+
+    Parameters
+    ----------
+    spec : ColumnSpec
+        A continuous, integer or datetime column.
+    n_columns : int
+        Number :math:`p` of columns of the schema.
+    uniform_sq_distance : float, default=1.0
+        Target :math:`s` of the expected squared distance.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> round(default_lengthscale(ColumnSpec("x", "continuous", lower=0, upper=1), n_columns=6), 12)
+    1.0
+    """
+    if not isinstance(spec, ColumnSpec) or not spec.is_numeric:
+        raise ValueError(f"default_lengthscale needs a continuous, integer or datetime ColumnSpec, got {_short(spec)}.")
+    p = check_positive_int(n_columns, name="n_columns")
+    s = check_positive_float(uniform_sq_distance, name="uniform_sq_distance")
+    if spec.kind == "integer":
+        n = _n_levels_of_integer(spec)
+        return math.sqrt(p * (n + 1) / (6.0 * s * (n - 1)))
+    return math.sqrt(p / (6.0 * s))
+
+
+def default_similarity(spec: ColumnSpec, *, n_columns: int, uniform_sq_distance: float = 1.0) -> float:
+    r"""The public default similarity :math:`\kappa` of two different levels of a column.
+
+    Categorical and boolean columns with :math:`c` levels (the missing level included):
+    :math:`\kappa = \exp(-s/(2p(1 - 1/c)))`, so that the column contributes :math:`s/p` to the expected
+    squared embedded distance of two uniform draws; the present/missing block of a numeric column:
+    :math:`\kappa = \exp(-s/p)` (a two-level column).
+
+    Parameters
+    ----------
+    spec : ColumnSpec
+        A categorical or boolean column, or a numeric one with ``missing="category"``.
+    n_columns : int
+        Number :math:`p` of columns of the schema.
+    uniform_sq_distance : float, default=1.0
+        Target :math:`s` of the expected squared distance.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> import math
+    >>> k = default_similarity(ColumnSpec("b", "boolean"), n_columns=4)
+    >>> math.isclose(k, math.exp(-1 / 4))
+    True
+    """
+    if not isinstance(spec, ColumnSpec):
+        raise ValueError(f"default_similarity needs a ColumnSpec, got {_short(spec)}.")
+    p = check_positive_int(n_columns, name="n_columns")
+    s = check_positive_float(uniform_sq_distance, name="uniform_sq_distance")
+    if spec.is_numeric:
+        if spec.missing != "category":
+            raise ValueError(f"column {_q(spec.name)} is {spec.kind} without a missing level: it has no similarity.")
+        c = 2
+    else:
+        c = len(spec.levels)
+    return math.exp(-s / (2.0 * p * (1.0 - 1.0 / c)))
+
+
+# --------------------------------------------------------------------------- layout of the embedding
+@dataclass(frozen=True)
+class _Layout:
+    spec: ColumnSpec
+    start: int
+    stop: int
+    numeric: int | None            # index of the numeric coordinate
+    group: slice | None            # one-hot block (levels of a categorical; present/missing of a numeric)
+    lo: float = 0.0
+    hi: float = 1.0
+    lengthscale: float | None = None   # fraction of the range
+    scale: float = 1.0             # a = sqrt(-ln kappa) of the one-hot block
+
+    @property
+    def width(self) -> float:
+        """Embedded width of the numeric coordinate: 1 / lengthscale."""
+        return 1.0 / self.lengthscale if self.lengthscale else 0.0
+
+
+# --------------------------------------------------------------------------- EmbeddedDomain
+@dataclass(frozen=True, eq=False)
+class EmbeddedDomain:
+    r"""The set of embedded rows a schema allows, with the operations a solver needs.
+
+    Built by :attr:`TableSchema.domain`; all values are in embedded coordinates (public: they follow
+    from the schema alone). The domain is the image of the declared domain under the embedding: numeric
+    coordinates in :math:`[0, 1/\ell_j]` (integers on their levels :math:`k/((hi-lo)\ell_j)`), every one-hot
+    block at one of its vertices :math:`a e_u`, and a numeric coordinate whose present/missing block says
+    "missing" at its imputation value.
+
+    Parameters
+    ----------
+    lower, upper : ndarray (D,)
+        Per-coordinate bounds (a one-hot coordinate lies in :math:`[0, a]`).
+    fixed : ndarray (D,) of bool
+        Coordinates a continuous solver must not move: integer coordinates and one-hot coordinates.
+    blocks : dict
+        Column name -> slice of its coordinates (numeric coordinate first, then its present/missing
+        block; or the one-hot block of a categorical column).
+    integer_levels : dict
+        Coordinate index -> ``(step, n_levels)`` of each integer column.
+    onehot_groups : tuple
+        ``(slice, a)`` of every one-hot block (categorical levels and present/missing blocks).
+    missing_links : tuple
+        ``(missing_coordinate, numeric_coordinate, imputed_value)`` of every numeric column with
+        ``missing="category"``: where the block's "missing" vertex is chosen, the numeric coordinate
+        holds the embedded imputation value.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> schema = TableSchema([ColumnSpec("x", "continuous", lower=0, upper=10, lengthscale=0.5),
+    ...                       ColumnSpec("c", "categorical", categories=["a", "b"], similarity=0.5)])
+    >>> dom = schema.domain
+    >>> dom.lower.tolist(), dom.upper.tolist(), dom.fixed.tolist()
+    ([0.0, 0.0, 0.0], [2.0, 0.83255..., 0.83255...], [False, True, True])
+    >>> Z = dom.sample(5, np.random.default_rng(0))
+    >>> bool(dom.contains(Z).all())
+    True
+    >>> lo, hi = dom.bounds_for(Z)
+    >>> bool((lo[:, 1:] == hi[:, 1:]).all() and (lo[:, 0] < hi[:, 0]).all())
+    True
+    """
+
+    lower: np.ndarray
+    upper: np.ndarray
+    fixed: np.ndarray
+    blocks: dict
+    integer_levels: dict = field(default_factory=dict)
+    onehot_groups: tuple = ()
+    missing_links: tuple = ()
+
+    def __post_init__(self):
+        lo = np.asarray(self.lower, dtype=np.float64)
+        hi = np.asarray(self.upper, dtype=np.float64)
+        fx = np.asarray(self.fixed, dtype=bool)
+        if lo.ndim != 1 or lo.shape != hi.shape or lo.shape != fx.shape:
+            raise ValueError("lower, upper and fixed must be 1-D arrays of one length.")
+        for name, arr in (("lower", lo), ("upper", hi), ("fixed", fx)):
+            arr = arr.copy()
+            arr.setflags(write=False)
+            object.__setattr__(self, name, arr)
+
+    @property
+    def dim(self) -> int:
+        """Number :math:`D` of embedded coordinates."""
+        return int(self.lower.shape[0])
+
+    @cached_property
+    def _continuous(self) -> np.ndarray:
+        return np.flatnonzero(~self.fixed)
+
+    def _check_Z(self, Z, name: str = "Z") -> np.ndarray:
+        return check_array(Z, name=name, n_features=self.dim)
+
+    def sample(self, n, rng) -> np.ndarray:
+        """``n`` points drawn uniformly from the declared domain, embedded.
+
+        Continuous and datetime coordinates are uniform in their box, integers uniform over their
+        levels, categorical blocks uniform over their levels (the missing level included, when
+        declared); a numeric column drawn as "missing" sits at its imputation value.
+
+        Parameters
+        ----------
+        n : int
+            Number of points (>= 1).
+        rng : numpy.random.Generator or int
+            Public randomness (a generator, or a seed for one).
+
+        Returns
+        -------
+        ndarray (n, D)
+        """
+        n = check_positive_int(n, name="n")
+        gen = rng if isinstance(rng, np.random.Generator) else check_random_state(rng)[0]
+        Z = np.zeros((n, self.dim))
+        cont = self._continuous
+        if cont.size:
+            Z[:, cont] = gen.uniform(self.lower[cont], self.upper[cont], size=(n, cont.size))
+        for j, (step, n_levels) in self.integer_levels.items():
+            Z[:, j] = gen.integers(0, n_levels, size=n) * step
+        rows = np.arange(n)
+        for sl, a in self.onehot_groups:
+            width = sl.stop - sl.start
+            Z[rows, sl.start + gen.integers(0, width, size=n)] = a
+        self._apply_links(Z)
+        return Z
+
+    def _apply_links(self, Z: np.ndarray) -> None:
+        for miss, num, value in self.missing_links:
+            Z[Z[:, miss] > Z[:, miss - 1], num] = value
+
+    def project(self, Z) -> np.ndarray:
+        """The nearest point of the domain, coordinate block by coordinate block.
+
+        Continuous coordinates are clipped to their bounds, integer coordinates rounded to the nearest
+        level, every one-hot block replaced by its nearest vertex :math:`a e_u` (:math:`u` = the largest
+        coordinate of the block, since :math:`\\|z - a e_u\\|^2 = \\|z\\|^2 - 2a z_u + a^2`), and a
+        numeric column whose block says "missing" is set to its imputation value.
+
+        Parameters
+        ----------
+        Z : array (M, D)
+            Embedded points.
+
+        Returns
+        -------
+        ndarray (M, D)
+            A new array in the domain.
+        """
+        P = self._check_Z(Z).copy()
+        cont = self._continuous
+        P[:, cont] = np.clip(P[:, cont], self.lower[cont], self.upper[cont])
+        for j, (step, n_levels) in self.integer_levels.items():
+            P[:, j] = np.clip(np.rint(P[:, j] / step), 0, n_levels - 1) * step
+        rows = np.arange(P.shape[0])
+        for sl, a in self.onehot_groups:
+            k = np.argmax(P[:, sl], axis=1)
+            P[:, sl] = 0.0
+            P[rows, sl.start + k] = a
+        self._apply_links(P)
+        return P
+
+    def contains(self, Z, *, atol: float = 1e-9) -> np.ndarray:
+        """Which points lie in the domain (up to ``atol`` per coordinate).
+
+        Parameters
+        ----------
+        Z : array (M, D)
+            Embedded points.
+        atol : float, default=1e-9
+            Tolerance of every comparison.
+
+        Returns
+        -------
+        ndarray (M,) of bool
+        """
+        Z = self._check_Z(Z)
+        ok = np.all((Z >= self.lower - atol) & (Z <= self.upper + atol), axis=1)
+        for j, (step, _) in self.integer_levels.items():
+            ok &= np.abs(Z[:, j] - np.rint(Z[:, j] / step) * step) <= atol
+        for sl, a in self.onehot_groups:
+            B = Z[:, sl]
+            at_a = np.abs(B - a) <= atol
+            at_0 = np.abs(B) <= atol
+            ok &= (at_a.sum(axis=1) == 1) & ((at_a | at_0).all(axis=1))
+        for miss, num, value in self.missing_links:
+            is_missing = Z[:, miss] > Z[:, miss - 1]
+            ok &= ~is_missing | (np.abs(Z[:, num] - value) <= atol)
+        return ok
+
+    def bounds_for(self, Z) -> tuple[np.ndarray, np.ndarray]:
+        """Per-point box constraints for a continuous solver (e.g. L-BFGS-B's ``bounds``).
+
+        Free continuous coordinates get the domain's box; fixed coordinates (integers, one-hot blocks)
+        get ``lower = upper = `` their current value, so the solver never moves them; so does the
+        numeric coordinate of a column whose present/missing block says "missing". Project ``Z`` onto
+        the domain first (:meth:`project`).
+
+        Parameters
+        ----------
+        Z : array (M, D)
+            Current (projected) points.
+
+        Returns
+        -------
+        lo, hi : ndarray (M, D)
+        """
+        Z = self._check_Z(Z)
+        M = Z.shape[0]
+        lo = np.broadcast_to(self.lower, (M, self.dim)).copy()
+        hi = np.broadcast_to(self.upper, (M, self.dim)).copy()
+        lo[:, self.fixed] = Z[:, self.fixed]
+        hi[:, self.fixed] = Z[:, self.fixed]
+        for miss, num, _ in self.missing_links:
+            r = Z[:, miss] > Z[:, miss - 1]
+            lo[r, num] = Z[r, num]
+            hi[r, num] = Z[r, num]
+        return lo, hi
+
+
+# --------------------------------------------------------------------------- EncodeReport
+@dataclass(frozen=True)
+class EncodeReport:
+    """What the declared preprocessing did to a table: **owner-only** information.
+
+    The counts are statistics of the private rows. Show them to the data owner (to check the schema);
+    never publish them or put them into a release's metadata.
+
+    Parameters
+    ----------
+    n_rows : int
+        Rows encoded.
+    counts : dict
+        Column name -> ``{"missing": ..., "unknown": ..., "clipped_low": ..., "clipped_high": ...,
+        "rounded": ...}``: missing cells, values that are not a declared category (treated as missing),
+        numbers clipped up to ``lower`` / down to ``upper``, and non-integers rounded in an integer
+        column.
+    ignored_columns : tuple of str
+        Columns of the table that the schema does not declare (not used).
+    """
+
+    n_rows: int
+    counts: dict
+    ignored_columns: tuple = ()
+
+    owner_only = True
+
+    @property
+    def n_changed(self) -> int:
+        """Number of cells the preprocessing changed (imputed, mapped to the missing level, clipped, rounded)."""
+        return int(sum(sum(c.values()) for c in self.counts.values()))
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per column, one column per count (owner-only)."""
+        keys = ("missing", "unknown", "clipped_low", "clipped_high", "rounded")
+        return pd.DataFrame([{"column": name, **{k: int(c.get(k, 0)) for k in keys}}
+                             for name, c in self.counts.items()]).set_index("column")
+
+    def lines(self) -> list[str]:
+        """Plain-language lines for the owner, one per column with changes."""
+        out = []
+        words = {"missing": "missing", "unknown": "not among the declared categories",
+                 "clipped_low": "below the declared lower bound (clipped)",
+                 "clipped_high": "above the declared upper bound (clipped)", "rounded": "not whole numbers (rounded)"}
+        for name, c in self.counts.items():
+            parts = [f"{int(v)} {words[k]}" for k, v in c.items() if v]
+            if parts:
+                out.append(f"{_q(name)}: " + ", ".join(parts) + f" (of {self.n_rows} rows).")
+        if self.ignored_columns:
+            out.append(f"not in the schema (ignored): {', '.join(map(_q, self.ignored_columns))}.")
+        return out
+
+    def __repr__(self) -> str:
+        return (f"EncodeReport(owner-only: n_rows={self.n_rows}, cells changed={self.n_changed}, "
+                f"ignored_columns={list(self.ignored_columns)})")
+
+
+# --------------------------------------------------------------------------- parsing the cells of a column
+def _row_label(series: pd.Series, pos: int) -> str:
+    return f"row {_short(series.index[pos])}"
+
+
+def _numeric_cells(series: pd.Series, spec: ColumnSpec) -> tuple[np.ndarray, np.ndarray]:
+    """float values (NaN where missing) and the missing mask of a continuous/integer column."""
+    col = spec.name
+    if pd.api.types.is_bool_dtype(series):
+        raise ValueError(f"column {_q(col)} holds True/False values but is declared {spec.kind}; declare it "
+                         "kind='boolean'.")
+    if pd.api.types.is_datetime64_any_dtype(series):
+        raise ValueError(f"column {_q(col)} holds dates but is declared {spec.kind}; declare it kind='datetime'.")
+    if pd.api.types.is_timedelta64_dtype(series) or pd.api.types.is_complex_dtype(series):
+        raise ValueError(f"column {_q(col)} has dtype {series.dtype}, which a schema cannot take; convert it to "
+                         "real numbers (e.g. a duration in days).")
+    if pd.api.types.is_numeric_dtype(series):
+        values = series.to_numpy(dtype=np.float64, na_value=np.nan)
+        return values, np.isnan(values)
+    obj = series.astype(object)
+    text = obj.map(lambda v: v.strip() if isinstance(v, str) else v)
+    missing = (obj.isna() | text.map(lambda v: isinstance(v, str) and v.lower() in _MISSING_TOKENS)).to_numpy()
+    values = pd.to_numeric(text.where(~missing, None), errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    bad = np.isnan(values) & ~missing
+    if bad.any():
+        pos = int(np.argmax(bad))
+        raise ValueError(f"column {_q(col)} is declared {spec.kind} but holds text that is not a number: "
+                         f"{_short(obj.iloc[pos])} in {_row_label(series, pos)} ({int(bad.sum())} cell(s)); fix "
+                         "those cells, or declare the column categorical.")
+    return values, missing
+
+
+def _datetime_cells(series: pd.Series, spec: ColumnSpec) -> tuple[np.ndarray, np.ndarray]:
+    """Days since 1970-01-01 (NaN where missing) and the missing mask of a datetime column."""
+    col = spec.name
+    if pd.api.types.is_datetime64_any_dtype(series):
+        ts = series
+        if getattr(series.dt, "tz", None) is not None:
+            ts = series.dt.tz_convert("UTC").dt.tz_localize(None)
+        missing = ts.isna().to_numpy()
+    elif pd.api.types.is_bool_dtype(series) or pd.api.types.is_numeric_dtype(series):
+        raise ValueError(f"column {_q(col)} is declared datetime but holds numbers (dtype {series.dtype}); "
+                         "convert them to dates (pandas.to_datetime) or declare the column continuous/integer.")
+    else:
+        obj = series.astype(object)
+        text = obj.map(lambda v: v.strip() if isinstance(v, str) else v)
+        missing = (obj.isna() | text.map(lambda v: isinstance(v, str) and v.lower() in _MISSING_TOKENS)).to_numpy()
+        cells = text.where(~missing, None)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)     # "could not infer format": handled below
+            ts = pd.to_datetime(cells, errors="coerce", utc=True).dt.tz_localize(None).astype("datetime64[ns]")
+            failed = ts.isna().to_numpy() & ~missing
+            if failed.any():
+                retry = pd.to_datetime(cells[failed], errors="coerce", format="mixed", utc=True)
+                ts[failed] = retry.dt.tz_localize(None).astype("datetime64[ns]")
+        bad = ts.isna().to_numpy() & ~missing
+        if bad.any():
+            pos = int(np.argmax(bad))
+            raise ValueError(f"column {_q(col)} is declared datetime but {_short(obj.iloc[pos])} in "
+                             f"{_row_label(series, pos)} is not a date ({int(bad.sum())} cell(s)); write dates as "
+                             "'YYYY-MM-DD', or declare the column categorical.")
+    delta = (ts - _EPOCH) / _DAY
+    values = pd.to_numeric(delta, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    return values, missing
+
+
+def _normalise_label(v):
+    v = _plain(v)
+    if isinstance(v, str):
+        return v.strip()
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    return v
+
+
+def _level_codes(series: pd.Series, spec: ColumnSpec) -> tuple[np.ndarray, dict]:
+    """Level index per row: ``>= 0`` a declared category, ``-1`` missing, ``-2`` unknown; and unknown examples."""
+    codes, uniques = pd.factorize(series.astype(object), use_na_sentinel=True)
+    cats = spec.categories
+    exact = {(type(c), c): i for i, c in enumerate(cats)}
+    by_text = {str(c): i for i, c in enumerate(cats)}
+    mapping = np.empty(len(uniques) + 1, dtype=np.int64)
+    mapping[-1] = -1                              # factorize's NA sentinel
+    unknown_codes: list[int] = []
+    for u, raw in enumerate(uniques):
+        v = _normalise_label(raw)
+        if spec.kind == "boolean":
+            if isinstance(v, bool):
+                idx = int(v)
+            elif isinstance(v, int) and v in (0, 1):
+                idx = v
+            elif isinstance(v, str) and v.lower() in _TRUE_TOKENS:
+                idx = 1
+            elif isinstance(v, str) and v.lower() in _FALSE_TOKENS:
+                idx = 0
+            else:
+                idx = -1 if (isinstance(v, str) and v.lower() in _MISSING_TOKENS) else -2
+        else:
+            idx = exact.get((type(v), v), -2) if not isinstance(v, bool) else -2
+            if idx == -2:
+                idx = by_text.get(str(v), -2)
+            if idx == -2 and isinstance(v, str) and v == "":
+                idx = -1
+        if idx == -2:
+            unknown_codes.append(u)
+        mapping[u] = idx
+    out = mapping[codes]
+    unknown: dict = {}
+    if unknown_codes:
+        per_code = np.bincount(codes[codes >= 0], minlength=len(uniques))
+        unknown = {_plain(uniques[u]): int(per_code[u]) for u in unknown_codes}
+    return out, unknown
+
+
+# --------------------------------------------------------------------------- TableSchema
+@dataclass(frozen=True)
+class TableSchema:
+    r"""A declared schema: ordered column specs, their embedding, kernel scales and domain.
+
+    See the module docstring for the embedding, the kernel and the public default scales.
+
+    Parameters
+    ----------
+    columns : sequence of ColumnSpec
+        The declared columns, in the order of the embedding (at least one; names unique).
+    data_dependent : sequence of str, default=()
+        Columns whose declared values were read from the **private** rows (set by
+        :func:`suggest_schema` without public rows). A release that uses such a schema is not
+        differentially private; :meth:`replace_column` clears a column once it is re-declared.
+    uniform_sq_distance : float, default=1.0
+        Target :math:`s` of the public default scales (:func:`default_lengthscale`,
+        :func:`default_similarity`): the expected squared embedded distance of two uniform draws from
+        the declared domain. Smaller values give a finer kernel.
+
+    Examples
+    --------
+    >>> schema = TableSchema([ColumnSpec("x", "continuous", lower=0, upper=100),
+    ...                       ColumnSpec("ok", "boolean", missing="category")])
+    >>> schema.names, schema.dim
+    (('x', 'ok'), 4)
+    >>> round(schema.lengthscale("x"), 4), round(schema.similarity("ok"), 4)
+    (0.5774, 0.6873)
+    """
+
+    columns: tuple
+    _: KW_ONLY
+    data_dependent: tuple = ()
+    uniform_sq_distance: float = 1.0
+
+    def __post_init__(self):
+        if isinstance(self.columns, ColumnSpec) or isinstance(self.columns, (str, bytes, Mapping)):
+            raise ValueError("columns must be a sequence of ColumnSpec objects.")
+        cols = tuple(self.columns)
+        if not cols:
+            raise ValueError("a schema needs at least one column.")
+        for c in cols:
+            if not isinstance(c, ColumnSpec):
+                raise ValueError(f"columns must be ColumnSpec objects (use TableSchema.from_dict for dicts), got "
+                                 f"{_short(c)}.")
+        names = [c.name for c in cols]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise ValueError(f"column(s) {dup} are declared more than once; declare each column once.")
+        object.__setattr__(self, "columns", cols)
+        if isinstance(self.data_dependent, str):
+            raise ValueError("data_dependent must be a sequence of column names, not one string.")
+        dd = tuple(str(n) for n in self.data_dependent)
+        stray = [n for n in dd if n not in names]
+        if stray:
+            raise ValueError(f"data_dependent names column(s) {stray} that the schema does not declare.")
+        object.__setattr__(self, "data_dependent", tuple(n for n in names if n in dd))
+        object.__setattr__(self, "uniform_sq_distance",
+                           check_positive_float(self.uniform_sq_distance, name="uniform_sq_distance"))
+
+    # ---- basic views
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Column names, in order."""
+        return tuple(c.name for c in self.columns)
+
+    def __getitem__(self, name: str) -> ColumnSpec:
+        for c in self.columns:
+            if c.name == name:
+                return c
+        raise ValueError(f"column {_q(name)} is not in the schema; its columns are {list(self.names)}.")
+
+    def __len__(self) -> int:
+        return len(self.columns)
+
+    @property
+    def dim(self) -> int:
+        """Embedding dimension :math:`D`."""
+        return self._layout[-1].stop
+
+    def lengthscale(self, name: str) -> float | None:
+        """Length scale of a numeric column as a fraction of its range (declared or the public default).
+
+        Parameters
+        ----------
+        name : str
+            Column name.
+
+        Returns
+        -------
+        float or None
+            None for categorical and boolean columns.
+        """
+        spec = self[name]
+        if not spec.is_numeric:
+            return None
+        if spec.lengthscale is not None:
+            return spec.lengthscale
+        return default_lengthscale(spec, n_columns=len(self), uniform_sq_distance=self.uniform_sq_distance)
+
+    def similarity(self, name: str) -> float | None:
+        """Kernel value of two different levels of a column (declared or the public default).
+
+        Parameters
+        ----------
+        name : str
+            Column name.
+
+        Returns
+        -------
+        float or None
+            None for a numeric column without a missing level.
+        """
+        spec = self[name]
+        if spec.is_numeric and spec.missing != "category":
+            return None
+        if spec.similarity is not None:
+            return spec.similarity
+        return default_similarity(spec, n_columns=len(self), uniform_sq_distance=self.uniform_sq_distance)
+
+    def kernel(self):
+        """The mixed kernel on embedded rows: :class:`dpkme.GaussianKernel` with length scale 1."""
+        from .kernels.kernel import GaussianKernel
+
+        return GaussianKernel(lengthscale=1.0)
+
+    @cached_property
+    def _layout(self) -> tuple[_Layout, ...]:
+        out, start = [], 0
+        for spec in self.columns:
+            if spec.is_numeric:
+                lo, hi = spec.bounds
+                ls = self.lengthscale(spec.name)
+                if spec.missing == "category":
+                    a = math.sqrt(-math.log(self.similarity(spec.name)))
+                    out.append(_Layout(spec, start, start + 3, start, slice(start + 1, start + 3), lo, hi, ls, a))
+                    start += 3
+                else:
+                    out.append(_Layout(spec, start, start + 1, start, None, lo, hi, ls))
+                    start += 1
+            else:
+                width = len(spec.levels)
+                a = math.sqrt(-math.log(self.similarity(spec.name)))
+                out.append(_Layout(spec, start, start + width, None, slice(start, start + width), scale=a))
+                start += width
+        return tuple(out)
+
+    @cached_property
+    def domain(self) -> EmbeddedDomain:
+        """The :class:`EmbeddedDomain` of this schema (public)."""
+        D = self.dim
+        lower, upper, fixed = np.zeros(D), np.zeros(D), np.zeros(D, dtype=bool)
+        blocks, levels, groups, links = {}, {}, [], []
+        for lay in self._layout:
+            blocks[lay.spec.name] = slice(lay.start, lay.stop)
+            if lay.numeric is not None:
+                upper[lay.numeric] = lay.width
+                if lay.spec.kind == "integer":
+                    fixed[lay.numeric] = True
+                    levels[lay.numeric] = (lay.width / (lay.hi - lay.lo), int(lay.hi - lay.lo) + 1)
+            if lay.group is not None:
+                upper[lay.group] = lay.scale
+                fixed[lay.group] = True
+                groups.append((lay.group, lay.scale))
+                if lay.numeric is not None:
+                    links.append((lay.group.start + 1, lay.numeric, self._embed_numeric(lay, lay.spec.impute_value)))
+        return EmbeddedDomain(lower=lower, upper=upper, fixed=fixed, blocks=blocks, integer_levels=levels,
+                              onehot_groups=tuple(groups), missing_links=tuple(links))
+
+    @staticmethod
+    def _embed_numeric(lay: _Layout, x):
+        return (np.clip(x, lay.lo, lay.hi) - lay.lo) / ((lay.hi - lay.lo) * lay.lengthscale)
+
+    # ---- encode / decode
+    def _column_of(self, df: pd.DataFrame, name: str):
+        if name in df.columns:
+            return df[name]
+        matches = [c for c in df.columns if str(c) == name]
+        if len(matches) == 1:
+            return df[matches[0]]
+        return None
+
+    def _encode(self, df) -> tuple[np.ndarray, EncodeReport]:
+        if not isinstance(df, pd.DataFrame):
+            raise ValueError(f"expected a pandas DataFrame, got {type(df).__name__}.")
+        if df.shape[0] == 0:
+            raise ValueError("the table has no rows.")
+        series = {}
+        for name in self.names:
+            s = self._column_of(df, name)
+            if s is None:
+                absent = [n for n in self.names if self._column_of(df, n) is None]
+                raise ValueError(f"column(s) {absent} of the schema are not in the table; its columns are "
+                                 f"{_short([str(c) for c in df.columns])}. Rename them or fix the schema.")
+            if isinstance(s, pd.DataFrame):
+                raise ValueError(f"column name {_q(name)} occurs more than once in the table; rename the duplicates.")
+            series[name] = s
+        N = df.shape[0]
+        Z = np.zeros((N, self.dim))
+        counts: dict[str, dict[str, int]] = {}
+        for lay in self._layout:
+            spec, s = lay.spec, series[lay.spec.name]
+            if spec.is_numeric:
+                counts[spec.name] = self._encode_numeric(lay, s, Z)
+            else:
+                counts[spec.name] = self._encode_levels(lay, s, Z)
+        ignored = tuple(str(c) for c in df.columns if str(c) not in self.names)
+        return Z, EncodeReport(n_rows=N, counts=counts, ignored_columns=ignored)
+
+    def _missing_error(self, spec: ColumnSpec, s: pd.Series, mask: np.ndarray, what: str = "missing value(s)"):
+        pos = int(np.argmax(mask))
+        raise ValueError(
+            f"column {_q(spec.name)} has {int(mask.sum())} {what} (first in {_row_label(s, pos)}); declare "
+            "missing='category' (a level of its own) or missing='impute' with an impute value, or remove "
+            "those rows.")
+
+    def _encode_numeric(self, lay: _Layout, s: pd.Series, Z: np.ndarray) -> dict[str, int]:
+        spec = lay.spec
+        if spec.kind == "datetime":
+            x, missing = _datetime_cells(s, spec)
+        else:
+            x, missing = _numeric_cells(s, spec)
+        c = {"missing": int(missing.sum()), "unknown": 0, "clipped_low": 0, "clipped_high": 0, "rounded": 0}
+        if c["missing"] and spec.missing == "error":
+            self._missing_error(spec, s, missing)
+        present = ~missing
+        xp = x[present]
+        if spec.kind == "integer":
+            r = np.rint(xp)
+            c["rounded"] = int(np.sum(np.isfinite(xp) & (r != xp)))
+            xp = r
+        c["clipped_low"] = int(np.sum(xp < lay.lo))
+        c["clipped_high"] = int(np.sum(xp > lay.hi))
+        x = x.copy()
+        x[present] = xp
+        x[missing] = spec.impute_value if c["missing"] else 0.0
+        Z[:, lay.numeric] = self._embed_numeric(lay, x)
+        if lay.group is not None:
+            Z[:, lay.group.start] = np.where(missing, 0.0, lay.scale)
+            Z[:, lay.group.start + 1] = np.where(missing, lay.scale, 0.0)
+        return c
+
+    def _encode_levels(self, lay: _Layout, s: pd.Series, Z: np.ndarray) -> dict[str, int]:
+        spec = lay.spec
+        codes, unknown = _level_codes(s, spec)
+        missing, unk = codes == -1, codes == -2
+        c = {"missing": int(missing.sum()), "unknown": int(unk.sum()), "clipped_low": 0, "clipped_high": 0,
+             "rounded": 0}
+        if spec.missing == "error":
+            if c["unknown"]:
+                shown = ", ".join(f"{_short(v)} ({n} cell(s))" for v, n in list(unknown.items())[:5])
+                more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+                raise ValueError(
+                    f"column {_q(spec.name)} holds {len(unknown)} value(s) that are not among its declared "
+                    f"categories: {shown}{more}; add them to the declared categories, or set missing='category' "
+                    "(unknown values then join the missing level) or missing='impute'.")
+            if c["missing"]:
+                self._missing_error(spec, s, missing)
+        fill = len(spec.categories) if spec.missing == "category" else (
+            list(spec.categories).index(spec.impute) if spec.missing == "impute" else 0)
+        codes = np.where(codes < 0, fill, codes)
+        Z[np.arange(Z.shape[0]), lay.group.start + codes] = lay.scale
+        return c
+
+    def encode(self, df) -> np.ndarray:
+        """Validate, clip and embed a table: the rows :math:`e(x_n)` as an ``(N, D)`` float64 array.
+
+        Columns are found by name (the table may hold more columns; they are ignored). Missing values
+        and unknown categories follow each column's ``missing`` policy; numbers are clipped to their
+        bounds and integers rounded (:meth:`encode_report` counts what changed, for the owner).
+
+        Parameters
+        ----------
+        df : pandas.DataFrame
+            The table (object, string, category, bool, integer, float or datetime columns; dates given
+            as text are parsed, time-zone aware ones converted to UTC).
+
+        Returns
+        -------
+        ndarray (N, D)
+
+        Raises
+        ------
+        ValueError
+            A declared column is absent; a cell cannot be read as the declared kind (the message names
+            the column, the value and its row); missing values or unknown categories in a column with
+            ``missing="error"`` (named, with their number).
+        """
+        return self._encode(df)[0]
+
+    def encode_report(self, df) -> EncodeReport:
+        """What :meth:`encode` does to ``df``: per-column counts of missing, unknown, clipped and rounded cells.
+
+        **Owner-only**: the counts are statistics of the private rows; never publish them.
+
+        Parameters
+        ----------
+        df : pandas.DataFrame
+            The table.
+
+        Returns
+        -------
+        EncodeReport
+        """
+        return self._encode(df)[1]
+
+    def decode(self, Z) -> pd.DataFrame:
+        """Embedded points back to a table with the original column names and types.
+
+        ``Z`` is first projected onto the domain (:meth:`EmbeddedDomain.project`). Numbers are mapped back
+        to the declared units, clipped, and rounded to ``decimals`` (continuous), to whole numbers
+        (integer: ``int64``, or pandas' nullable ``Int64`` when the column keeps a missing level) or to
+        days (datetime: ``datetime64[ns]``); categories come back as their labels (integers as integers,
+        booleans as ``bool`` or nullable ``boolean``); the missing level as a missing value.
+
+        Parameters
+        ----------
+        Z : array (M, D)
+            Embedded points (e.g. a release's synthetic points).
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        P = self.domain.project(Z)
+        M = P.shape[0]
+        out = {}
+        for lay in self._layout:
+            spec = lay.spec
+            if spec.is_numeric:
+                x = lay.lo + P[:, lay.numeric] * (lay.hi - lay.lo) * lay.lengthscale
+                x = np.clip(x, lay.lo, lay.hi)
+                miss = (P[:, lay.group.start + 1] > P[:, lay.group.start]) if lay.group is not None else None
+                out[spec.name] = self._decode_numeric(spec, x, miss)
+            else:
+                k = np.argmax(P[:, lay.group], axis=1)
+                levels = spec.levels
+                vals = [levels[i] for i in k]
+                out[spec.name] = self._decode_levels(spec, vals)
+        return pd.DataFrame(out, index=pd.RangeIndex(M))
+
+    @staticmethod
+    def _decode_numeric(spec: ColumnSpec, x: np.ndarray, miss) -> pd.Series:
+        if spec.kind == "integer":
+            v = np.rint(x).astype(np.int64)
+            if spec.missing == "category":
+                arr = pd.array(v, dtype="Int64")
+                if miss is not None:
+                    arr[miss] = pd.NA
+                return pd.Series(arr)
+            return pd.Series(v)
+        if spec.kind == "datetime":
+            days = np.round(x, spec.decimals or 0)
+            if miss is not None:
+                days = np.where(miss, np.nan, days)
+            ms = np.rint(days * 86_400_000.0)             # whole milliseconds: exact in float64, no ns noise
+            return pd.Series(pd.to_datetime(ms, unit="ms")).astype("datetime64[ns]")
+        v = np.round(x, spec.decimals) if spec.decimals is not None else x.copy()
+        if miss is not None:
+            v[miss] = np.nan
+        return pd.Series(v, dtype=np.float64)
+
+    @staticmethod
+    def _decode_levels(spec: ColumnSpec, vals: list) -> pd.Series:
+        has_missing = spec.missing == "category"
+        if spec.kind == "boolean":
+            return pd.Series(vals, dtype="boolean" if has_missing else bool)
+        if all(isinstance(c, int) for c in spec.categories):
+            return pd.Series(vals, dtype="Int64" if has_missing else np.int64)
+        labels = [np.nan if v is None else v for v in vals]
+        if all(v is None for v in vals):
+            return pd.Series(labels, dtype=object)
+        return pd.Series(labels)           # inferred: pandas' string dtype (object before pandas 3), NaN when missing
+
+    # ---- JSON
+    def to_dict(self) -> dict:
+        """JSON-able form: ``{"format", "version", "columns": [...], "data_dependent", "uniform_sq_distance"}``."""
+        return {"format": SCHEMA_FORMAT, "version": SCHEMA_VERSION,
+                "columns": [c.to_dict() for c in self.columns],
+                "data_dependent": list(self.data_dependent),
+                "uniform_sq_distance": self.uniform_sq_distance}
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "TableSchema":
+        """Inverse of :meth:`to_dict` (validates the format, the version and every column).
+
+        Parameters
+        ----------
+        d : mapping
+            A schema's dict form.
+
+        Returns
+        -------
+        TableSchema
+        """
+        if not isinstance(d, Mapping):
+            raise ValueError(f"a schema is a dict, got {_short(d)}.")
+        if d.get("format") != SCHEMA_FORMAT:
+            raise ValueError(f"this is not a dpkme table schema: format is {_short(d.get('format'))}, expected "
+                             f"{SCHEMA_FORMAT!r}.")
+        if d.get("version") != SCHEMA_VERSION:
+            raise ValueError(f"schema version {_short(d.get('version'))} is not supported (this dpkme reads version "
+                             f"{SCHEMA_VERSION}); re-export the schema with this version.")
+        unknown = sorted(set(d) - {"format", "version", "columns", "data_dependent", "uniform_sq_distance"})
+        if unknown:
+            raise ValueError(f"the schema has unknown field(s) {unknown}.")
+        cols = d.get("columns")
+        if not isinstance(cols, list):
+            raise ValueError("the schema's 'columns' must be a list of column specs.")
+        return cls(tuple(ColumnSpec.from_dict(c) for c in cols), data_dependent=tuple(d.get("data_dependent", ())),
+                   uniform_sq_distance=d.get("uniform_sq_distance", 1.0))
+
+    def to_json(self, *, indent: int | None = 2) -> str:
+        """The schema as JSON text (:meth:`to_dict`).
+
+        Parameters
+        ----------
+        indent : int or None, default=2
+            Passed to :func:`json.dumps`.
+
+        Returns
+        -------
+        str
+        """
+        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, text) -> "TableSchema":
+        """Read a schema from JSON text (or bytes) written by :meth:`to_json`.
+
+        Parameters
+        ----------
+        text : str or bytes
+            JSON text.
+
+        Returns
+        -------
+        TableSchema
+        """
+        if isinstance(text, (bytes, bytearray)):
+            text = bytes(text).decode("utf-8")
+        if not isinstance(text, str):
+            raise ValueError(f"expected JSON text, got {type(text).__name__}.")
+        try:
+            d = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"the schema is not valid JSON: {exc}.") from None
+        return cls.from_dict(d)
+
+    # ---- editing and display
+    def replace_column(self, spec: ColumnSpec) -> "TableSchema":
+        """A copy with the column of the same name re-declared (and no longer marked data-dependent).
+
+        Parameters
+        ----------
+        spec : ColumnSpec
+            The new declaration; its name must be a column of the schema.
+
+        Returns
+        -------
+        TableSchema
+        """
+        if not isinstance(spec, ColumnSpec):
+            raise ValueError(f"spec must be a ColumnSpec, got {_short(spec)}.")
+        self[spec.name]
+        cols = tuple(spec if c.name == spec.name else c for c in self.columns)
+        return TableSchema(cols, data_dependent=tuple(n for n in self.data_dependent if n != spec.name),
+                           uniform_sq_distance=self.uniform_sq_distance)
+
+    def describe(self) -> pd.DataFrame:
+        """A public summary, one row per column: kind, declared domain, missing policy, kernel scales."""
+        rows = []
+        for lay in self._layout:
+            spec = lay.spec
+            if spec.is_numeric:
+                domain = f"[{spec.lower}, {spec.upper}]"
+            else:
+                shown = ", ".join(map(str, spec.categories[:8])) + (", ..." if len(spec.categories) > 8 else "")
+                domain = f"{len(spec.categories)} categories: {shown}"
+            rows.append({
+                "column": spec.name, "kind": spec.kind, "domain": domain, "missing": spec.missing,
+                "lengthscale": self.lengthscale(spec.name), "similarity": self.similarity(spec.name),
+                "scales": "declared" if (spec.lengthscale is not None or spec.similarity is not None) else "default",
+                "coordinates": lay.stop - lay.start,
+                "data_dependent": spec.name in self.data_dependent,
+            })
+        return pd.DataFrame(rows).set_index("column")
+
+
+# --------------------------------------------------------------------------- suggestions
+@dataclass(frozen=True)
+class SchemaSuggestion:
+    """A proposed schema, with where each value came from.
+
+    Parameters
+    ----------
+    schema : TableSchema
+        The proposal (its ``data_dependent`` lists the columns read from the private rows).
+    notes : dict
+        Column name -> how its kind, domain and missing policy were chosen.
+    excluded : dict
+        Column name -> why it was left out (e.g. too many distinct values for a category list).
+    """
+
+    schema: TableSchema
+    notes: dict
+    excluded: dict = field(default_factory=dict)
+
+    @property
+    def data_dependent(self) -> tuple[str, ...]:
+        """Columns whose suggested values were read from the private rows."""
+        return self.schema.data_dependent
+
+    @property
+    def warning(self) -> str | None:
+        """The data-dependence warning (None when every value came from public rows or dtypes)."""
+        if not self.data_dependent:
+            return None
+        return _data_dependent_message(self.data_dependent)
+
+
+def _data_dependent_message(cols) -> str:
+    return (f"suggest_schema read the private rows for column(s) {list(cols)}: their suggested bounds/categories "
+            "are statistics of the private data, and a release that uses them is not differentially private. "
+            "Replace them by values declared from public knowledge, pass public rows (public=...), or release "
+            "them privately (dpkme.privacy.discovery.private_bounds / private_categories, charged to the ledger).")
+
+
+def _decimals_of(values: np.ndarray, max_decimals: int = 6) -> int | None:
+    v = values[np.isfinite(values)]
+    if v.size == 0:
+        return None
+    for d in range(max_decimals + 1):
+        if np.all(np.abs(np.round(v, d) - v) <= 1e-9 * np.maximum(1.0, np.abs(v))):
+            return d
+    return None
+
+
+def _looks_like_dates(values: pd.Series) -> bool:
+    text = values.astype(str).str.strip()
+    if not text.str.contains(r"\d", regex=True).all() or not text.str.contains(r"[-/:.]", regex=True).all():
+        return False
+    if text.str.fullmatch(r"[+-]?\d*\.?\d+([eE][+-]?\d+)?").any():
+        return False
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        parsed = pd.to_datetime(text, errors="coerce", format="mixed")
+    return bool(parsed.notna().all())
+
+
+def _suggest_column(name: str, kind_series: pd.Series, source: pd.Series, max_categories: int):
+    """(ColumnSpec or None, note or exclusion reason) for one column; ``source`` holds the rows read."""
+    dtype = kind_series.dtype
+    present = source[source.notna()]
+    if source.dtype == object or pd.api.types.is_string_dtype(source):
+        stripped = present.astype(str).str.strip()
+        present = present[~stripped.str.lower().isin(_MISSING_TOKENS)]
+    has_missing = len(present) < len(source)
+    missing = "category" if has_missing else "error"
+    if pd.api.types.is_timedelta64_dtype(dtype) or pd.api.types.is_complex_dtype(dtype):
+        return None, f"dtype {dtype} is not supported (convert it to real numbers)"
+    if pd.api.types.is_bool_dtype(dtype):
+        return ColumnSpec(name, "boolean", missing=missing), "boolean from its dtype"
+    if len(present) == 0:
+        return None, "no values to suggest a domain from; declare it by hand"
+    if pd.api.types.is_datetime64_any_dtype(dtype):
+        kind = "datetime"
+    elif pd.api.types.is_integer_dtype(dtype):
+        kind = "integer"
+    elif pd.api.types.is_numeric_dtype(dtype):
+        kind = "continuous"
+    else:
+        text = present.astype(str).str.strip()
+        lowered = set(text.str.lower())
+        if lowered <= {"true", "false"}:
+            return ColumnSpec(name, "boolean", missing=missing), "boolean: its values are True/False"
+        numbers_ = pd.to_numeric(text, errors="coerce")
+        if numbers_.notna().all():
+            kind = "continuous"
+            present = numbers_
+        elif _looks_like_dates(text):
+            kind = "datetime"
+        else:
+            cats = sorted(set(text), key=lambda v: (str(v).lower(), str(v)))
+            if len(cats) > max_categories:
+                return None, (f"more than {max_categories} distinct values: too many for a category list (an "
+                              "identifier or free text?); declare its categories by hand if it is a category")
+            if len(cats) + (missing == "category") < 2:
+                return None, "a single value: a constant column carries no information"
+            return (ColumnSpec(name, "categorical", categories=cats, missing=missing),
+                    f"categorical ({len(cats)} categories)")
+    if kind == "datetime":
+        if pd.api.types.is_datetime64_any_dtype(present):
+            ts = present
+            if getattr(ts.dt, "tz", None) is not None:
+                ts = ts.dt.tz_convert("UTC").dt.tz_localize(None)
+        else:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)
+                ts = pd.to_datetime(present.astype(str).str.strip(), errors="coerce", format="mixed", utc=True)
+            ts = ts.dt.tz_localize(None).dropna()
+        lo_ts, hi_ts = ts.min(), ts.max()
+        lower = pd.Timestamp(year=lo_ts.year, month=1, day=1)
+        upper = pd.Timestamp(year=hi_ts.year + 1, month=1, day=1)
+        with_time = bool((ts != ts.dt.normalize()).any())
+        return (ColumnSpec(name, "datetime", lower=lower, upper=upper, missing=missing, decimals=3 if with_time else None),
+                "datetime; bounds: whole years around the values")
+    x = pd.to_numeric(present, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    x = x[np.isfinite(x)]
+    if x.size == 0:
+        return None, "no finite values to suggest bounds from; declare them by hand"
+    lo, hi = _nice_bounds(float(x.min()), float(x.max()), integer=kind == "integer")
+    if kind == "integer":
+        return (ColumnSpec(name, "integer", lower=int(lo), upper=int(hi), missing=missing),
+                "integer from its dtype; bounds: round numbers around the values")
+    return (ColumnSpec(name, "continuous", lower=lo, upper=hi, missing=missing, decimals=_decimals_of(x)),
+            "continuous from its dtype; bounds: round numbers around the values; decimals: the values' precision")
+
+
+def suggest_schema(df, *, public=None, max_categories: int = 50, uniform_sq_distance: float = 1.0) -> SchemaSuggestion:
+    r"""Propose a schema for a table: kinds from dtypes, domains from **public** rows when given.
+
+    Kinds come from the columns' dtypes (public metadata): bool -> boolean, integer -> integer, float ->
+    continuous, datetime -> datetime; text columns are categorical unless all their values are numbers,
+    dates or True/False. Bounds are round numbers around the values (whole years for dates), category
+    lists the sorted distinct values, and ``missing="category"`` is proposed where values are missing.
+    These values are read from ``public`` when it is given (a public sample with the same columns);
+    otherwise, or for columns ``public`` lacks, from ``df`` itself -- the **private** rows. Such columns
+    are listed in :attr:`TableSchema.data_dependent` and a
+    :class:`~dpkme.privacy.leaks.PrivacyLeakWarning` says so: a release with them is not differentially
+    private until they are re-declared (:meth:`TableSchema.replace_column`) from public knowledge or
+    released privately (:mod:`dpkme.privacy.discovery`).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The table to be released (its column names and dtypes are used; its values only when no public
+        rows are given).
+    public : pandas.DataFrame, optional
+        Public rows with the same columns (a public sample, an earlier published table).
+    max_categories : int, default=50
+        A text column with more distinct values is left out (``excluded``), e.g. an identifier.
+    uniform_sq_distance : float, default=1.0
+        Passed to :class:`TableSchema` (target of the public default scales).
+
+    Returns
+    -------
+    SchemaSuggestion
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> private = pd.DataFrame({"age": [34, 51, 29], "group": ["a", "b", "a"]})
+    >>> public = pd.DataFrame({"age": [18, 90], "group": ["a", "b"]})
+    >>> s = suggest_schema(private, public=public)
+    >>> s.schema["age"].bounds, s.schema["group"].categories, s.data_dependent
+    ((10.0, 90.0), ('a', 'b'), ())
+    """
+    from .privacy.leaks import PrivacyLeakWarning
+
+    if not isinstance(df, pd.DataFrame):
+        raise ValueError(f"expected a pandas DataFrame, got {type(df).__name__}.")
+    if public is not None and not isinstance(public, pd.DataFrame):
+        raise ValueError(f"public must be a pandas DataFrame of public rows, got {type(public).__name__}.")
+    max_categories = check_positive_int(max_categories, name="max_categories")
+    specs, notes, excluded, dependent = [], {}, {}, []
+    for col in df.columns:
+        name = str(col)
+        s = df[col]
+        if isinstance(s, pd.DataFrame):
+            excluded[name] = "the column name occurs more than once"
+            continue
+        from_public = public is not None and col in public.columns
+        source = public[col] if from_public else s
+        spec, note = _suggest_column(name, s, source, max_categories)
+        # a numpy bool column has no missing values and no domain to read: nothing comes from its rows
+        reads_rows = s.dtype != np.dtype(bool)
+        where = "public rows" if from_public else "the PRIVATE rows"
+        if reads_rows and not from_public:
+            dependent.append(name)
+        if spec is None:
+            excluded[name] = note + (f" (decided from {where})" if reads_rows else "")
+            continue
+        specs.append(spec)
+        notes[name] = note + (f"; read from {where}" if reads_rows else "")
+    if not specs:
+        raise ValueError(f"no column of the table could be suggested: {excluded}; declare the schema by hand.")
+    kept = [n for n in dependent if n in {sp.name for sp in specs}]
+    schema = TableSchema(tuple(specs), data_dependent=tuple(kept), uniform_sq_distance=uniform_sq_distance)
+    if dependent:
+        warnings.warn(_data_dependent_message(dependent), PrivacyLeakWarning, stacklevel=2)
+    return SchemaSuggestion(schema=schema, notes=notes, excluded=excluded)
+
+
