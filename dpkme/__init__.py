@@ -11,7 +11,8 @@ The public API (everything else lives in the sub-packages named below):
 Releases (:mod:`dpkme.release`)
     :func:`algorithm1` (noise in the subspace of public or q-drawn points), :func:`algorithm2` (noise on
     unit-norm random features, then a reduced set), :func:`exponential_mechanism`, :func:`gp_release`,
-    :func:`uniform_baseline`; the value object :class:`Release`; the charge each implies before it runs
+    :func:`uniform_baseline`, :func:`release_table` (a mixed table through a declared schema, returning a
+    :class:`TableRelease`); the value object :class:`Release`; the charge each implies before it runs
     (:func:`algorithm1_charge`, :func:`algorithm2_charge`, :func:`gp_release_charge`,
     :func:`exponential_mechanism_charge`).
 Kernels (:mod:`dpkme.kernels`)
@@ -64,6 +65,8 @@ _API = {
     "algorithm2_charge": "dpkme.release.charges",
     "gp_release_charge": "dpkme.release.charges",
     "exponential_mechanism_charge": "dpkme.release.charges",
+    "release_table": "dpkme.release.tabular",
+    "TableRelease": "dpkme.release.tabular",
     # kernels
     "Kernel": "dpkme.kernels.kernel",
     "GaussianKernel": "dpkme.kernels.kernel",

@@ -32,6 +32,17 @@ Solvers (:data:`SOLVERS`, :func:`list_solvers`):
     Kernel herding plus L-BFGS on locations: equal weights :math:`1/M`, i.e. a
     plain (unweighted) synthetic dataset.
 
+Declared domains: :func:`reduce` takes an optional ``domain`` (a
+:class:`dpkme.schema.EmbeddedDomain`, or any object with its attributes; see
+:func:`check_domain_object`). Initial points and pools are then uniform draws
+from it, and ``"pursuit-joint"``, ``"joint"`` and ``"herding"`` optimise the
+locations under L-BFGS-B bounds from ``domain.bounds_for``: continuous
+coordinates stay in their declared box and discrete ones (integer levels,
+one-hot categories) keep the declared values of the candidates chosen from the
+pool. The released points lie in the domain by construction. ``"preimage"``
+cannot honour a domain and refuses one. Without a domain every solver behaves
+exactly as before.
+
 Progress and cancellation: every solver accepts ``progress(fraction, message)``;
 it is called with strictly increasing fractions in [0, 1], the last one exactly
 1.0. Any exception raised by the callback (e.g. :class:`Cancelled`) stops the
@@ -46,7 +57,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .._validation import check_array, check_positive_int, check_random_state
-from ._common import Cancelled, PointSource, Problem, Progress, ReducedSetResult
+from ._common import Cancelled, PointSource, Problem, Progress, ReducedSetResult, check_domain_object
 from ._fourier import FourierMap
 from .joint import JOINT_WEIGHTS, joint, refine
 from .preimage import preimage
@@ -58,22 +69,49 @@ __all__ = [
     "SOLVERS", "DEFAULT_SOLVER", "SolverSpec", "list_solvers", "get_solver", "reduce",
     "ReducedSetResult", "Problem", "PointSource", "Progress", "Cancelled", "FourierMap",
     "fit_weights", "project_simplex", "project_l1_ball", "refine", "greedy_select", "resample",
-    "WEIGHT_CONSTRAINTS", "JOINT_WEIGHTS", "PRESETS", "preset_options",
+    "WEIGHT_CONSTRAINTS", "JOINT_WEIGHTS", "PRESETS", "preset_options", "check_domain_object",
 ]
 
 
 @dataclass(frozen=True)
 class SolverSpec:
-    """A registered solver: ``fn(problem, *, n_points, source, rng, progress, report_at, **options)``."""
+    """A registered solver: ``fn(problem, *, n_points, source, rng, progress, report_at, **options)``.
+
+    Parameters
+    ----------
+    name : str
+        Key in :data:`SOLVERS`.
+    fn : callable
+        The solver function.
+    description : str
+        One paragraph for user interfaces.
+    weighted : bool
+        Whether the weights are optimised (``False``: equal weights).
+    uses_pool : bool
+        Whether it selects from a candidate pool (takes ``pool_size``).
+    honours_domain : bool, default=True
+        Whether it keeps its points in a declared domain (``False``: it refuses one).
+    """
 
     name: str
     fn: Callable[..., ReducedSetResult]
     description: str
     weighted: bool
     uses_pool: bool
+    honours_domain: bool = True
 
     def accepts(self, option: str) -> bool:
-        """Whether the solver takes the keyword ``option``."""
+        """Whether the solver takes the keyword ``option``.
+
+        Parameters
+        ----------
+        option : str
+            A keyword argument name.
+
+        Returns
+        -------
+        bool
+        """
         return option in inspect.signature(self.fn).parameters
 
 
@@ -85,7 +123,7 @@ SOLVERS: dict[str, SolverSpec] = {
     "preimage": SolverSpec(
         "preimage", preimage,
         "The paper's iterated approximate pre-images (Adam per point, greedy weight, deflation), then an "
-        "L1-constrained refit of the weights (eq. 5).", True, False),
+        "L1-constrained refit of the weights (eq. 5).", True, False, honours_domain=False),
     "joint": SolverSpec(
         "joint", joint,
         "Joint L-BFGS of all locations and weights from random draws of q (no greedy start).", True, False),
@@ -112,7 +150,19 @@ PRESETS: dict[str, dict] = {
 
 
 def preset_options(solver: str, preset: str = "accurate") -> dict:
-    """The options of ``preset`` that ``solver`` accepts (others are dropped)."""
+    """The options of ``preset`` that ``solver`` accepts (others are dropped).
+
+    Parameters
+    ----------
+    solver : str
+        A key of :data:`SOLVERS`.
+    preset : str, default="accurate"
+        A key of :data:`PRESETS`.
+
+    Returns
+    -------
+    dict
+    """
     if preset not in PRESETS:
         raise ValueError(f"unknown preset {preset!r}; choose one of {sorted(PRESETS)}.")
     spec = get_solver(solver)
@@ -126,7 +176,17 @@ def list_solvers() -> list[dict]:
 
 
 def get_solver(name: str) -> SolverSpec:
-    """The registered solver called ``name`` (ValueError listing the choices otherwise)."""
+    """The registered solver called ``name`` (ValueError listing the choices otherwise).
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`SOLVERS`.
+
+    Returns
+    -------
+    SolverSpec
+    """
     if name not in SOLVERS:
         raise ValueError(f"unknown solver {name!r}; choose one of {sorted(SOLVERS)}.")
     return SOLVERS[name]
@@ -144,6 +204,7 @@ def reduce(
     random_state=None,
     progress: Callable[[float, str], object] | None = None,
     report_at=(),
+    domain=None,
     **options,
 ) -> ReducedSetResult:
     r"""Approximate :math:`\tilde\mu` by ``n_points`` weighted synthetic points.
@@ -173,6 +234,12 @@ def reduce(
         ``progress(fraction, message)``; raise from it to cancel.
     report_at : iterable of int
         Intermediate sizes whose solutions are stored in ``result.checkpoints``.
+    domain : EmbeddedDomain, optional
+        A declared (public) domain of the points (:func:`check_domain_object`):
+        initial points and pools are drawn from it (public ``initial_points``
+        are projected onto it; ``q_loc``/``q_scale`` are unused) and every
+        solver except ``"preimage"`` (which refuses it) keeps the points
+        inside it. ``None``: unconstrained, as before.
     **options
         Solver options (see each solver's docstring).
 
@@ -189,7 +256,10 @@ def reduce(
         raise ValueError(f"mu_tilde has length {target.shape[0]} but the features have J={fmap.n_components}.")
     n_points = check_positive_int(n_points, name="n_points")
     rng, _ = check_random_state(random_state)
-    source = PointSource(fmap.dim, public=initial_points, loc=q_loc, scale=q_scale)
+    if domain is not None and not spec.honours_domain:
+        raise ValueError(f"solver {solver!r} cannot honour a declared domain; use one of "
+                         f"{sorted(n for n, s in SOLVERS.items() if s.honours_domain)}.")
+    source = PointSource(fmap.dim, public=initial_points, loc=q_loc, scale=q_scale, domain=domain)
     reporter = Progress(progress)
     reporter(0.0, f"{solver}: start", force=True)
     t0 = time.perf_counter()

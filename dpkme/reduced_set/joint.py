@@ -29,6 +29,12 @@ Locations are optimised in units of the map's length scale
 (:math:`z = \hat\ell u`), which makes location and weight gradients comparable.
 After L-BFGS the weights are *polished* for the final locations by the convex
 solver of :mod:`.weights` (same feasible set; not for ``"uniform"``).
+
+With a declared domain (:func:`._common.check_domain_object`) the locations are
+optimised under L-BFGS-B bounds from ``domain.bounds_for``: each free
+(continuous) coordinate within its box, each fixed (integer or categorical)
+coordinate held at its starting value, so the solution lies in the domain by
+construction. Without a domain nothing changes.
 """
 
 from __future__ import annotations
@@ -40,7 +46,7 @@ import numpy as np
 from scipy.optimize import minimize
 
 from .._validation import check_in, check_positive_float, check_positive_int
-from ._common import PointSource, Problem, Progress, ReducedSetResult
+from ._common import PointSource, Problem, Progress, ReducedSetResult, check_domain_object, clip_to_bounds
 from .weights import fit_weights, project
 
 __all__ = ["JOINT_WEIGHTS", "refine", "joint", "Parameterisation"]
@@ -55,7 +61,17 @@ def _softmax(theta: np.ndarray) -> np.ndarray:
 
 
 class Parameterisation:
-    """Map between unconstrained optimisation variables and feasible weights."""
+    """Map between unconstrained optimisation variables and feasible weights.
+
+    Parameters
+    ----------
+    constraint : str
+        One of :data:`JOINT_WEIGHTS` (see the module docstring).
+    m : int
+        Number of weights :math:`M`.
+    radius : float, default=1.0
+        :math:`C` (total weight, or radius of the L1 ball).
+    """
 
     def __init__(self, constraint: str, m: int, radius: float = 1.0):
         self.constraint = check_in(constraint, JOINT_WEIGHTS, name="weights")
@@ -134,6 +150,7 @@ def refine(
     noise_sigma: float | None = None,
     discrepancy: float = 1.0,
     min_iter: int = 20,
+    domain=None,
 ) -> tuple[np.ndarray, np.ndarray, dict]:
     r"""L-BFGS on all locations and weights from ``(Z0, w0)`` (see module docstring).
 
@@ -146,14 +163,61 @@ def refine(
     L-BFGS then stops, after at least ``min_iter`` iterations. ``noise_sigma``
     is part of the release (public), so this is post-processing.
 
-    Returns the final points, feasible weights and a dict of diagnostics
-    (``objective``, ``iterations``, ``evaluations``, ``message``).
+    Parameters
+    ----------
+    problem : Problem
+        The privatised target and the public feature map.
+    Z0 : ndarray (M, D)
+        Starting locations (public, or computed from :math:`\tilde\mu` only).
+    w0 : ndarray (M,)
+        Starting weights (projected onto the feasible set).
+    weights : str, default="simplex"
+        Weight constraint, one of :data:`JOINT_WEIGHTS`.
+    radius : float, default=1.0
+        :math:`C` of the constraint.
+    max_iter : int, default=300
+        Most L-BFGS iterations.
+    polish : bool, default=True
+        Refit the weights for the final locations (:func:`.weights.fit_weights`).
+    progress : Progress, optional
+        Reporter (fractions of this solve).
+    label : str
+        Prefix of the progress messages.
+    noise_sigma : float, optional
+        Public noise level :math:`\sigma` (enables the discrepancy stop).
+    discrepancy : float, default=1.0
+        :math:`\tau` of the discrepancy principle.
+    min_iter : int, default=20
+        Iterations before the discrepancy stop may act (0: a start already
+        within the bound is returned unchanged).
+    domain : EmbeddedDomain, optional
+        Declared domain: locations move under the L-BFGS-B bounds
+        ``domain.bounds_for(Z0)`` (free coordinates in their box, fixed ones
+        held). ``Z0`` must lie in it (e.g. drawn by ``domain.sample``).
+
+    Returns
+    -------
+    Z : ndarray (M, D)
+        Final locations.
+    w : ndarray (M,)
+        Feasible weights.
+    info : dict
+        Diagnostics (``objective``, ``iterations``, ``evaluations``, ``message``).
     """
     fmap, target = problem.fmap, np.asarray(problem.target, dtype=np.float64)
     Z0 = np.asarray(Z0, dtype=np.float64)
     M, D = Z0.shape
     par = Parameterisation(weights, M, radius)
     ell = fmap.lengthscale
+    domain = check_domain_object(domain, D)
+    if domain is not None:
+        lo, hi = (np.broadcast_to(np.asarray(b, dtype=np.float64), (M, D)) for b in domain.bounds_for(Z0))
+        if np.any(hi < lo) or not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
+            raise ValueError("domain.bounds_for returned non-finite bounds or lower > upper.")
+        outside = int(np.count_nonzero(np.any((Z0 < lo) | (Z0 > hi), axis=1)))
+        if outside:
+            raise ValueError(f"{outside} of the {M} starting points lie outside the declared domain; start from "
+                             "domain.sample(...) or domain.project(...) points.")
     x0 = np.concatenate([(Z0 / ell).ravel(), par.encode(w0)])
     nz = M * D
     progress = progress or Progress(None)
@@ -176,7 +240,11 @@ def refine(
             state["stopped"] = True
             raise StopIteration
 
-    bounds = [(None, None)] * nz + par.bounds() if weights == "nonnegative" else None
+    if domain is not None:
+        # scaled variables u = z / ell; a fixed coordinate has lo = hi = its value
+        bounds = list(zip((lo / ell).ravel().tolist(), (hi / ell).ravel().tolist())) + par.bounds()
+    else:
+        bounds = [(None, None)] * nz + par.bounds() if weights == "nonnegative" else None
     f0 = fun(x0)[0]
     if stop_below is not None and min_iter == 0 and f0 <= stop_below:
         # already explains the target down to its noise: keep the start as it is
@@ -190,9 +258,12 @@ def refine(
                             "maxfun": int(2 * max_iter + 20)})
     x = res.x if res.fun <= f0 else x0
     Z = x[:nz].reshape(M, D) * ell
+    if domain is not None:
+        Z = clip_to_bounds(Z, lo, hi)  # undo the rounding of z = ell * u: fixed coordinates exactly as they began
     w = par.decode(x[nz:])
     info = {"objective_start": float(f0), "objective_lbfgs": float(min(res.fun, f0)),
-            "iterations": int(res.nit), "evaluations": int(state["nfev"]), "message": str(res.message),
+            # scipy's result has no "nit" when the bounds fix every variable (nothing to optimise)
+            "iterations": int(res.get("nit", 0)), "evaluations": int(state["nfev"]), "message": str(res.message),
             "discrepancy_stop": bool(state.get("stopped", False))}
     if polish and weights != "uniform":
         Phi = fmap.features(Z, dtype=np.float32 if M * fmap.n_components > (1 << 26) else np.float64)
@@ -222,17 +293,30 @@ def joint(
 ) -> ReducedSetResult:
     r"""Joint L-BFGS on locations and weights from public initial points.
 
-    Initial locations: ``n_points`` draws from q or the first public points;
+    Initial locations: ``n_points`` draws from q (or from the source's declared
+    domain, which then bounds the locations) or the first public points;
     initial weights :math:`C/M`. Each reported size :math:`M'` is solved
     separately from the first :math:`M'` initial points.
 
     Parameters
     ----------
+    problem : Problem
+        The privatised target and the public feature map.
+    n_points : int
+        :math:`M`.
+    source : PointSource
+        Public initial points, the declared domain or q.
+    rng : numpy.random.Generator
+        Draws of the initial points.
+    progress : Progress
+        Reporter.
+    report_at : iterable of int
+        Intermediate sizes to solve and store in ``checkpoints``.
     weights : {"simplex", "l1-ball", "nonnegative", "free", "uniform"}
-    l1_radius : float
+    l1_radius : float, default=1.0
         :math:`C` (sum of the simplex weights, radius of the L1 ball, total
         weight for ``"uniform"``).
-    max_iter : int
+    max_iter : int, default=300
         L-BFGS iterations per solve.
     noise_sigma : float, optional
         Public noise level of the release; enables discrepancy-principle early
@@ -251,7 +335,8 @@ def joint(
         sub = progress.sub(done / total, (done + size) / total)
         w0 = np.full(size, l1_radius / size)
         Z, w, info = refine(problem, Z0[:size], w0, weights=weights, radius=l1_radius,
-                            max_iter=max_iter, progress=sub, label=f"M={size}: ", noise_sigma=noise_sigma)
+                            max_iter=max_iter, progress=sub, label=f"M={size}: ", noise_sigma=noise_sigma,
+                            domain=source.domain)
         checkpoints[size] = (Z, w)
         checkpoint_seconds[size] = time.perf_counter() - t0
         done += size

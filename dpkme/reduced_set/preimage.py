@@ -63,13 +63,18 @@ def preimage(
     Parameters
     ----------
     problem : Problem
+        The privatised target and the public feature map.
     n_points : int
         :math:`M`.
     source : PointSource
-        Initial locations :math:`z_m^{(0)}` (public or from q).
+        Initial locations :math:`z_m^{(0)}` (public or from q). A declared
+        domain is refused: Adam moves every coordinate freely, so the
+        pre-images cannot honour box bounds or discrete levels (use
+        ``"pursuit-joint"``, ``"joint"``, ``"pursuit"`` or ``"herding"``).
     rng : numpy.random.Generator
         Draws from q.
     progress : Progress
+        Reporter.
     report_at : iterable of int
         Sizes :math:`M' \le M` at which to refit and store a checkpoint.
     n_steps : int, default=100
@@ -90,6 +95,9 @@ def preimage(
     refit_max_iter : int
         FISTA iterations per refit.
     """
+    if source.domain is not None:
+        raise ValueError("solver 'preimage' cannot honour a declared domain (its Adam steps move every coordinate "
+                         "freely); use 'pursuit-joint', 'joint', 'pursuit' or 'herding' with a domain.")
     fmap, target = problem.fmap, np.asarray(problem.target, dtype=np.float64)
     M = check_positive_int(n_points, name="n_points")
     n_steps = check_positive_int(n_steps, name="n_steps", minimum=0)

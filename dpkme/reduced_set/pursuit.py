@@ -26,6 +26,11 @@ schedule (``refresh``: after :math:`\max(1, \lfloor\texttt{refresh}\cdot t\rfloo
 steps, at most half the shortlist); in between, :math:`h` is updated exactly for a shortlist of the
 ``shortlist`` best-scoring candidates (their features are held) and the choice is
 made among them. With ``shortlist >= K`` and ``refresh = 0`` the greedy is exact.
+
+With a declared domain on the :class:`._common.PointSource` the pool is drawn
+uniformly from the domain (so the greedy searches the discrete part -- integer
+levels, categories -- over the declared values) and the refinement moves only
+the continuous coordinates, within their box (:func:`.joint.refine`).
 """
 
 from __future__ import annotations
@@ -56,6 +61,25 @@ def greedy_select(
     progress: Progress | None = None,
 ) -> tuple[np.ndarray, np.ndarray, dict[int, np.ndarray], list[float]]:
     r"""Greedy Frank–Wolfe selection of ``n_points`` distinct pool candidates.
+
+    Parameters
+    ----------
+    problem : Problem
+        The privatised target and the public feature map.
+    pool : ndarray (K, D)
+        Public candidates.
+    n_points : int
+        :math:`M \le K`.
+    step : {"line-search", "uniform"}, default="line-search"
+        Frank–Wolfe step (see the module docstring).
+    shortlist : int, default=512
+        Candidates whose scores are updated exactly between refreshes.
+    refresh : float, default=0.25
+        Geometric refresh schedule of the full pass over the pool (0: every step).
+    report_at : iterable of int
+        Steps at which to store the weights.
+    progress : Progress, optional
+        Reporter.
 
     Returns
     -------
@@ -179,7 +203,7 @@ def _pursuit(
         sub = progress.sub(share + (1 - share) * done / total, share + (1 - share) * (done + size) / total)
         Z, wr, infos[size] = refine(problem, Z0, w0, weights=refine_weights, radius=l1_radius,
                                     max_iter=max_iter, progress=sub, label=f"M={size}: ",
-                                    noise_sigma=noise_sigma, min_iter=0 if nested else 20)
+                                    noise_sigma=noise_sigma, min_iter=0 if nested else 20, domain=source.domain)
         checkpoints[size] = (Z, wr)
         checkpoint_seconds[size] = time.perf_counter() - t0
         prev = (Z, wr)
@@ -199,7 +223,35 @@ def _pursuit(
 def pursuit(problem: Problem, *, n_points: int, source: PointSource, rng, progress: Progress, report_at=(),
             pool_size: int = 20000, shortlist: int = 512, refresh: float = 0.25,
             l1_radius: float = 1.0) -> ReducedSetResult:
-    """Greedy Frank–Wolfe selection from the pool only (weights on the simplex), no refinement."""
+    """Greedy Frank–Wolfe selection from the pool only (weights on the simplex), no refinement.
+
+    Parameters
+    ----------
+    problem : Problem
+        The privatised target and the public feature map.
+    n_points : int
+        :math:`M`.
+    source : PointSource
+        The candidate pool: public points, draws from the declared domain, or from q.
+    rng : numpy.random.Generator
+        Draws of the pool.
+    progress : Progress
+        Reporter.
+    report_at : iterable of int
+        Intermediate sizes stored in ``checkpoints``.
+    pool_size : int, default=20000
+        Candidates drawn (public points: all of them).
+    shortlist : int, default=512
+        See :func:`greedy_select`.
+    refresh : float, default=0.25
+        See :func:`greedy_select`.
+    l1_radius : float, default=1.0
+        Total weight :math:`C`.
+
+    Returns
+    -------
+    ReducedSetResult
+    """
     return _pursuit(problem, n_points=n_points, source=source, rng=rng, progress=progress, report_at=report_at,
                     name="pursuit", step="line-search", refine_weights=None, pool_size=pool_size,
                     shortlist=shortlist, refresh=refresh, max_iter=0, l1_radius=l1_radius, greedy_share=1.0)
@@ -232,6 +284,41 @@ def pursuit_joint(problem: Problem, *, n_points: int, source: PointSource, rng, 
     public noise level of the release) L-BFGS stops by the discrepancy principle
     (:func:`.joint.refine`), and a warm start that is already within the bound
     is kept unchanged — so larger M does not fit more of the noise.
+
+    Parameters
+    ----------
+    problem : Problem
+        The privatised target and the public feature map.
+    n_points : int
+        :math:`M`.
+    source : PointSource
+        The candidate pool: public points, draws from the declared domain, or from q.
+    rng : numpy.random.Generator
+        Draws of the pool.
+    progress : Progress
+        Reporter.
+    report_at : iterable of int
+        Intermediate sizes stored in ``checkpoints``.
+    pool_size : int, default=20000
+        Candidates drawn (public points: all of them).
+    shortlist : int, default=512
+        See :func:`greedy_select`.
+    refresh : float, default=0.25
+        See :func:`greedy_select`.
+    max_iter : int, default=100
+        L-BFGS iterations per refined size.
+    weights : str, default="sub-simplex"
+        Weight constraint of the refinement (:data:`.joint.JOINT_WEIGHTS`).
+    l1_radius : float, default=1.0
+        :math:`C` of the constraint.
+    noise_sigma : float, optional
+        Public noise level; discrepancy-principle stop (:func:`.joint.refine`).
+    nest_from : int, default=100
+        Reported sizes after one of at least this many atoms are warm-started from it.
+
+    Returns
+    -------
+    ReducedSetResult
     """
     return _pursuit(problem, n_points=n_points, source=source, rng=rng, progress=progress, report_at=report_at,
                     name="pursuit-joint", step="line-search", refine_weights=weights, pool_size=pool_size,
@@ -247,6 +334,39 @@ def herding(problem: Problem, *, n_points: int, source: PointSource, rng, progre
 
     All weights are :math:`1/M` (times ``l1_radius``), so the output is a plain
     synthetic dataset of :math:`M` rows.
+
+    Parameters
+    ----------
+    problem : Problem
+        The privatised target and the public feature map.
+    n_points : int
+        :math:`M`.
+    source : PointSource
+        The candidate pool: public points, draws from the declared domain, or from q.
+    rng : numpy.random.Generator
+        Draws of the pool.
+    progress : Progress
+        Reporter.
+    report_at : iterable of int
+        Intermediate sizes stored in ``checkpoints``.
+    pool_size : int, default=20000
+        Candidates drawn (public points: all of them).
+    shortlist : int, default=512
+        See :func:`greedy_select`.
+    refresh : float, default=0.25
+        See :func:`greedy_select`.
+    max_iter : int, default=100
+        L-BFGS iterations per refined size.
+    l1_radius : float, default=1.0
+        Total weight :math:`C`.
+    noise_sigma : float, optional
+        Public noise level; discrepancy-principle stop (:func:`.joint.refine`).
+    nest_from : int, default=100
+        Reported sizes after one of at least this many atoms are warm-started from it.
+
+    Returns
+    -------
+    ReducedSetResult
     """
     return _pursuit(problem, n_points=n_points, source=source, rng=rng, progress=progress, report_at=report_at,
                     name="herding", step="uniform", refine_weights="uniform", pool_size=pool_size,

@@ -41,7 +41,19 @@ WEIGHT_CONSTRAINTS = ("simplex", "sub-simplex", "nonnegative", "l1-ball", "lasso
 
 
 def project_simplex(v: np.ndarray, radius: float = 1.0) -> np.ndarray:
-    r"""Euclidean projection onto :math:`\{w \ge 0, \sum w = C\}` (Duchi et al. 2008, Fig. 1)."""
+    r"""Euclidean projection onto :math:`\{w \ge 0, \sum w = C\}` (Duchi et al. 2008, Fig. 1).
+
+    Parameters
+    ----------
+    v : ndarray (M,)
+        The vector to project.
+    radius : float, default=1.0
+        :math:`C > 0`.
+
+    Returns
+    -------
+    ndarray (M,)
+    """
     v = np.asarray(v, dtype=np.float64)
     if v.size == 0:
         return v.copy()
@@ -55,7 +67,19 @@ def project_simplex(v: np.ndarray, radius: float = 1.0) -> np.ndarray:
 
 
 def project_l1_ball(v: np.ndarray, radius: float = 1.0) -> np.ndarray:
-    r"""Euclidean projection onto :math:`\{\sum |w| \le C\}` (Duchi et al. 2008, Fig. 1)."""
+    r"""Euclidean projection onto :math:`\{\sum |w| \le C\}` (Duchi et al. 2008, Fig. 1).
+
+    Parameters
+    ----------
+    v : ndarray (M,)
+        The vector to project.
+    radius : float, default=1.0
+        :math:`C > 0`.
+
+    Returns
+    -------
+    ndarray (M,)
+    """
     v = np.asarray(v, dtype=np.float64)
     if np.abs(v).sum() <= radius:
         return v.copy()
@@ -63,7 +87,21 @@ def project_l1_ball(v: np.ndarray, radius: float = 1.0) -> np.ndarray:
 
 
 def project(v: np.ndarray, constraint: str, radius: float = 1.0) -> np.ndarray:
-    """Projection onto the feasible set of ``constraint`` (identity for lasso/free)."""
+    """Projection onto the feasible set of ``constraint`` (identity for lasso/free).
+
+    Parameters
+    ----------
+    v : ndarray (M,)
+        The vector to project.
+    constraint : str
+        One of :data:`WEIGHT_CONSTRAINTS`.
+    radius : float, default=1.0
+        :math:`C` of the simplex, sub-simplex or L1 ball.
+
+    Returns
+    -------
+    ndarray (M,)
+    """
     if constraint == "simplex":
         return project_simplex(v, radius)
     if constraint == "l1-ball":

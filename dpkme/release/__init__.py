@@ -11,6 +11,8 @@ r"""Private releases of a kernel mean embedding and the value object they return
     The exponential mechanism over multisets of candidates (:func:`exponential_mechanism`).
 :mod:`~dpkme.release.gp`
     The Gaussian-process release of Hall et al. (2013) (:func:`gp_release`).
+:mod:`~dpkme.release.tabular`
+    Releases of mixed tables through a declared schema (:func:`release_table`, :class:`TableRelease`).
 
 Each release function has a companion ``*_charge`` function (:func:`algorithm1_charge`,
 :func:`algorithm2_charge`, :func:`exponential_mechanism_charge`, :func:`gp_release_charge`)
@@ -30,6 +32,7 @@ from .gp import gp_release
 from .random_features import algorithm2, privatise_feature_mean
 from .result import Release
 from .subspace import SubspaceBasis, algorithm1, project_weights, uniform_baseline
+from .tabular import TableRelease, release_table
 
 __all__ = [
     "Release",
@@ -37,6 +40,7 @@ __all__ = [
     "algorithm2", "privatise_feature_mean",
     "exponential_mechanism", "exponential_charge",
     "gp_release",
+    "release_table", "TableRelease",
     "algorithm1_charge", "algorithm2_charge", "exponential_mechanism_charge", "gp_release_charge",
     "release_charge",
 ]

@@ -24,9 +24,10 @@ The release has exactly two stages, and only the first reads the private data:
 2. **Post-processing** (:mod:`dpkme.reduced_set`, lines 5–7). A reduced-set
    solver turns :math:`\tilde\mu` into weighted synthetic points using only
    :math:`\tilde\mu`, the public feature map and public initial points (draws
-   from :math:`q = \mathcal N(\text{q\_loc}, \text{q\_scale}^2 I)` or
-   user-supplied public points). By the post-processing property, the released
-   points and weights are :math:`(\varepsilon,\delta)`-DP as well.
+   from :math:`q = \mathcal N(\text{q\_loc}, \text{q\_scale}^2 I)`, uniform
+   draws from a declared ``domain``, or user-supplied public points). By the
+   post-processing property, the released points and weights are
+   :math:`(\varepsilon,\delta)`-DP as well.
 
 :func:`algorithm2` composes the two; it drops its reference to the data right
 after stage 1, and stage 2 receives no argument derived from it other than
@@ -202,6 +203,7 @@ def algorithm2(
     solver_options: dict | None = None,
     preset: str = "accurate",
     noise: str = "numpy",
+    domain=None,
 ) -> Release:
     r"""Release a DP weighted synthetic dataset by Algorithm 2 (random-features RKHS).
 
@@ -256,6 +258,14 @@ def algorithm2(
         the release records ``noise_source="opendp"`` and no seed, and
         ``random_state`` (None or a Generator) then drives only the
         frequencies and the solver.
+    domain : EmbeddedDomain, optional
+        A declared, public domain of the rows (``TableSchema(...).domain`` of
+        :mod:`dpkme.schema`, or any object with its attributes, see
+        :func:`dpkme.reduced_set.check_domain_object`). The solver draws its
+        initial points and pool from it (instead of q) and keeps every released
+        point inside it: continuous coordinates within their box, discrete ones
+        on their declared levels. The data is not checked against it (that is
+        the encoder's job). Not for ``solver="preimage"`` (ValueError).
 
     Returns
     -------
@@ -271,6 +281,9 @@ def algorithm2(
     if n_features % 2:
         raise ValueError(f"n_features must be even (paired cos/sin features), got {n_features}.")
     spec = reduced_set.get_solver(solver)
+    if domain is not None and not spec.honours_domain:
+        raise ValueError(f"solver {spec.name!r} cannot honour a declared domain; use one of "
+                         f"{sorted(n for n, s in SOLVERS.items() if s.honours_domain)}.")
     options = {**reduced_set.preset_options(spec.name, preset), **(solver_options or {})}
     from ..privacy.calibration import check_noise_source  # local: avoids import cycles
 
@@ -283,6 +296,7 @@ def algorithm2(
     reporter(0.0, "drawing random features", force=True)
 
     n_rows, dim = _data_shape(X)
+    domain = reduced_set.check_domain_object(domain, dim)  # public: validated before the data is read
     features = RandomFourierFeatures(kernel, n_components=n_features, random_state=rng_features,
                                      dtype=feature_dtype).fit(dim)
     # Stage 1 -- the only access to the private data.
@@ -299,7 +313,7 @@ def algorithm2(
     sub = reporter.sub(0.05, 1.0)
     result = reduced_set.reduce(
         mu_tilde, features, n_points=n_points, solver=spec.name, initial_points=initial_points,
-        q_scale=q_scale, q_loc=q_loc, random_state=rng_solver, progress=sub, **options)
+        q_scale=q_scale, q_loc=q_loc, random_state=rng_solver, progress=sub, domain=domain, **options)
     reporter.finish("release ready")
     return Release(
         points=result.points, weights=result.weights, mechanism="algorithm2", epsilon=epsilon, delta=delta,
@@ -308,6 +322,8 @@ def algorithm2(
         params={"n_points": n_points, "n_features": n_features, "solver": spec.name, "solver_options": options,
                 "residual_norm": result.residual_norm, "achieved_delta": cal.achieved_delta,
                 "calibration_proven": cal.proven, "q_scale": q_scale,
-                "initial": "public points" if initial_points is not None else "q",
+                "initial": "public points" if initial_points is not None else "domain" if domain is not None
+                else "q",
+                **({"domain": "declared"} if domain is not None else {}),
                 "feature_dtype": feature_dtype, "solver_seconds": result.seconds},
     )

@@ -98,6 +98,23 @@ class SubspaceBasis:
     (earlier rows are zero): ``blocks[p] = (row_start, col_start, array)``.
     For a skipped point that precedes :math:`a_f` within its panel the entry is
     left at 0 (its true value is at most :math:`\sqrt{\text{tol}}`).
+
+    Parameters
+    ----------
+    points : ndarray (M, D)
+        The public points :math:`z_m`.
+    kernel : Kernel
+        The kernel.
+    tol : float
+        Acceptance threshold (relative squared residual norm).
+    accepted : ndarray (F,) of int
+        Indices :math:`A` of the accepted points, increasing.
+    factor : ndarray (F, F)
+        :math:`L`, lower triangular.
+    blocks : list of (int, int, ndarray)
+        Column blocks of :math:`G` as ``(row_start, col_start, array)``.
+    seconds : float, default=0.0
+        Time taken by :meth:`fit`.
     """
 
     points: np.ndarray
@@ -120,6 +137,19 @@ class SubspaceBasis:
         columns are extended to the rows below with GEMMs against the earlier
         column blocks and one triangular solve. Work :math:`O(M F^2)`, memory
         :math:`O(M F)` (about half of it, since rows above a block are not stored).
+
+        Parameters
+        ----------
+        Z : ndarray (M, D)
+            Public points.
+        kernel : Kernel
+            The kernel.
+        tol : float, default=DEFAULT_TOL
+            Acceptance threshold.
+
+        Returns
+        -------
+        SubspaceBasis
         """
         Z = check_array(Z, name="Z")
         tol = check_positive_float(tol, name="tol")
@@ -268,6 +298,26 @@ def sure_shrink(beta, target, sigma: float, shape, *, grid: np.ndarray | None = 
     an unbiased estimate of :math:`\mathbb E\|\tilde\alpha - \alpha\|^2`
     (Stein 1981; Xie, Kou & Brown 2012 for this heteroscedastic family). Uses
     only :math:`\beta`, :math:`\sigma` and public inputs: post-processing.
+
+    Parameters
+    ----------
+    beta : ndarray (F,)
+        Noisy coordinates :math:`\beta`.
+    target : ndarray (F,)
+        Public target :math:`t`.
+    sigma : float
+        Noise standard deviation :math:`\sigma` (public).
+    shape : ndarray (F,)
+        Public prior shape :math:`v_f` (non-finite or non-positive entries get
+        ten times the largest finite one).
+    grid : ndarray, optional
+        Values of :math:`\tau` to try (default: 161 points from
+        :math:`10^{-8}` to :math:`10^{8}`).
+
+    Returns
+    -------
+    ndarray (F,)
+        The shrunk coordinates.
     """
     beta = np.asarray(beta, dtype=np.float64)
     d = beta - np.asarray(target, dtype=np.float64)
@@ -301,6 +351,23 @@ def james_stein_shrink(beta, target, sigma: float, *, order=None, group_size: in
     Groups of fewer than 3 coordinates are left unchanged. ``order`` (public)
     arranges coordinates so that groups hold coordinates of similar size.
     Pure post-processing of :math:`\beta`.
+
+    Parameters
+    ----------
+    beta : ndarray (F,)
+        Noisy coordinates.
+    target : ndarray (F,)
+        Public target :math:`t`.
+    sigma : float
+        Noise standard deviation.
+    order : array of int, optional
+        Public order of the coordinates before grouping (default: as given).
+    group_size : int, default=32
+        Coordinates per group.
+
+    Returns
+    -------
+    ndarray (F,)
     """
     beta = np.asarray(beta, dtype=np.float64)
     target = np.asarray(target, dtype=np.float64)
@@ -321,7 +388,31 @@ def james_stein_shrink(beta, target, sigma: float, *, order=None, group_size: in
 def shrink_coordinates(B: SubspaceBasis, beta, sigma: float, *, points_are_sample: bool, m: int | None = None,
                        target=None, key=None) -> np.ndarray:
     """The ``basis="auto"`` post-processing: SURE-tuned shrinkage toward the public
-    KME's coordinates for a publishable subset, grouped James–Stein toward 0 otherwise."""
+    KME's coordinates for a publishable subset, grouped James–Stein toward 0 otherwise.
+
+    Parameters
+    ----------
+    B : SubspaceBasis
+        The public basis.
+    beta : ndarray (F,)
+        Noisy coordinates.
+    sigma : float
+        Noise standard deviation.
+    points_are_sample : bool
+        Whether the points are a publishable subset (SURE toward their KME) or
+        not (James–Stein toward 0).
+    m : int, optional
+        Use the first ``m`` points (default: all).
+    target : ndarray (F,), optional
+        A precomputed public target (with ``key``); default
+        :meth:`SubspaceBasis.public_target`.
+    key : ndarray (F,), optional
+        The grouping key / prior shape that goes with ``target``.
+
+    Returns
+    -------
+    ndarray (F,)
+    """
     if target is None:
         target, key = B.public_target(m, points_are_sample=points_are_sample)
     if points_are_sample:
@@ -339,6 +430,25 @@ def project_weights(w, K: np.ndarray, *, constraint: str = "simplex", radius: fl
     projected gradient (FISTA) with step :math:`1/\lambda_{\max}(K)`.
     The result represents the element of the constraint set's span closest to
     the released :math:`\sum w_m k(z_m,\cdot)`; it reads no private data.
+
+    Parameters
+    ----------
+    w : ndarray (M,)
+        Released weights.
+    K : ndarray (M, M)
+        Gram matrix of the points.
+    constraint : {"simplex", "l1"}, default="simplex"
+        The constraint set.
+    radius : float, default=1.0
+        :math:`C` of the L1 ball.
+    max_iter : int, default=500
+        FISTA iterations.
+    tol : float, default=1e-10
+        Stop when no weight moves by more than this.
+
+    Returns
+    -------
+    ndarray (M,)
     """
     w = np.asarray(w, dtype=np.float64)
     check_in(constraint, {"simplex", "l1"}, name="constraint")
@@ -407,6 +517,7 @@ def algorithm1(
     random_state=None,
     basis_cache: SubspaceBasis | None = None,
     noise: str = "numpy",
+    point_domain=None,
 ) -> Release:
     r"""Release a DP weighted synthetic dataset by Algorithm 1 of Balog et al. (2018).
 
@@ -430,8 +541,28 @@ def algorithm1(
         Private data.
     Z : array (M, D), optional
         Public synthetic points. If omitted, ``n_points`` points are drawn from
-        :math:`q = \mathcal N(\text{q\_center}, \text{q\_scale}^2 I)` with the
-        release's public stream (see ``random_state``).
+        :math:`q = \mathcal N(\text{q\_center}, \text{q\_scale}^2 I)` (or
+        from ``point_domain``) with the release's public stream (see
+        ``random_state``).
+    kernel : Kernel
+        Bounded kernel, :math:`k(x,x) \le 1`.
+    epsilon : float
+        Privacy parameter :math:`\varepsilon > 0`.
+    delta : float
+        Privacy parameter :math:`0 < \delta < 1`.
+    n_points : int, optional
+        Number :math:`M` of points to draw when ``Z`` is omitted.
+    q_scale : float, optional
+        Standard deviation of q (public; needed to draw from q).
+    q_center : float or array (D,), optional
+        Mean of q (public; default 0).
+    calibration : {"analytic", "classic"}, default="analytic"
+        Calibration of the Gaussian noise.
+    neighbouring : {"replace-one", "add-remove"}, default="replace-one"
+        Neighbouring relation of the guarantee.
+    sensitivity : {"tight", "paper"}, default="tight"
+        :math:`\sqrt{2a - 2k_{\min}}/N` or the paper's :math:`2/N`
+        (:func:`dpkme.privacy.sensitivity.kme_sensitivity`).
     domain : (lower, upper), optional
         A public box declared to contain every possible row; it lowers the
         "tight" replace-one sensitivity (:func:`dpkme.privacy.sensitivity.kme_sensitivity`).
@@ -447,9 +578,16 @@ def algorithm1(
     basis : {"full", "auto"}
         ``"full"``: the paper's Gram–Schmidt basis. ``"auto"``: the same basis with
         James–Stein shrinkage of the noisy coordinates toward a public target.
+    tol : float, default=DEFAULT_TOL
+        Gram–Schmidt acceptance threshold (:meth:`SubspaceBasis.fit`).
     weights : {"free", "simplex", "l1"}
         Optional post-processing of the released weights onto the simplex or the
         L1 ball of radius ``l1_radius`` (Theorem 11) — closest in RKHS norm.
+    l1_radius : float, default=1.0
+        :math:`C` of the L1 ball.
+    n_private : int, optional
+        Public size :math:`N` (must equal the number of rows under replace-one;
+        the normaliser under add-remove).
     basis_cache : SubspaceBasis, optional
         A basis already fitted on the same ``Z``, kernel and ``tol`` (public work
         can be reused across releases).
@@ -470,6 +608,14 @@ def algorithm1(
         floating-point attacks, from its own cryptographically secure generator:
         it cannot be seeded (an int ``random_state`` is a ValueError), the
         release records ``noise_source="opendp"`` and no seed.
+    point_domain : EmbeddedDomain, optional
+        A declared, public domain (:class:`dpkme.schema.EmbeddedDomain` or any
+        object with ``sample(n, rng)``; see
+        :func:`dpkme.reduced_set.check_domain_object`): when ``Z`` is omitted
+        the ``n_points`` points are ``point_domain.sample(n_points, rng)``
+        with the public stream, i.e. uniform over the declared domain, instead
+        of draws from q (``q_scale`` is then not needed). Not to be confused
+        with ``domain``, the box that tightens the sensitivity.
 
     Returns
     -------
@@ -497,7 +643,17 @@ def algorithm1(
     rng_public, rng_noise = spawn_streams(rng, 2)  # independent streams: points from q, privacy noise
     if noise == "opendp":
         seed, noise_source = None, "opendp"  # OpenDP's own generator: nothing recorded can replay the noise
-    if Z is None:
+    if Z is not None and point_domain is not None:
+        raise ValueError("give either public points Z or a point_domain to draw them from, not both.")
+    if Z is None and point_domain is not None:
+        from ..reduced_set import PointSource
+
+        if n_points is None:
+            raise ValueError("give n_points to draw the points from point_domain.")
+        m = check_positive_int(n_points, name="n_points")
+        Z = PointSource(dim, domain=point_domain).take(m, rng_public)
+        source = "domain"
+    elif Z is None:
         if n_points is None or q_scale is None:
             raise ValueError("give public points Z, or n_points and q_scale to draw them from q.")
         Z = draw_points_from_q(n_points, dim, scale=q_scale, rng=rng_public, center=q_center)
@@ -548,6 +704,17 @@ def uniform_baseline(Z, *, kernel: Kernel) -> Release:
 
     It is a consistent estimator when the public points are a sample of the
     population (Proposition 6); ε = 0 is spent.
+
+    Parameters
+    ----------
+    Z : array (M, D)
+        Public points.
+    kernel : Kernel
+        The kernel of the release.
+
+    Returns
+    -------
+    Release
     """
     Z = check_array(Z, name="Z")
     m = Z.shape[0]
