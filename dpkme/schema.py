@@ -40,10 +40,12 @@ missing values (``missing=``)
     declared imputation value (default: the middle of the range).
 
 Everything that is not a declared value is part of the **declared preprocessing**: numbers outside
-the bounds are clipped to them, integers are rounded, values that are not among the declared
-categories are refused (``missing="error"``) or treated as missing. Because the embedding of a row
-depends on that row and on the schema only, it is a fixed public map and the sensitivity proofs hold
-as stated. :meth:`TableSchema.encode_report` tells the data owner how many cells were clipped,
+the bounds are clipped to them, integers are rounded, dates given as text are read with the column's
+declared ``date_format`` (ISO 8601 by default; never a format guessed from the column), values that are
+not among the declared categories are refused (``missing="error"``) or treated as missing. Every cell is
+read on its own (:func:`parse_dates`; category labels through type-tagged keys, so ``True`` and ``1``
+stay apart), so the embedding of a row depends on that row and on the schema only: it is a fixed public
+map and the sensitivity proofs hold as stated. :meth:`TableSchema.encode_report` tells the data owner how many cells were clipped,
 rounded, imputed or unknown; those counts are statistics of the private data and belong to the
 owner only -- never put them in a release.
 
@@ -76,9 +78,11 @@ Privacy notes
 -------------
 A schema must be declared from public knowledge (a data dictionary, physical or legal ranges, a
 public sample). :func:`suggest_schema` proposes one from public rows, or -- flagged with a
-:class:`~dpkme.privacy.leaks.PrivacyLeakWarning` and recorded in :attr:`TableSchema.data_dependent`
--- from the private rows themselves; :mod:`dpkme.privacy.discovery` releases bounds and category lists
-privately, with a charge for the ledger.
+:class:`~dpkme.privacy.leaks.PrivacyLeakWarning` and recorded field by field in
+:attr:`TableSchema.data_dependent_fields` (the columns in :attr:`TableSchema.data_dependent`) -- from the
+private rows themselves; :mod:`dpkme.privacy.discovery` releases bounds and category lists privately,
+with a charge for the ledger, and :meth:`TableSchema.redeclare` declares them, clearing exactly those
+fields. The schema is published with every release, so each of its fields must be public.
 
 Examples
 --------
@@ -107,7 +111,9 @@ import math
 import numbers
 import warnings
 from dataclasses import KW_ONLY, dataclass, field
+from dataclasses import replace as _dc_replace
 from functools import cached_property
+from types import MappingProxyType
 from typing import Any, Mapping
 
 import numpy as np
@@ -118,6 +124,8 @@ from ._validation import _short, check_array, check_positive_float, check_positi
 __all__ = [
     "KINDS",
     "MISSING_POLICIES",
+    "DATA_FIELDS",
+    "DEFAULT_DATE_FORMAT",
     "SCHEMA_FORMAT",
     "SCHEMA_VERSION",
     "ColumnSpec",
@@ -125,7 +133,9 @@ __all__ = [
     "EmbeddedDomain",
     "EncodeReport",
     "SchemaSuggestion",
+    "DataDependence",
     "suggest_schema",
+    "parse_dates",
     "default_lengthscale",
     "default_similarity",
 ]
@@ -149,7 +159,12 @@ _FALSE_TOKENS = frozenset({"false", "f", "no", "n", "0"})
 _LENGTHSCALE_RANGE = (1e-6, 1e6)
 _MAX_DECIMALS = 12
 _SPEC_FIELDS = ("name", "kind", "lower", "upper", "categories", "missing", "impute", "lengthscale", "similarity",
-                "decimals")
+                "decimals", "date_format")
+#: Fields of a column spec whose value can be read from data (``TableSchema.data_dependent_fields``).
+DATA_FIELDS = _SPEC_FIELDS[1:]
+#: The default ``date_format`` of a datetime column: ISO 8601 text, each cell read on its own.
+DEFAULT_DATE_FORMAT = "ISO8601"
+_FORMAT_PROBE = pd.Timestamp("2001-02-03 04:05:06")
 
 
 # --------------------------------------------------------------------------- small helpers
@@ -228,6 +243,32 @@ def _check_label(value, *, column: str):
     return value
 
 
+def _check_date_format(value, *, column: str) -> str:
+    """A declared date format: "ISO8601" or a strftime format that names the year, month and day."""
+    if value is None:
+        return DEFAULT_DATE_FORMAT
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"date_format of column {_q(column)} must be 'ISO8601' or a strftime format such as "
+                         f"'%d/%m/%Y', got {_short(value)}.")
+    if value == DEFAULT_DATE_FORMAT:
+        return value
+    if value.strip().lower() in ("mixed", "infer", "auto", "guess"):
+        raise ValueError(f"date_format of column {_q(column)} is {value!r}: a date format is declared, never guessed "
+                         "from the cells (a guessed reading of one row could depend on the others); write "
+                         "'ISO8601' or an explicit format such as '%d/%m/%Y'.")
+    try:
+        text = _FORMAT_PROBE.strftime(value)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            back = pd.to_datetime(text, format=value)
+    except (ValueError, TypeError, OverflowError):
+        back = None
+    if back is None or back.date() != _FORMAT_PROBE.date():
+        raise ValueError(f"date_format of column {_q(column)} is {value!r}, which does not name the year, month and "
+                         "day (e.g. '%d/%m/%Y', '%m/%d/%Y %H:%M', '%Y%m%d'); use 'ISO8601' for ISO dates.")
+    return value
+
+
 def _nice_step(span: float) -> float:
     step = 10.0 ** math.floor(math.log10(span))
     if span / step <= 2.5:
@@ -288,6 +329,14 @@ class ColumnSpec:
         Precision of a continuous column (decoded values are rounded to this many decimals; negative:
         tens, hundreds, ...) or of a datetime column in days (default: whole days). Integer, categorical
         and boolean columns need none.
+    date_format : str, optional
+        How the text cells of a datetime column are read (datetime columns only; default
+        ``"ISO8601"``): ``"ISO8601"`` (``2020-04-03``, ``2020-04-03T10:30``, ``2020-04-03 10:30+02:00``, ...)
+        or an explicit :func:`~datetime.datetime.strftime` format naming the year, month and day, such as
+        ``"%d/%m/%Y"``. **Declared, never guessed**: each cell is parsed on its own with this format
+        (:func:`parse_dates`), so how one row is read never depends on the other rows (a format guessed
+        from the column would let one row flip the day/month reading of all the others). Cells with a
+        time zone are converted to UTC.
 
     Examples
     --------
@@ -295,6 +344,8 @@ class ColumnSpec:
     (2007.0, 2009.0)
     >>> ColumnSpec("date", "datetime", lower="2012-01-01", upper="2015-12-31").bounds
     (15340.0, 16800.0)
+    >>> ColumnSpec("date", "datetime", lower="2012-01-01", upper="2015-12-31", date_format="%d/%m/%Y").date_format
+    '%d/%m/%Y'
     >>> ColumnSpec("island", "categorical", categories=["Biscoe", "Dream"], missing="category").levels
     ('Biscoe', 'Dream', None)
     >>> ColumnSpec("mass", "continuous", lower=10, upper=5)
@@ -314,6 +365,7 @@ class ColumnSpec:
     lengthscale: float | None = None
     similarity: float | None = None
     decimals: int | None = None
+    date_format: str | None = None
 
     def __post_init__(self):
         set_ = object.__setattr__
@@ -329,6 +381,11 @@ class ColumnSpec:
             self._init_numeric(set_)
         else:
             self._init_discrete(set_)
+        if self.kind == "datetime":
+            set_(self, "date_format", _check_date_format(self.date_format, column=col))
+        elif self.date_format is not None:
+            raise ValueError(f"column {_q(col)} is {self.kind}: date_format applies to datetime columns only; leave it "
+                             "out.")
         if self.lengthscale is not None:
             if self.kind not in _NUMERIC_KINDS:
                 raise ValueError(f"column {_q(col)} is {self.kind}: it has no lengthscale; declare its "
@@ -493,7 +550,7 @@ class ColumnSpec:
         return self.impute if self.missing == "impute" else None
 
     def to_dict(self) -> dict:
-        """JSON-able form (declared values only; ``None`` fields left out)."""
+        """JSON-able form (declared values only; ``None`` fields and the default ``date_format`` left out)."""
         d: dict[str, Any] = {"name": self.name, "kind": self.kind}
         for key in ("lower", "upper"):
             if getattr(self, key) is not None:
@@ -504,6 +561,8 @@ class ColumnSpec:
         for key in ("impute", "lengthscale", "similarity", "decimals"):
             if getattr(self, key) is not None:
                 d[key] = getattr(self, key)
+        if self.kind == "datetime" and self.date_format != DEFAULT_DATE_FORMAT:
+            d["date_format"] = self.date_format
         return d
 
     @classmethod
@@ -924,35 +983,147 @@ def _numeric_cells(series: pd.Series, spec: ColumnSpec) -> tuple[np.ndarray, np.
     return values, missing
 
 
-def _datetime_cells(series: pd.Series, spec: ColumnSpec) -> tuple[np.ndarray, np.ndarray]:
-    """Days since 1970-01-01 (NaN where missing) and the missing mask of a datetime column."""
-    col = spec.name
+def _text_cells(series: pd.Series) -> tuple[pd.Series, np.ndarray]:
+    """Cells as objects (text stripped) and the mask of missing ones (None/NaN/NaT or a missing token)."""
+    obj = series.astype(object)
+    text = obj.map(lambda v: v.strip() if isinstance(v, str) else v)
+    missing = (obj.isna() | text.map(lambda v: isinstance(v, str) and v.lower() in _MISSING_TOKENS)).to_numpy(dtype=bool)
+    return text, missing
+
+
+def _parse_date_cells(series: pd.Series, date_format: str, *, column: str | None = None
+                      ) -> tuple[pd.Series, np.ndarray, np.ndarray]:
+    """(naive UTC datetime64[ns] Series, missing mask, unreadable mask): each cell parsed on its own."""
+    where = f"column {_q(column)}" if column is not None else "the values"
     if pd.api.types.is_datetime64_any_dtype(series):
         ts = series
         if getattr(series.dt, "tz", None) is not None:
             ts = series.dt.tz_convert("UTC").dt.tz_localize(None)
-        missing = ts.isna().to_numpy()
-    elif pd.api.types.is_bool_dtype(series) or pd.api.types.is_numeric_dtype(series):
-        raise ValueError(f"column {_q(col)} is declared datetime but holds numbers (dtype {series.dtype}); "
-                         "convert them to dates (pandas.to_datetime) or declare the column continuous/integer.")
-    else:
-        obj = series.astype(object)
-        text = obj.map(lambda v: v.strip() if isinstance(v, str) else v)
-        missing = (obj.isna() | text.map(lambda v: isinstance(v, str) and v.lower() in _MISSING_TOKENS)).to_numpy()
-        cells = text.where(~missing, None)
+        raw = ts.to_numpy()
+        missing = np.isnat(raw)
+        ts = pd.Series(_as_ns(raw), index=series.index, dtype="datetime64[ns]")
+        return ts, missing, ts.isna().to_numpy(dtype=bool) & ~missing
+    if pd.api.types.is_bool_dtype(series) or pd.api.types.is_numeric_dtype(series):
+        raise ValueError(f"{where} holds numbers (dtype {series.dtype}), not dates; convert them to dates (e.g. "
+                         "parse_dates of their text) or declare the column continuous/integer.")
+    text, missing = _text_cells(series)
+    cells = text.tolist()
+    out = np.full(len(cells), np.datetime64("NaT"), dtype="datetime64[ns]")
+    strings = [pos for pos, v in enumerate(cells) if isinstance(v, str) and not missing[pos]]
+    if strings:
+        # one explicit format for every cell: pandas reads each element on its own (no format inference);
+        # distinct strings are parsed once and mapped back
+        uniq, inverse = np.unique(np.array([cells[pos] for pos in strings], dtype=object), return_inverse=True)
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)     # "could not infer format": handled below
-            ts = pd.to_datetime(cells, errors="coerce", utc=True).dt.tz_localize(None).astype("datetime64[ns]")
-            failed = ts.isna().to_numpy() & ~missing
-            if failed.any():
-                retry = pd.to_datetime(cells[failed], errors="coerce", format="mixed", utc=True)
-                ts[failed] = retry.dt.tz_localize(None).astype("datetime64[ns]")
-        bad = ts.isna().to_numpy() & ~missing
-        if bad.any():
-            pos = int(np.argmax(bad))
-            raise ValueError(f"column {_q(col)} is declared datetime but {_short(obj.iloc[pos])} in "
-                             f"{_row_label(series, pos)} is not a date ({int(bad.sum())} cell(s)); write dates as "
-                             "'YYYY-MM-DD', or declare the column categorical.")
+            warnings.simplefilter("ignore", UserWarning)
+            parsed = pd.to_datetime(uniq, format=date_format, errors="coerce", utc=True)
+        parsed = _as_ns(parsed.tz_localize(None).to_numpy())
+        # pandas reads "now" and "today" as the current time, whatever the format: not a date of the row
+        parsed[np.isin(uniq, np.array(["now", "today"], dtype=object))] = np.datetime64("NaT")
+        out[np.asarray(strings)] = parsed[inverse.ravel()]
+    for pos, v in enumerate(cells):
+        if not missing[pos] and not isinstance(v, str):
+            out[pos] = _date_object(v)
+    ts = pd.Series(out, index=series.index, dtype="datetime64[ns]")
+    bad = ts.isna().to_numpy(dtype=bool) & ~missing
+    return ts, missing, bad
+
+
+_NS_RANGE = (np.datetime64("1677-09-22", "us"), np.datetime64("2262-04-11", "us"))
+
+
+def _as_ns(arr: np.ndarray) -> np.ndarray:
+    """datetime64 values as datetime64[ns], element by element; NaT where they do not fit (years 1677-2262)."""
+    ok = (arr >= _NS_RANGE[0]) & (arr <= _NS_RANGE[1])
+    out = np.full(arr.shape, np.datetime64("NaT"), dtype="datetime64[ns]")
+    out[ok] = arr[ok].astype("datetime64[ns]")
+    return out
+
+
+def _date_object(v):
+    """A datetime/date/Timestamp/datetime64 cell as a naive UTC datetime64[ns]; NaT for anything else."""
+    if isinstance(v, (bool, np.bool_, numbers.Number)) or not isinstance(v, (_dt.date, np.datetime64)):
+        return np.datetime64("NaT")
+    try:
+        ts = pd.Timestamp(v)
+        if ts.tzinfo is not None:
+            ts = ts.tz_convert("UTC").tz_localize(None)
+        return np.datetime64("NaT") if pd.isna(ts) else ts.as_unit("ns").to_datetime64()
+    except (ValueError, TypeError, OverflowError):
+        return np.datetime64("NaT")
+
+
+def parse_dates(values, *, date_format: str = DEFAULT_DATE_FORMAT, errors: str = "coerce") -> pd.Series:
+    r"""Read a column of dates **cell by cell** with a declared format (the reading of :class:`TableSchema`).
+
+    Every cell is parsed on its own with ``date_format``, so the date a cell becomes depends on that
+    cell and the declared format only -- never on the other rows. (``pandas.to_datetime`` without a
+    format guesses one from the first cell and applies it to the whole column: with rows
+    ``["13/04/2020", "03/04/2020", ...]`` the later rows read as April 3, and replacing only the first
+    row by ``"12/25/2020"`` turns them into March 4. On private rows that makes the embedding of every
+    row depend on one row.) Use this function wherever private dates are read.
+
+    Parameters
+    ----------
+    values : array-like or pandas.Series
+        Text (stripped; ``""``, ``"NA"``, ``"null"``, ... are missing), ``datetime``/``date``/Timestamp
+        objects, or a datetime64 column (time-zone aware values are converted to UTC).
+    date_format : str, default="ISO8601"
+        ``"ISO8601"`` or an explicit strftime format such as ``"%d/%m/%Y"`` (it must name the year,
+        month and day; ``"mixed"`` and other guesses are refused). A cell with a UTC offset is converted
+        to UTC; the result is naive (UTC).
+    errors : {"coerce", "raise"}, default="coerce"
+        ``"coerce"``: a cell that is not a date in the declared format becomes ``NaT`` (as a missing
+        cell does); ``"raise"``: a ValueError naming the first such cell, its row and the number of them.
+
+    Returns
+    -------
+    pandas.Series
+        ``datetime64[ns]``, the index of ``values`` (when a Series), ``NaT`` where missing. Days since
+        1970-01-01: ``(out - pd.Timestamp("1970-01-01")) / pd.Timedelta(days=1)``.
+
+    Examples
+    --------
+    >>> parse_dates(["13/04/2020", "03/04/2020", ""], date_format="%d/%m/%Y").dt.strftime("%b %d").tolist()
+    ['Apr 13', 'Apr 03', nan]
+    >>> parse_dates(["12/25/2020", "03/04/2020"], date_format="%m/%d/%Y").dt.strftime("%b %d").tolist()
+    ['Dec 25', 'Mar 04']
+    >>> parse_dates(["2020-04-03T10:30", "2020-04-03 10:30+02:00"]).tolist()
+    [Timestamp('2020-04-03 10:30:00'), Timestamp('2020-04-03 08:30:00')]
+    """
+    if errors not in ("coerce", "raise"):
+        raise ValueError(f"errors must be 'coerce' or 'raise', got {_short(errors)}.")
+    fmt = _check_date_format(date_format, column="values")
+    if isinstance(values, (str, bytes)):
+        raise ValueError("values must be a column of dates (a list, array or Series), not one string.")
+    if isinstance(values, pd.DataFrame):
+        raise ValueError("values must be one column (a Series), not a DataFrame.")
+    series = values if isinstance(values, pd.Series) else pd.Series(
+        values.tolist() if isinstance(values, (np.ndarray, pd.Index)) and values.dtype == object else values)
+    if np.ndim(series) != 1:
+        raise ValueError(f"values must be 1-D (one column), got shape {np.shape(series)}.")
+    ts, _, bad = _parse_date_cells(series, fmt)
+    if errors == "raise" and bad.any():
+        pos = int(np.argmax(bad))
+        raise ValueError(f"{_short(series.iloc[pos])} in {_row_label(series, pos)} is not a date in the declared "
+                         f"format {fmt!r} ({int(bad.sum())} cell(s)); fix those cells or declare their format.")
+    return ts
+
+
+def _datetime_cells(series: pd.Series, spec: ColumnSpec) -> tuple[np.ndarray, np.ndarray]:
+    """Days since 1970-01-01 (NaN where missing) and the missing mask of a datetime column (cell by cell)."""
+    col = spec.name
+    if (pd.api.types.is_bool_dtype(series) or pd.api.types.is_numeric_dtype(series)) \
+            and not pd.api.types.is_datetime64_any_dtype(series):
+        raise ValueError(f"column {_q(col)} is declared datetime but holds numbers (dtype {series.dtype}); "
+                         "convert them to dates (dpkme.schema.parse_dates) or declare the column continuous/integer.")
+    ts, missing, bad = _parse_date_cells(series, spec.date_format, column=col)
+    if bad.any():
+        pos = int(np.argmax(bad))
+        raise ValueError(f"column {_q(col)} is declared datetime but {_short(series.astype(object).iloc[pos])} in "
+                         f"{_row_label(series, pos)} is not a date in the declared format {spec.date_format!r} "
+                         f"({int(bad.sum())} cell(s)); fix those cells, declare the column's date_format (e.g. "
+                         "'%d/%m/%Y'), or declare the column categorical.")
     delta = (ts - _EPOCH) / _DAY
     values = pd.to_numeric(delta, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
     return values, missing
@@ -967,43 +1138,156 @@ def _normalise_label(v):
     return v
 
 
+def _label_key(v):
+    """A cell's canonical, type-tagged key: ``True`` and ``1`` (equal and hash-equal in Python) stay apart."""
+    v = _normalise_label(v)
+    try:
+        hash(v)
+    except TypeError:
+        return ("unhashable", repr(v)), v
+    return (type(v).__name__, v), v
+
+
+def _level_index(v, spec: ColumnSpec, exact: dict, by_text: dict) -> int:
+    """Level of one (normalised) cell: ``>= 0`` a declared category, ``-1`` missing, ``-2`` unknown."""
+    if spec.kind == "boolean":
+        if isinstance(v, bool):
+            return int(v)
+        if isinstance(v, int) and v in (0, 1):
+            return v
+        if isinstance(v, str) and v.lower() in _TRUE_TOKENS:
+            return 1
+        if isinstance(v, str) and v.lower() in _FALSE_TOKENS:
+            return 0
+        return -1 if (isinstance(v, str) and v.lower() in _MISSING_TOKENS) else -2
+    if isinstance(v, bool):
+        idx = -2
+    else:
+        try:
+            idx = exact.get((type(v), v), -2)
+        except TypeError:                                # unhashable cell
+            idx = -2
+    if idx == -2:
+        idx = by_text.get(str(v), -2)
+    if idx == -2 and isinstance(v, str) and v == "":
+        idx = -1
+    return idx
+
+
 def _level_codes(series: pd.Series, spec: ColumnSpec) -> tuple[np.ndarray, dict]:
-    """Level index per row: ``>= 0`` a declared category, ``-1`` missing, ``-2`` unknown; and unknown examples."""
-    codes, uniques = pd.factorize(series.astype(object), use_na_sentinel=True)
+    """Level index per row: ``>= 0`` a declared category, ``-1`` missing, ``-2`` unknown; and unknown examples.
+
+    Each cell is mapped on its own, through a type-tagged key (no ``pandas.factorize``, which merges
+    ``True`` with ``1`` and ``1.0`` and lets the first of them decide how all are read).
+    """
     cats = spec.categories
     exact = {(type(c), c): i for i, c in enumerate(cats)}
     by_text = {str(c): i for i, c in enumerate(cats)}
-    mapping = np.empty(len(uniques) + 1, dtype=np.int64)
-    mapping[-1] = -1                              # factorize's NA sentinel
-    unknown_codes: list[int] = []
-    for u, raw in enumerate(uniques):
-        v = _normalise_label(raw)
-        if spec.kind == "boolean":
-            if isinstance(v, bool):
-                idx = int(v)
-            elif isinstance(v, int) and v in (0, 1):
-                idx = v
-            elif isinstance(v, str) and v.lower() in _TRUE_TOKENS:
-                idx = 1
-            elif isinstance(v, str) and v.lower() in _FALSE_TOKENS:
-                idx = 0
-            else:
-                idx = -1 if (isinstance(v, str) and v.lower() in _MISSING_TOKENS) else -2
-        else:
-            idx = exact.get((type(v), v), -2) if not isinstance(v, bool) else -2
-            if idx == -2:
-                idx = by_text.get(str(v), -2)
-            if idx == -2 and isinstance(v, str) and v == "":
-                idx = -1
-        if idx == -2:
-            unknown_codes.append(u)
-        mapping[u] = idx
-    out = mapping[codes]
+    levels: dict = {}
     unknown: dict = {}
-    if unknown_codes:
-        per_code = np.bincount(codes[codes >= 0], minlength=len(uniques))
-        unknown = {_plain(uniques[u]): int(per_code[u]) for u in unknown_codes}
-    return out, unknown
+    out = np.empty(len(series), dtype=np.int64)
+    for pos, raw in enumerate(series.astype(object).tolist()):
+        if _is_missing_scalar(raw):
+            out[pos] = -1
+            continue
+        key, v = _label_key(raw)
+        idx = levels.get(key)
+        if idx is None:
+            idx = levels[key] = _level_index(v, spec, exact, by_text)
+        if idx == -2:
+            shown = _plain(raw)
+            unknown[key] = (shown, unknown.get(key, (shown, 0))[1] + 1)
+        out[pos] = idx
+    return out, dict(unknown.values())
+
+
+# --------------------------------------------------------------------------- data dependence
+def _applicable_fields(spec: ColumnSpec) -> frozenset:
+    """The fields of ``spec`` that carry a value for its kind and missing policy (those that can be data)."""
+    out = {"kind", "missing"}
+    if spec.is_numeric:
+        out |= {"lower", "upper", "lengthscale"}
+        if spec.kind != "integer":
+            out.add("decimals")
+        if spec.kind == "datetime":
+            out.add("date_format")
+        if spec.missing != "error":
+            out.add("impute")
+        if spec.missing == "category":
+            out.add("similarity")
+    else:
+        out.add("similarity")
+        if spec.kind == "categorical":
+            out.add("categories")
+        if spec.missing == "impute":
+            out.add("impute")
+    return frozenset(out)
+
+
+def _field_names(value, *, what: str) -> set:
+    if isinstance(value, (str, bytes)) or isinstance(value, Mapping):
+        raise ValueError(f"{what} must be a collection of field names such as ['lower', 'upper'], got {_short(value)}.")
+    try:
+        names = {str(f) for f in value}
+    except TypeError:
+        raise ValueError(f"{what} must be a collection of field names such as ['lower', 'upper'], got "
+                         f"{_short(value)}.") from None
+    unknown = sorted(names - set(DATA_FIELDS))
+    if unknown:
+        raise ValueError(f"{what} names unknown field(s) {unknown}; the fields of a column spec are {list(DATA_FIELDS)}.")
+    return names
+
+
+class DataDependence(tuple):
+    r"""Which declared values of a schema were read from the private rows: column names, with their fields.
+
+    A tuple of the column names (in schema order) -- so ``bool(...)``, ``name in ...``, ``list(...)`` and
+    ``== ()`` answer "is anything data-dependent" as before -- whose :attr:`fields` maps every name to the
+    frozenset of :class:`ColumnSpec` fields (:data:`DATA_FIELDS`: ``"kind"``, ``"lower"``, ``"upper"``,
+    ``"categories"``, ``"missing"``, ``"decimals"``, ...) that were read from the private rows. Built by
+    :class:`TableSchema` from its ``data_dependent`` argument; two instances are equal when their names
+    and fields are.
+
+    Parameters
+    ----------
+    fields : mapping, optional
+        Column name -> iterable of field names (already validated against the schema).
+
+    Examples
+    --------
+    >>> d = DataDependence({"age": {"lower", "upper"}})
+    >>> d == ("age",), "age" in d, sorted(d.fields["age"])
+    (True, True, ['lower', 'upper'])
+    """
+
+    def __new__(cls, fields: Mapping | None = None):
+        fields = {str(k): frozenset(v) for k, v in dict(fields or {}).items() if v}
+        obj = super().__new__(cls, tuple(fields))
+        obj._fields = MappingProxyType(fields)
+        return obj
+
+    @property
+    def fields(self) -> Mapping:
+        """Column name -> frozenset of the fields read from the private rows (read-only)."""
+        return self._fields
+
+    def __eq__(self, other):
+        if isinstance(other, DataDependence):
+            return tuple(self) == tuple(other) and dict(self._fields) == dict(other._fields)
+        return tuple.__eq__(self, other)
+
+    def __ne__(self, other):
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    def __hash__(self):
+        return hash((tuple(self), frozenset(self._fields.items())))
+
+    def __reduce__(self):
+        return (DataDependence, ({k: set(v) for k, v in self._fields.items()},))
+
+    def __repr__(self) -> str:
+        return "DataDependence({" + ", ".join(f"{k!r}: {sorted(v)}" for k, v in self._fields.items()) + "})"
 
 
 # --------------------------------------------------------------------------- TableSchema
@@ -1017,10 +1301,14 @@ class TableSchema:
     ----------
     columns : sequence of ColumnSpec
         The declared columns, in the order of the embedding (at least one; names unique).
-    data_dependent : sequence of str, default=()
-        Columns whose declared values were read from the **private** rows (set by
-        :func:`suggest_schema` without public rows). A release that uses such a schema is not
-        differentially private; :meth:`replace_column` clears a column once it is re-declared.
+    data_dependent : sequence of str or mapping, default=()
+        Which declared values were read from the **private** rows (set by :func:`suggest_schema`
+        without public rows): a mapping column name -> the fields read from them (e.g.
+        ``{"age": ["kind", "lower", "upper"]}``), or a sequence of column names, each meaning *every*
+        field of that column (:data:`DATA_FIELDS` that apply to its kind). Stored as a
+        :class:`DataDependence`: a tuple of the names (as before) with the fields in ``.fields``
+        (:attr:`data_dependent_fields`). A release that uses such a schema is not differentially
+        private; :meth:`redeclare` and :meth:`replace_column` clear exactly the fields they re-declare.
     uniform_sq_distance : float, default=1.0
         Target :math:`s` of the public default scales (:func:`default_lengthscale`,
         :func:`default_similarity`): the expected squared embedded distance of two uniform draws from
@@ -1034,6 +1322,9 @@ class TableSchema:
     (('x', 'ok'), 4)
     >>> round(schema.lengthscale("x"), 4), round(schema.similarity("ok"), 4)
     (0.5774, 0.6873)
+    >>> flagged = TableSchema(schema.columns, data_dependent={"x": ["lower", "upper"]})
+    >>> flagged.data_dependent, flagged.data_dependent_fields == {"x": {"lower", "upper"}}
+    (DataDependence({'x': ['lower', 'upper']}), True)
     """
 
     columns: tuple
@@ -1056,15 +1347,54 @@ class TableSchema:
         if dup:
             raise ValueError(f"column(s) {dup} are declared more than once; declare each column once.")
         object.__setattr__(self, "columns", cols)
-        if isinstance(self.data_dependent, str):
-            raise ValueError("data_dependent must be a sequence of column names, not one string.")
-        dd = tuple(str(n) for n in self.data_dependent)
-        stray = [n for n in dd if n not in names]
-        if stray:
-            raise ValueError(f"data_dependent names column(s) {stray} that the schema does not declare.")
-        object.__setattr__(self, "data_dependent", tuple(n for n in names if n in dd))
+        object.__setattr__(self, "data_dependent", self._check_dependence(self.data_dependent, cols))
         object.__setattr__(self, "uniform_sq_distance",
                            check_positive_float(self.uniform_sq_distance, name="uniform_sq_distance"))
+
+    @staticmethod
+    def _check_dependence(dd, cols) -> DataDependence:
+        specs = {c.name: c for c in cols}
+        if isinstance(dd, (str, bytes)):
+            raise ValueError("data_dependent must be a sequence of column names (or a mapping column -> fields), "
+                             "not one string.")
+        if isinstance(dd, DataDependence):
+            raw = dict(dd.fields)
+        elif isinstance(dd, Mapping):
+            raw = {str(k): v for k, v in dd.items()}
+        elif dd is None:
+            raw = {}
+        else:
+            try:
+                raw = {str(n): None for n in dd}
+            except TypeError:
+                raise ValueError(f"data_dependent must be a sequence of column names or a mapping column -> fields, "
+                                 f"got {_short(dd)}.") from None
+        stray = [n for n in raw if n not in specs]
+        if stray:
+            raise ValueError(f"data_dependent names column(s) {stray} that the schema does not declare.")
+        out = {}
+        for name in specs:
+            if name not in raw:
+                continue
+            spec, value = specs[name], raw[name]
+            applicable = _applicable_fields(spec)
+            if value is None:
+                fields = set(applicable)
+            else:
+                fields = _field_names(value, what=f"data_dependent of column {_q(name)}")
+                extra = sorted(fields - applicable)
+                if extra:
+                    raise ValueError(f"data_dependent names field(s) {extra} of column {_q(name)} that its "
+                                     f"declaration does not have (a {spec.kind} column with missing={spec.missing!r} "
+                                     f"has {sorted(applicable)}).")
+            if fields:
+                out[name] = fields
+        return DataDependence(out)
+
+    @property
+    def data_dependent_fields(self) -> dict:
+        """Column name -> frozenset of its fields read from the private rows (columns without any left out)."""
+        return dict(self.data_dependent.fields)
 
     # ---- basic views
     @property
@@ -1126,11 +1456,30 @@ class TableSchema:
             return spec.similarity
         return default_similarity(spec, n_columns=len(self), uniform_sq_distance=self.uniform_sq_distance)
 
-    def kernel(self):
-        """The mixed kernel on embedded rows: :class:`dpkme.GaussianKernel` with length scale 1."""
-        from .kernels.kernel import GaussianKernel
+    def kernel(self, *, kind: str = "product", **options):
+        r"""The mixed kernel on embedded rows: the product kernel, or an additive kernel of the columns.
 
-        return GaussianKernel(lengthscale=1.0)
+        ``kind="product"`` (default): :class:`dpkme.GaussianKernel` with length scale 1,
+        :math:`\exp(-\|e(x)-e(y)\|^2/2)`. ``kind="additive"``: one-column, pair and product terms
+        (:func:`dpkme.kernels.additive.table_kernel`, which takes the ``options``). Both have
+        :math:`k(x,x) = 1` and are computed from the schema alone.
+
+        Parameters
+        ----------
+        kind : {"product", "additive"}, default="product"
+            The kernel.
+        **options
+            Options of :func:`~dpkme.kernels.additive.table_kernel` (``kind="additive"`` only).
+
+        Returns
+        -------
+        Kernel
+        """
+        from .kernels.additive import table_kernel
+
+        if kind == "product" and options:
+            raise ValueError(f"the product kernel takes no options, got {sorted(options)}; use kind='additive'.")
+        return table_kernel(self, kind=kind, **options)
 
     @cached_property
     def _layout(self) -> tuple[_Layout, ...]:
@@ -1256,12 +1605,14 @@ class TableSchema:
              "rounded": 0}
         if spec.missing == "error":
             if c["unknown"]:
-                shown = ", ".join(f"{_short(v)} ({n} cell(s))" for v, n in list(unknown.items())[:5])
-                more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+                shown = ", ".join(_short(v) for v in list(unknown)[:3]) + (", ..." if len(unknown) > 3 else "")
                 raise ValueError(
-                    f"column {_q(spec.name)} holds {len(unknown)} value(s) that are not among its declared "
-                    f"categories: {shown}{more}; add them to the declared categories, or set missing='category' "
-                    "(unknown values then join the missing level) or missing='impute'.")
+                    f"column {_q(spec.name)} holds {c['unknown']} cell(s) whose value is not among its declared "
+                    f"categories (e.g. {shown}; owner-only: private values). Declare missing='category' (such "
+                    "values then join the missing level) or missing='impute' with a declared value. Add a value to "
+                    "the categories only if it is known publicly (a code book, a public sample): a category taken "
+                    "from the private rows makes the schema data-dependent (after a private discovery, a category it "
+                    "did not release is one of those), and a release with it is not differentially private.")
             if c["missing"]:
                 self._missing_error(spec, s, missing)
         fill = len(spec.categories) if spec.missing == "category" else (
@@ -1281,7 +1632,8 @@ class TableSchema:
         ----------
         df : pandas.DataFrame
             The table (object, string, category, bool, integer, float or datetime columns; dates given
-            as text are parsed, time-zone aware ones converted to UTC).
+            as text are read cell by cell with the column's declared ``date_format``, time-zone aware ones
+            converted to UTC).
 
         Returns
         -------
@@ -1382,11 +1734,18 @@ class TableSchema:
 
     # ---- JSON
     def to_dict(self) -> dict:
-        """JSON-able form: ``{"format", "version", "columns": [...], "data_dependent", "uniform_sq_distance"}``."""
-        return {"format": SCHEMA_FORMAT, "version": SCHEMA_VERSION,
-                "columns": [c.to_dict() for c in self.columns],
-                "data_dependent": list(self.data_dependent),
-                "uniform_sq_distance": self.uniform_sq_distance}
+        """JSON-able form: ``{"format", "version", "columns": [...], "data_dependent", "uniform_sq_distance"}``.
+
+        ``data_dependent`` lists the flagged column names (as before); when it is not empty,
+        ``data_dependent_fields`` maps each of them to its sorted field names.
+        """
+        d = {"format": SCHEMA_FORMAT, "version": SCHEMA_VERSION,
+             "columns": [c.to_dict() for c in self.columns],
+             "data_dependent": list(self.data_dependent),
+             "uniform_sq_distance": self.uniform_sq_distance}
+        if self.data_dependent:
+            d["data_dependent_fields"] = {n: sorted(f) for n, f in self.data_dependent.fields.items()}
+        return d
 
     @classmethod
     def from_dict(cls, d: Mapping) -> "TableSchema":
@@ -1409,13 +1768,24 @@ class TableSchema:
         if d.get("version") != SCHEMA_VERSION:
             raise ValueError(f"schema version {_short(d.get('version'))} is not supported (this dpkme reads version "
                              f"{SCHEMA_VERSION}); re-export the schema with this version.")
-        unknown = sorted(set(d) - {"format", "version", "columns", "data_dependent", "uniform_sq_distance"})
+        unknown = sorted(set(d) - {"format", "version", "columns", "data_dependent", "data_dependent_fields",
+                                   "uniform_sq_distance"})
         if unknown:
             raise ValueError(f"the schema has unknown field(s) {unknown}.")
         cols = d.get("columns")
         if not isinstance(cols, list):
             raise ValueError("the schema's 'columns' must be a list of column specs.")
-        return cls(tuple(ColumnSpec.from_dict(c) for c in cols), data_dependent=tuple(d.get("data_dependent", ())),
+        names = d.get("data_dependent", ())
+        if isinstance(names, (str, bytes)) or not isinstance(names, (list, tuple)):
+            raise ValueError(f"the schema's 'data_dependent' must be a list of column names, got {_short(names)}.")
+        dependent: Any = tuple(names)
+        if "data_dependent_fields" in d:
+            fields = d["data_dependent_fields"]
+            if not isinstance(fields, Mapping) or sorted(map(str, fields)) != sorted(map(str, names)):
+                raise ValueError("the schema's 'data_dependent_fields' must map exactly the columns listed in "
+                                 f"'data_dependent' ({list(names)}) to their field names, got {_short(fields)}.")
+            dependent = dict(fields)
+        return cls(tuple(ColumnSpec.from_dict(c) for c in cols), data_dependent=dependent,
                    uniform_sq_distance=d.get("uniform_sq_distance", 1.0))
 
     def to_json(self, *, indent: int | None = 2) -> str:
@@ -1456,27 +1826,85 @@ class TableSchema:
         return cls.from_dict(d)
 
     # ---- editing and display
-    def replace_column(self, spec: ColumnSpec) -> "TableSchema":
-        """A copy with the column of the same name re-declared (and no longer marked data-dependent).
+    def replace_column(self, spec: ColumnSpec, *, declared=None) -> "TableSchema":
+        """A copy with the column of the same name re-declared; its data-dependent fields cleared where re-declared.
+
+        A field counts as re-declared when its value differs from the current declaration, or when it is
+        listed in ``declared``. The other fields keep their flag (:attr:`data_dependent_fields`): a copy
+        of a suggested column with new bounds still has, e.g., the kind read from the private rows.
 
         Parameters
         ----------
         spec : ColumnSpec
             The new declaration; its name must be a column of the schema.
+        declared : collection of str or "all", optional
+            Fields (:data:`DATA_FIELDS`) whose values -- changed or not -- are now declared from public
+            knowledge or released privately; ``"all"``: the whole column is.
 
         Returns
         -------
         TableSchema
+
+        Examples
+        --------
+        >>> s = TableSchema([ColumnSpec("age", "integer", lower=20, upper=60)],
+        ...                 data_dependent={"age": ["kind", "lower", "upper"]})
+        >>> s.replace_column(ColumnSpec("age", "integer", lower=0, upper=120)).data_dependent
+        DataDependence({'age': ['kind']})
+        >>> s.replace_column(ColumnSpec("age", "integer", lower=0, upper=120), declared="all").data_dependent
+        DataDependence({})
         """
         if not isinstance(spec, ColumnSpec):
             raise ValueError(f"spec must be a ColumnSpec, got {_short(spec)}.")
-        self[spec.name]
+        old = self[spec.name]
+        flags = set(self.data_dependent.fields.get(spec.name, ()))
+        if isinstance(declared, str) and declared == "all":
+            flags = set()
+        elif declared is not None:
+            flags -= _field_names(declared, what="declared")
+        flags -= {f for f in DATA_FIELDS if getattr(old, f) != getattr(spec, f)}
+        flags &= _applicable_fields(spec)
+        fields = {n: set(f) for n, f in self.data_dependent.fields.items()}
+        fields[spec.name] = flags
         cols = tuple(spec if c.name == spec.name else c for c in self.columns)
-        return TableSchema(cols, data_dependent=tuple(n for n in self.data_dependent if n != spec.name),
-                           uniform_sq_distance=self.uniform_sq_distance)
+        return TableSchema(cols, data_dependent=fields, uniform_sq_distance=self.uniform_sq_distance)
+
+    def redeclare(self, name: str, **changes) -> "TableSchema":
+        """A copy with some fields of one column declared anew (from public knowledge or a private release).
+
+        Exactly the given fields are cleared from the column's data-dependent fields; the others keep
+        their values and flags. Use it to declare privately discovered values
+        (:mod:`dpkme.privacy.discovery`): ``schema.redeclare("age", lower=b.lower, upper=b.upper)``.
+
+        Parameters
+        ----------
+        name : str
+            A column of the schema.
+        **changes
+            New values of :class:`ColumnSpec` fields (e.g. ``lower=0, upper=120`` or ``categories=[...]``);
+            the column is validated again.
+
+        Returns
+        -------
+        TableSchema
+
+        Examples
+        --------
+        >>> s = TableSchema([ColumnSpec("age", "integer", lower=20, upper=60)], data_dependent=["age"])
+        >>> sorted(s.data_dependent_fields["age"])            # a name alone: every field of the column
+        ['kind', 'lengthscale', 'lower', 'missing', 'upper']
+        >>> sorted(s.redeclare("age", lower=0, upper=120).data_dependent_fields["age"])
+        ['kind', 'lengthscale', 'missing']
+        """
+        spec = self[name]
+        if not changes:
+            raise ValueError(f"redeclare of column {_q(name)} needs the fields to declare, e.g. lower=0, upper=100.")
+        _field_names(tuple(changes), what=f"redeclare of column {_q(name)}")
+        return self.replace_column(_dc_replace(spec, **changes), declared=tuple(changes))
 
     def describe(self) -> pd.DataFrame:
-        """A public summary, one row per column: kind, declared domain, missing policy, kernel scales."""
+        """A public summary, one row per column: kind, declared domain, missing policy, kernel scales, and the
+        fields read from the private rows (if any)."""
         rows = []
         for lay in self._layout:
             spec = lay.spec
@@ -1491,6 +1919,7 @@ class TableSchema:
                 "scales": "declared" if (spec.lengthscale is not None or spec.similarity is not None) else "default",
                 "coordinates": lay.stop - lay.start,
                 "data_dependent": spec.name in self.data_dependent,
+                "read_from_private_rows": ", ".join(sorted(self.data_dependent.fields.get(spec.name, ()))),
             })
         return pd.DataFrame(rows).set_index("column")
 
@@ -1503,9 +1932,11 @@ class SchemaSuggestion:
     Parameters
     ----------
     schema : TableSchema
-        The proposal (its ``data_dependent`` lists the columns read from the private rows).
+        The proposal (its ``data_dependent`` lists the columns, and ``data_dependent_fields`` the fields,
+        read from the private rows).
     notes : dict
-        Column name -> how its kind, domain and missing policy were chosen.
+        Column name -> how its kind, domain and missing policy were chosen (owner-only when they were read
+        from the private rows).
     excluded : dict
         Column name -> why it was left out (e.g. too many distinct values for a category list).
     """
@@ -1515,23 +1946,26 @@ class SchemaSuggestion:
     excluded: dict = field(default_factory=dict)
 
     @property
-    def data_dependent(self) -> tuple[str, ...]:
-        """Columns whose suggested values were read from the private rows."""
+    def data_dependent(self) -> DataDependence:
+        """Columns whose suggested values were read from the private rows (``.fields``: which values)."""
         return self.schema.data_dependent
 
     @property
     def warning(self) -> str | None:
-        """The data-dependence warning (None when every value came from public rows or dtypes)."""
+        """The data-dependence warning (None when every value came from public rows)."""
         if not self.data_dependent:
             return None
-        return _data_dependent_message(self.data_dependent)
+        return _data_dependent_message(self.data_dependent.fields)
 
 
-def _data_dependent_message(cols) -> str:
-    return (f"suggest_schema read the private rows for column(s) {list(cols)}: their suggested bounds/categories "
-            "are statistics of the private data, and a release that uses them is not differentially private. "
-            "Replace them by values declared from public knowledge, pass public rows (public=...), or release "
-            "them privately (dpkme.privacy.discovery.private_bounds / private_categories, charged to the ledger).")
+def _data_dependent_message(fields: Mapping) -> str:
+    detail = "; ".join(f"{n}: {', '.join(sorted(f))}" for n, f in fields.items())
+    return (f"suggest_schema read the private rows for column(s) {list(fields)} ({detail}): these values are "
+            "statistics of the private data, and a release that uses them is not differentially private. "
+            "Declare them from public knowledge (TableSchema.redeclare, or replace_column(..., declared=...) for a "
+            "value you confirm), pass public rows (public=...), or release bounds and categories privately "
+            "(dpkme.privacy.discovery.private_bounds / private_categories, charged to the ledger). Which columns "
+            "were left out was decided from the private rows too.")
 
 
 def _decimals_of(values: np.ndarray, max_decimals: int = 6) -> int | None:
@@ -1544,33 +1978,50 @@ def _decimals_of(values: np.ndarray, max_decimals: int = 6) -> int | None:
     return None
 
 
-def _looks_like_dates(values: pd.Series) -> bool:
+#: Formats :func:`suggest_schema` tries, in this order, on a text column (the first that reads every cell).
+_SUGGESTED_DATE_FORMATS = (DEFAULT_DATE_FORMAT,) + tuple(
+    d + tail for d in ("%d/%m/%Y", "%m/%d/%Y", "%d.%m.%Y", "%d-%m-%Y", "%m-%d-%Y")
+    for tail in ("", " %H:%M", " %H:%M:%S"))
+
+
+def _date_format_of(values: pd.Series) -> str | None:
+    """The first of the candidate formats that reads every cell (None: not dates)."""
     text = values.astype(str).str.strip()
-    if not text.str.contains(r"\d", regex=True).all() or not text.str.contains(r"[-/:.]", regex=True).all():
-        return False
+    if not text.str.contains(r"\d", regex=True).all():
+        return None
     if text.str.fullmatch(r"[+-]?\d*\.?\d+([eE][+-]?\d+)?").any():
-        return False
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        parsed = pd.to_datetime(text, errors="coerce", format="mixed")
-    return bool(parsed.notna().all())
+        return None
+    if not text.str.contains(r"[-/:.T ]", regex=True).all():
+        return None
+    for fmt in _SUGGESTED_DATE_FORMATS:
+        _, _, bad = _parse_date_cells(text, fmt)
+        if not bad.any():
+            return fmt
+    return None
 
 
-def _suggest_column(name: str, kind_series: pd.Series, source: pd.Series, max_categories: int):
-    """(ColumnSpec or None, note or exclusion reason) for one column; ``source`` holds the rows read."""
-    dtype = kind_series.dtype
+def _suggest_column(name: str, source: pd.Series, max_categories: int, *, private: bool):
+    """(ColumnSpec or None, note or exclusion reason, fields read from ``source``) for one column.
+
+    ``source`` holds the rows read: public rows, or (``private=True``) the private ones. From private
+    rows, only what cannot be had otherwise is read -- the kind, bounds, categories and a date format --
+    and every such field is returned for flagging; the missing policy (``"category"``) and the decimals
+    (none) are data-free defaults then.
+    """
+    dtype = source.dtype
     present = source[source.notna()]
     if source.dtype == object or pd.api.types.is_string_dtype(source):
         stripped = present.astype(str).str.strip()
         present = present[~stripped.str.lower().isin(_MISSING_TOKENS)]
-    has_missing = len(present) < len(source)
-    missing = "category" if has_missing else "error"
+    missing = "category" if (private or len(present) < len(source)) else "error"
+    read = {"kind"}
     if pd.api.types.is_timedelta64_dtype(dtype) or pd.api.types.is_complex_dtype(dtype):
-        return None, f"dtype {dtype} is not supported (convert it to real numbers)"
+        return None, f"dtype {dtype} is not supported (convert it to real numbers)", read
     if pd.api.types.is_bool_dtype(dtype):
-        return ColumnSpec(name, "boolean", missing=missing), "boolean from its dtype"
+        return ColumnSpec(name, "boolean", missing=missing), "boolean from its dtype", read
     if len(present) == 0:
-        return None, "no values to suggest a domain from; declare it by hand"
+        return None, "no values to suggest a domain from; declare it by hand", read
+    date_format = None
     if pd.api.types.is_datetime64_any_dtype(dtype):
         kind = "datetime"
     elif pd.api.types.is_integer_dtype(dtype):
@@ -1581,69 +2032,88 @@ def _suggest_column(name: str, kind_series: pd.Series, source: pd.Series, max_ca
         text = present.astype(str).str.strip()
         lowered = set(text.str.lower())
         if lowered <= {"true", "false"}:
-            return ColumnSpec(name, "boolean", missing=missing), "boolean: its values are True/False"
+            return ColumnSpec(name, "boolean", missing=missing), "boolean: its values are True/False", read
         numbers_ = pd.to_numeric(text, errors="coerce")
         if numbers_.notna().all():
             kind = "continuous"
             present = numbers_
-        elif _looks_like_dates(text):
+        elif (date_format := _date_format_of(text)) is not None:
             kind = "datetime"
+            read.add("date_format")
         else:
             cats = sorted(set(text), key=lambda v: (str(v).lower(), str(v)))
             if len(cats) > max_categories:
                 return None, (f"more than {max_categories} distinct values: too many for a category list (an "
-                              "identifier or free text?); declare its categories by hand if it is a category")
+                              "identifier or free text?); declare its categories by hand if it is a category"), read
             if len(cats) + (missing == "category") < 2:
-                return None, "a single value: a constant column carries no information"
+                return None, "a single value: a constant column carries no information", read
+            read.add("categories")
             return (ColumnSpec(name, "categorical", categories=cats, missing=missing),
-                    f"categorical ({len(cats)} categories)")
+                    f"categorical ({len(cats)} categories)", read)
+    read |= {"lower", "upper"}
     if kind == "datetime":
-        if pd.api.types.is_datetime64_any_dtype(present):
+        if date_format is None:
             ts = present
             if getattr(ts.dt, "tz", None) is not None:
                 ts = ts.dt.tz_convert("UTC").dt.tz_localize(None)
         else:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", UserWarning)
-                ts = pd.to_datetime(present.astype(str).str.strip(), errors="coerce", format="mixed", utc=True)
-            ts = ts.dt.tz_localize(None).dropna()
+            ts = _parse_date_cells(present.astype(str).str.strip(), date_format)[0]
+        ts = ts.dropna()
         lo_ts, hi_ts = ts.min(), ts.max()
         lower = pd.Timestamp(year=lo_ts.year, month=1, day=1)
         upper = pd.Timestamp(year=hi_ts.year + 1, month=1, day=1)
-        with_time = bool((ts != ts.dt.normalize()).any())
-        return (ColumnSpec(name, "datetime", lower=lower, upper=upper, missing=missing, decimals=3 if with_time else None),
-                "datetime; bounds: whole years around the values")
+        with_time = bool((ts != ts.dt.normalize()).any()) and not private
+        if date_format is not None and date_format != DEFAULT_DATE_FORMAT:
+            note_fmt = f"; date format {date_format!r} (check the day/month order)"
+        else:
+            note_fmt = ""
+        return (ColumnSpec(name, "datetime", lower=lower, upper=upper, missing=missing,
+                           decimals=3 if with_time else None, date_format=date_format),
+                "datetime; bounds: whole years around the values" + note_fmt, read)
     x = pd.to_numeric(present, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
     x = x[np.isfinite(x)]
     if x.size == 0:
-        return None, "no finite values to suggest bounds from; declare them by hand"
+        return None, "no finite values to suggest bounds from; declare them by hand", read
     lo, hi = _nice_bounds(float(x.min()), float(x.max()), integer=kind == "integer")
     if kind == "integer":
         return (ColumnSpec(name, "integer", lower=int(lo), upper=int(hi), missing=missing),
-                "integer from its dtype; bounds: round numbers around the values")
+                "integer from its dtype; bounds: round numbers around the values", read)
+    if private:
+        return (ColumnSpec(name, "continuous", lower=lo, upper=hi, missing=missing),
+                "continuous from its dtype; bounds: round numbers around the values; decimals: none (declare "
+                "them: the values' precision is not read from the private rows)", read)
     return (ColumnSpec(name, "continuous", lower=lo, upper=hi, missing=missing, decimals=_decimals_of(x)),
-            "continuous from its dtype; bounds: round numbers around the values; decimals: the values' precision")
+            "continuous from its dtype; bounds: round numbers around the values; decimals: the values' precision",
+            read)
 
 
 def suggest_schema(df, *, public=None, max_categories: int = 50, uniform_sq_distance: float = 1.0) -> SchemaSuggestion:
-    r"""Propose a schema for a table: kinds from dtypes, domains from **public** rows when given.
+    r"""Propose a schema for a table: kinds, domains and missing policies from **public** rows when given.
 
-    Kinds come from the columns' dtypes (public metadata): bool -> boolean, integer -> integer, float ->
-    continuous, datetime -> datetime; text columns are categorical unless all their values are numbers,
-    dates or True/False. Bounds are round numbers around the values (whole years for dates), category
-    lists the sorted distinct values, and ``missing="category"`` is proposed where values are missing.
-    These values are read from ``public`` when it is given (a public sample with the same columns);
-    otherwise, or for columns ``public`` lacks, from ``df`` itself -- the **private** rows. Such columns
-    are listed in :attr:`TableSchema.data_dependent` and a
+    With ``public`` (a public sample with the same columns), everything is read from the public rows:
+    the kind from the public column's dtype (bool -> boolean, integer -> integer, float -> continuous,
+    datetime -> datetime; text columns are categorical unless all their values are numbers, dates in
+    one of a fixed list of formats, or True/False), bounds as round numbers around the values (whole
+    years for dates), category lists as the sorted distinct values, ``missing="category"`` where values
+    are missing, and the decimals of continuous columns.
+
+    Without public rows (or for columns ``public`` lacks), the **private** rows ``df`` are read, and as
+    little as possible: the missing policy is always ``"category"`` and no decimals are proposed
+    (data-free defaults), while the kind (a dtype a CSV reader inferred from the values is data, not
+    metadata: one blank cell turns integers into floats), the bounds, the categories and a date's format
+    are read from the private rows. Every such field is recorded in
+    :attr:`TableSchema.data_dependent_fields` (its column in :attr:`TableSchema.data_dependent`) and a
     :class:`~dpkme.privacy.leaks.PrivacyLeakWarning` says so: a release with them is not differentially
-    private until they are re-declared (:meth:`TableSchema.replace_column`) from public knowledge or
-    released privately (:mod:`dpkme.privacy.discovery`).
+    private until they are declared from public knowledge (:meth:`TableSchema.redeclare`, or
+    :meth:`TableSchema.replace_column` with ``declared=`` for a value you confirm) or released privately
+    (:mod:`dpkme.privacy.discovery`). Which columns are left out (``excluded``) is then decided from the
+    private rows too; the notes are owner-only.
 
     Parameters
     ----------
     df : pandas.DataFrame
-        The table to be released (its column names and dtypes are used; its values only when no public
-        rows are given).
+        The table to be released (its column names are used; its values and dtypes only for the columns
+        that ``public`` lacks).
     public : pandas.DataFrame, optional
         Public rows with the same columns (a public sample, an earlier published table).
     max_categories : int, default=50
@@ -1662,7 +2132,13 @@ def suggest_schema(df, *, public=None, max_categories: int = 50, uniform_sq_dist
     >>> public = pd.DataFrame({"age": [18, 90], "group": ["a", "b"]})
     >>> s = suggest_schema(private, public=public)
     >>> s.schema["age"].bounds, s.schema["group"].categories, s.data_dependent
-    ((10.0, 90.0), ('a', 'b'), ())
+    ((10.0, 90.0), ('a', 'b'), DataDependence({}))
+    >>> import warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     s = suggest_schema(private)
+    >>> s.schema["age"].missing, dict(sorted((k, sorted(v)) for k, v in s.schema.data_dependent_fields.items()))
+    ('category', {'age': ['kind', 'lower', 'upper'], 'group': ['categories', 'kind']})
     """
     from .privacy.leaks import PrivacyLeakWarning
 
@@ -1671,7 +2147,7 @@ def suggest_schema(df, *, public=None, max_categories: int = 50, uniform_sq_dist
     if public is not None and not isinstance(public, pd.DataFrame):
         raise ValueError(f"public must be a pandas DataFrame of public rows, got {type(public).__name__}.")
     max_categories = check_positive_int(max_categories, name="max_categories")
-    specs, notes, excluded, dependent = [], {}, {}, []
+    specs, notes, excluded, dependent = [], {}, {}, {}
     for col in df.columns:
         name = str(col)
         s = df[col]
@@ -1680,23 +2156,23 @@ def suggest_schema(df, *, public=None, max_categories: int = 50, uniform_sq_dist
             continue
         from_public = public is not None and col in public.columns
         source = public[col] if from_public else s
-        spec, note = _suggest_column(name, s, source, max_categories)
-        # a numpy bool column has no missing values and no domain to read: nothing comes from its rows
-        reads_rows = s.dtype != np.dtype(bool)
+        if isinstance(source, pd.DataFrame):
+            excluded[name] = "the column name occurs more than once in the public rows"
+            continue
+        spec, note, read = _suggest_column(name, source, max_categories, private=not from_public)
         where = "public rows" if from_public else "the PRIVATE rows"
-        if reads_rows and not from_public:
-            dependent.append(name)
+        if not from_public:
+            dependent[name] = read
         if spec is None:
-            excluded[name] = note + (f" (decided from {where})" if reads_rows else "")
+            excluded[name] = note + f" (decided from {where})"
             continue
         specs.append(spec)
-        notes[name] = note + (f"; read from {where}" if reads_rows else "")
+        notes[name] = note + (f"; read from {where}" if from_public else
+                              f"; read from {where}: {', '.join(sorted(read))}")
     if not specs:
         raise ValueError(f"no column of the table could be suggested: {excluded}; declare the schema by hand.")
-    kept = [n for n in dependent if n in {sp.name for sp in specs}]
-    schema = TableSchema(tuple(specs), data_dependent=tuple(kept), uniform_sq_distance=uniform_sq_distance)
+    kept = {n: f for n, f in dependent.items() if n in {sp.name for sp in specs}}
+    schema = TableSchema(tuple(specs), data_dependent=kept, uniform_sq_distance=uniform_sq_distance)
     if dependent:
         warnings.warn(_data_dependent_message(dependent), PrivacyLeakWarning, stacklevel=2)
     return SchemaSuggestion(schema=schema, notes=notes, excluded=excluded)
-
-

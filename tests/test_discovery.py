@@ -191,3 +191,43 @@ def test_release_probability_of_a_rare_category_matches_the_threshold(mechanism)
     assert p_single <= delta                                  # the stability argument's event is rare
     assert _binomial_ok(hits["single"], n, p_single, FALSE_FAILURE / 2)
     assert _binomial_ok(hits["middle"], n, p_middle, FALSE_FAILURE / 2)
+
+
+# --------------------------------------------------------------------------- review findings
+def test_private_categories_keeps_bool_and_int_labels_apart():
+    """C5: True == 1, so a Counter merged them and the first one's type was released -- one row (True first vs 2
+    first) decided whether the label 1 came out as the bool True or the int 1: an infinite privacy loss."""
+    for first in (True, 2, np.True_, 1.0):
+        values = [first] + [1] * 2000 + ["x"] * 2000
+        for mech in ("gaussian", "laplace"):
+            r = private_categories(values, epsilon=1.0, delta=1e-6, mechanism=mech, random_state=0)
+            assert sorted(map(repr, r.categories)) == ["'x'", "1"], (first, mech)
+            assert [type(c) for c in r.categories if c != "x"] == [int]
+    r = private_categories([True] * 500 + [1] * 500 + [1.0] * 500, epsilon=1.0, delta=1e-6, random_state=1)
+    assert sorted(map(repr, r.categories)) == ["1", "True"]
+    assert sorted(round(c, -2) for c in r.noisy_counts) == [500.0, 1000.0]
+
+
+def test_private_bounds_needs_a_range_of_finite_width():
+    """m1: lower=-1e308, upper=1e308 are finite but hi - lo overflows to inf (the interval lengths break)."""
+    with pytest.raises(ValueError, match=r"upper - lower.*-1e\+308.*1e\+308.*finite"):
+        private_bounds([0.1, 0.2], epsilon=1.0, lower=-1e308, upper=1e308)
+    b = private_bounds([0.1, 0.2], epsilon=1.0, lower=-1e300, upper=1e300, random_state=0)
+    assert -1e300 <= b.lower < b.upper <= 1e300
+
+
+def test_discovery_charges_say_where_the_noise_came_from():
+    """m2: a seeded discovery is a replayable teaching run, not a private release; its charge says so."""
+    x = np.arange(100.0)
+    cats = ["a"] * 300 + ["b"] * 300
+    seeded = [private_bounds(x, epsilon=1.0, lower=0, upper=200, random_state=3),
+              private_categories(cats, epsilon=1.0, delta=1e-6, random_state=3)]
+    for out in seeded:
+        assert out.charge.details["noise_source"] == "seeded"
+        assert "not private" in out.charge.details["not_private_because"]
+    fresh = [private_bounds(x, epsilon=1.0, lower=0, upper=200),
+             private_categories(cats, epsilon=1.0, delta=1e-6)]
+    for out in fresh:
+        assert out.charge.details["noise_source"] == "os-entropy" and "not_private_because" not in out.charge.details
+    gen = private_bounds(x, epsilon=1.0, lower=0, upper=200, random_state=np.random.default_rng(0))
+    assert gen.charge.details["noise_source"] == "generator" and gen.charge.details["not_private_because"]

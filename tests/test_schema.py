@@ -232,10 +232,13 @@ def test_errors_name_the_column_and_the_values():
     schema = TableSchema((C("species", "categorical", categories=["Adelie", "Chinstrap"]),
                           C("mass", "continuous", lower=2000, upper=7000)))
     df = pd.DataFrame({"species": ["Adelie", "Gentoo", "Gentoo"], "mass": [3000, 4000, 5000]})
-    with pytest.raises(ValueError, match=r"column \"species\" holds 1 value\(s\) that are not among its declared "
-                                         r"categories: 'Gentoo' \(2 cell\(s\)\); add them to the declared categories, "
-                                         r"or set missing='category'"):
+    with pytest.raises(ValueError, match=r"column \"species\" holds 2 cell\(s\) whose value is not among its "
+                                         r"declared categories \(e\.g\. 'Gentoo'") as err:
         schema.encode(df)
+    # M2: the advice is the data-free one first; adding a value seen only in the private rows is data-dependent
+    msg = str(err.value)
+    assert msg.index("missing='category'") < msg.index("missing='impute'") < msg.index("data-dependent")
+    assert "known publicly" in msg and "add them to the declared categories" not in msg
     df = pd.DataFrame({"species": ["Adelie", None, "Chinstrap"], "mass": [3000, 4000, np.nan]})
     with pytest.raises(ValueError, match=r"column \"species\" has 1 missing value\(s\) \(first in row 1\); declare "
                                          r"missing='category'"):
@@ -468,14 +471,233 @@ def test_suggestion_from_the_private_rows_warns_and_is_marked():
     private.loc[3, "income"] = np.nan
     with pytest.warns(PrivacyLeakWarning, match=r"read the private rows for column\(s\) \['age', 'income'"):
         s = suggest_schema(private, max_categories=10)
-    assert "member" not in s.data_dependent                      # a bool column: nothing read from its rows
-    assert set(s.data_dependent) == {"age", "income", "city", "joined"}
+    # a bool column's dtype was inferred from its values by the reader: its kind is data-dependent too (M1)
+    assert set(s.data_dependent) == {"age", "income", "city", "member", "joined"}
+    assert s.schema.data_dependent_fields["member"] == {"kind"}
     assert s.warning and "not differentially private" in s.warning
     assert s.schema["income"].missing == "category"
     assert "PRIVATE" in s.notes["age"]
     assert s.schema.to_dict()["data_dependent"] == list(s.data_dependent)
-    # re-declaring a column from public knowledge clears its flag
-    fixed = s.schema.replace_column(C("age", "integer", lower=0, upper=120))
+    # re-declaring a column from public knowledge clears the fields it declares (kind: confirmed explicitly)
+    fixed = s.schema.replace_column(C("age", "integer", lower=0, upper=120, missing="category"))
+    assert fixed.data_dependent_fields["age"] == {"kind"} and fixed["age"].bounds == (0.0, 120.0)
+    fixed = s.schema.replace_column(C("age", "integer", lower=0, upper=120), declared="all")
     assert "age" not in fixed.data_dependent and fixed["age"].bounds == (0.0, 120.0)
     with pytest.raises(ValueError, match='column "nope" is not in the schema'):
         s.schema.replace_column(C("nope", "boolean"))
+
+
+# --------------------------------------------------------------------------- review findings: row-local parsing
+def _rows_are_row_local(schema: TableSchema, df: pd.DataFrame) -> None:
+    """Every row's embedding in ``df`` equals its embedding as a one-row table: it depends on that row only."""
+    Z = schema.encode(df)
+    for j in range(len(df)):
+        np.testing.assert_array_equal(Z[j], schema.encode(df.iloc[[j]])[0], err_msg=f"row {j} of {df.iloc[:, 0].tolist()}")
+
+
+def test_date_parsing_of_a_row_does_not_depend_on_other_rows():
+    """C1: a guessed column-wide format let one row decide how every other row's date is read."""
+    # the attack: with a format guessed from the first cell, ["13/04/2020", "03/04/2020" x 5] decoded as April 3
+    # and ["12/25/2020", "03/04/2020" x 5] as March 4. With a declared format each cell is read on its own.
+    for date_format, day in (("%d/%m/%Y", "2020-04-03"), ("%m/%d/%Y", "2020-03-04")):
+        schema = TableSchema((C("d", "datetime", lower="2020-01-01", upper="2021-01-01", date_format=date_format),))
+        for first in ("13/04/2020", "12/25/2020", "03/04/2020"):
+            df = pd.DataFrame({"d": [first] + ["03/04/2020"] * 5})
+            try:
+                back = schema.decode(schema.encode(df))
+            except ValueError as exc:                 # the first cell is not a date in the declared format
+                assert "row 0" in str(exc) and date_format in str(exc)
+                continue
+            assert (back["d"].iloc[1:] == pd.Timestamp(day)).all(), (date_format, first)
+    # the property, for several declared formats: every neighbour of a table keeps the other rows' points
+    pool = ["13/04/2020", "12/25/2020", "03/04/2020", "2020-04-03", "2020/12/25", "2020-12-25T10:30",
+            "2020-12-25 10:30:00+05:00", "25.12.2020 10:30", "12.25.2020 10:30", "04/03/2020 06:00", None, "",
+            "nan", pd.Timestamp("2020-06-01 12:00"), "soon", "now", "today", "2300-01-01"]
+    for date_format in (None, "ISO8601", "%d/%m/%Y", "%m/%d/%Y", "%d.%m.%Y %H:%M"):
+        kw = {} if date_format is None else {"date_format": date_format}
+        schema = TableSchema((C("d", "datetime", lower="2020-01-01", upper="2021-01-01", missing="category", **kw),))
+        readable = []
+        for cell in pool:
+            try:
+                schema.encode(pd.DataFrame({"d": [cell]}))
+                readable.append(cell)
+            except ValueError:
+                pass
+        assert len(readable) >= 5, date_format
+        base = pd.DataFrame({"d": readable})
+        _rows_are_row_local(schema, base)
+        for i in range(len(readable)):
+            for cell in pool:
+                other = base.copy()
+                other.iloc[i, 0] = cell
+                if cell in readable or cell is None:
+                    _rows_are_row_local(schema, other)
+                else:
+                    with pytest.raises(ValueError, match=rf"row {i}\b"):
+                        schema.encode(other)
+
+
+def test_date_format_is_declared_validated_and_round_trips():
+    from dpkme.schema import parse_dates
+
+    spec = C("d", "datetime", lower="2020-01-01", upper="2021-01-01")
+    assert spec.date_format == "ISO8601" and "date_format" not in spec.to_dict()      # the default
+    dmy = C("d", "datetime", lower="2020-01-01", upper="2021-01-01", date_format="%d/%m/%Y")
+    assert dmy.to_dict()["date_format"] == "%d/%m/%Y" and ColumnSpec.from_dict(dmy.to_dict()) == dmy
+    schema = TableSchema((dmy,))
+    assert TableSchema.from_json(schema.to_json())["d"].date_format == "%d/%m/%Y"
+    assert schema.decode(schema.encode(pd.DataFrame({"d": ["03/04/2020"]})))["d"].iloc[0] == pd.Timestamp("2020-04-03")
+    for bad, message in (("mixed", "never guessed"), ("%H:%M", "year, month and day"), ("", "date_format"),
+                         (3, "date_format")):
+        with pytest.raises(ValueError, match=message):
+            C("d", "datetime", lower="2020-01-01", upper="2021-01-01", date_format=bad)
+    with pytest.raises(ValueError, match=r'column "x" is continuous: date_format applies to datetime columns'):
+        C("x", "continuous", lower=0, upper=1, date_format="%d/%m/%Y")
+    # the public parser, reused by the app: each cell on its own, missing tokens as NaT
+    out = parse_dates(["13/04/2020", "03/04/2020", None, " NA ", "2020-04-03"], date_format="%d/%m/%Y")
+    assert out.tolist()[:2] == [pd.Timestamp("2020-04-13"), pd.Timestamp("2020-04-03")]
+    assert out.isna().tolist() == [False, False, True, True, True]
+    assert str(out.dtype) == "datetime64[ns]"
+    with pytest.raises(ValueError, match=r"'2020-04-03' in row 4 is not a date in the declared format '%d/%m/%Y'"):
+        parse_dates(["13/04/2020", "03/04/2020", None, " NA ", "2020-04-03"], date_format="%d/%m/%Y", errors="raise")
+    iso = parse_dates(pd.Series(["2020-01-01T12:00", "2020-01-01 12:00:00+02:00", "2020/01/02"]), date_format="ISO8601")
+    assert iso.tolist() == [pd.Timestamp("2020-01-01 12:00"), pd.Timestamp("2020-01-01 10:00"),
+                            pd.Timestamp("2020-01-02")]
+    with pytest.raises(ValueError, match="holds numbers"):
+        parse_dates([1, 2], date_format="ISO8601")
+    dates = TableSchema((C("d", "datetime", lower="2000-01-01", upper="2001-01-01"),))
+    with pytest.raises(ValueError, match=r"'03/04/2000' in row 0 is not a date in the declared format 'ISO8601'.*"
+                                         r"date_format"):
+        dates.encode(pd.DataFrame({"d": ["03/04/2000"]}))
+
+
+# --------------------------------------------------------------------------- review findings: bool vs int labels
+def test_categorical_codes_of_a_row_do_not_depend_on_other_rows():
+    """C5: True == 1 == 1.0 hash alike; the first occurrence must not decide how the others are read."""
+    cells = [True, False, 1, 1.0, np.int64(1), np.float64(1.0), np.True_, 0, 2, "1", " 2 ", "True", None, np.nan, "x"]
+    for spec in (C("c", "categorical", categories=[1, 2], missing="category"),
+                 C("c", "categorical", categories=["1", "2", "True"], missing="category"),
+                 C("c", "boolean", missing="category")):
+        schema = TableSchema((spec,))
+        for a in cells:
+            for b in cells:
+                try:
+                    _rows_are_row_local(schema, pd.DataFrame({"c": pd.Series([a, b, b, a], dtype=object)}))
+                except ValueError:                        # "x" in a boolean column: refused whatever the order
+                    assert spec.kind == "boolean" and "x" in (a, b)
+    # the reported case: categories [1, 2] with True first turned every later 1 into "missing"
+    schema = TableSchema((C("c", "categorical", categories=[1, 2], missing="category"),))
+    back = schema.decode(schema.encode(pd.DataFrame({"c": pd.Series([True, 1, 1.0, 2], dtype=object)})))
+    assert back["c"].isna().tolist() == [True, False, False, False]
+    assert back["c"].iloc[1:].tolist() == [1, 1, 2]
+
+
+# --------------------------------------------------------------------------- review findings: data-dependent fields
+def _published_unless_flagged(schema: TableSchema) -> dict:
+    """The schema's published dict with every field flagged as read from the private rows left out."""
+    flags = schema.data_dependent_fields
+    return {spec.name: {k: v for k, v in spec.to_dict().items() if k not in flags.get(spec.name, ())}
+            for spec in schema.columns}
+
+
+def _neighbours_of_people():
+    base = _people(seed=1)
+    variants = {}
+    for col, value in (("income", np.nan), ("income", 12345.678), ("age", np.nan), ("city", None),
+                       ("member", None), ("joined", None), ("joined", "2016-02-03T10:30")):
+        other = base.copy()
+        if col in ("age", "member"):
+            other[col] = other[col].astype(object)
+        other.loc[5, col] = value
+        if col == "age" and value is not None:
+            other["age"] = pd.to_numeric(other["age"])          # what a CSV reader makes of a blank: float64
+        variants[(col, str(value))] = other
+    return base, variants
+
+
+def test_suggestion_without_public_rows_flags_every_field_it_reads_from_them():
+    """C4/M1: neighbours (one missing cell, one value with more decimals, ...) give the same published schema
+    except for the fields flagged as data-dependent -- also after bounds/categories are re-declared."""
+    base, variants = _neighbours_of_people()
+    with pytest.warns(PrivacyLeakWarning):
+        ref = suggest_schema(base, max_categories=10).schema
+    # kind, bounds and categories are read from the private rows: flagged, field by field
+    fields = ref.data_dependent_fields
+    assert fields["age"] == {"kind", "lower", "upper"} and fields["city"] == {"kind", "categories"}
+    assert fields["member"] == {"kind"} and "member" in ref.data_dependent      # a CSV reader's dtype is data
+    assert {"kind", "lower", "upper"} <= fields["joined"] and fields["income"] == {"kind", "lower", "upper"}
+    public_bounds = {"age": (0, 120), "income": (0.0, 1e6), "joined": ("2000-01-01", "2030-01-01")}
+
+    def redeclared(schema):
+        out = schema
+        for name, (lo, hi) in public_bounds.items():
+            out = out.redeclare(name, lower=lo, upper=hi)
+        return out.redeclare("city", categories=["Basel", "Bern", "Chur", "Zug"])
+
+    for key, other in variants.items():
+        with pytest.warns(PrivacyLeakWarning):
+            sug = suggest_schema(other, max_categories=10).schema
+        assert _published_unless_flagged(sug) == _published_unless_flagged(ref), key
+        # re-declaring the bounds and categories clears those fields only: kind stays flagged
+        a, b = redeclared(ref), redeclared(sug)
+        assert _published_unless_flagged(a) == _published_unless_flagged(b), key
+        assert a.data_dependent_fields["age"] == {"kind"} and a.data_dependent_fields["city"] == {"kind"}
+        # replacing a whole column by a copy with new bounds clears only the fields whose values changed
+        import dataclasses
+        spec = sug["income"]
+        c = sug.replace_column(dataclasses.replace(spec, lower=-10.0, upper=1e6))
+        assert c.data_dependent_fields["income"] == {"kind"}
+        assert _published_unless_flagged(c)["income"] == _published_unless_flagged(
+            ref.replace_column(dataclasses.replace(ref["income"], lower=-10.0, upper=1e6)))["income"], key
+
+
+def test_data_dependent_fields_round_trip_and_clear_only_what_is_declared():
+    schema = _mixed_schema(data_dependent={"height": {"lower", "upper"}, "region": ["categories", "kind"]})
+    assert schema.data_dependent == ("height", "region") and schema.data_dependent       # names, as before
+    assert schema.data_dependent_fields == {"height": {"lower", "upper"}, "region": {"categories", "kind"}}
+    again = TableSchema.from_json(schema.to_json())
+    assert again == schema and again.data_dependent_fields == schema.data_dependent_fields
+    assert json.loads(schema.to_json())["data_dependent"] == ["height", "region"]
+    assert again != _mixed_schema(data_dependent=("height", "region"))          # names alone: every field
+    # the old forms still work: a sequence of names flags every field of those columns
+    old = _mixed_schema(data_dependent=("grade",))
+    assert old.data_dependent_fields["grade"] == {"kind", "categories", "missing", "similarity"}
+    d = old.to_dict()
+    d.pop("data_dependent_fields", None)
+    assert TableSchema.from_dict(d) == old
+    assert _mixed_schema().data_dependent == () and "data_dependent_fields" not in _mixed_schema().to_dict()
+    # re-declaring clears the named fields only; declared= names fields confirmed with an unchanged value
+    s = schema.redeclare("height", lower=90)
+    assert s.data_dependent_fields["height"] == {"upper"} and s["height"].lower == 90.0
+    s = s.replace_column(s["height"], declared=("upper",))
+    assert "height" not in s.data_dependent and s.data_dependent == ("region",)
+    assert schema.replace_column(schema["region"], declared="all").data_dependent == ("height",)
+    with pytest.raises(ValueError, match=r"unknown field\(s\) \['colour'\]"):
+        schema.replace_column(schema["region"], declared=("colour",))
+    with pytest.raises(ValueError, match=r"data_dependent of column \"height\" names unknown field\(s\) \['bounds'\]"):
+        _mixed_schema(data_dependent={"height": ["bounds"]})
+    with pytest.raises(ValueError, match=r"field\(s\) \['categories'\] of column \"height\" that its declaration "
+                                         r"does not have"):
+        _mixed_schema(data_dependent={"height": ["categories"]})
+    import copy
+    import pickle
+    assert pickle.loads(pickle.dumps(schema)) == schema and copy.deepcopy(schema) == schema
+    assert pickle.loads(pickle.dumps(schema)).data_dependent_fields == schema.data_dependent_fields
+    with pytest.raises(ValueError, match=r"column \"nope\" is not in the schema"):
+        schema.redeclare("nope", lower=0)
+
+
+def test_suggestion_with_public_rows_takes_kinds_from_the_public_rows():
+    """M1: the private column's dtype (integer vs float after one blank cell) must not choose the kind."""
+    public = pd.DataFrame({"age": [18, 90], "score": [0.5, 2.0]})
+    schemas = []
+    for ages in ([30, 41, 52], [30, None, 52]):
+        private = pd.DataFrame({"age": pd.to_numeric(pd.Series(ages, dtype=object)),
+                                "score": pd.Series(["1.5", "2", "x"][: len(ages)], dtype=object)})
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", PrivacyLeakWarning)
+            s = suggest_schema(private, public=public)
+        assert s.data_dependent == ()
+        schemas.append(s.schema)
+    assert schemas[0] == schemas[1] and schemas[0]["age"].kind == "integer"
+    assert schemas[0]["score"].kind == "continuous"

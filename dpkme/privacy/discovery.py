@@ -18,6 +18,10 @@ Both support both neighbouring relations of dpkme (:data:`dpkme.privacy.sensitiv
 each docstring states the sensitivity and the proof for both. A missing value counts as a row with no
 value: it is dropped, which the proofs allow (the number of non-missing values may change by one).
 
+Only a run with fresh OS entropy (``random_state=None``) is private. A seeded run is a replayable
+teaching demo: its charge's ``details`` record ``noise_source="seeded"`` and why it is not private (as
+:func:`dpkme.privacy.leaks.privacy_claim` labels seeded releases).
+
 References
 ----------
 A. Smith. Privacy-preserving statistical estimation with optimal convergence rates. STOC 2011 (the
@@ -64,6 +68,16 @@ __all__ = [
 CATEGORY_MECHANISMS = ("gaussian", "laplace")
 
 
+def _noise_details(source: str) -> dict:
+    """``noise_source`` for a charge's details, and why the step is not private when its noise is replayable."""
+    from .leaks import _NOT_PRIVATE_NOISE, PRIVATE_NOISE_SOURCES
+
+    out: dict = {"noise_source": source}
+    if source not in PRIVATE_NOISE_SOURCES:
+        out["not_private_because"] = _NOT_PRIVATE_NOISE.get(source, f"noise source {source!r}")
+    return out
+
+
 # --------------------------------------------------------------------------- bounds
 @dataclass(frozen=True)
 class PrivateBounds:
@@ -83,7 +97,8 @@ class PrivateBounds:
         The neighbouring relation of the guarantee.
     charge : PrivacyCharge
         For the ledger: pure DP (``mechanism="exponential"``), one repetition per quantile at
-        :math:`\varepsilon/2` each.
+        :math:`\varepsilon/2` each; ``details["noise_source"]`` says where the noise came from (and
+        ``details["not_private_because"]`` why a seeded run is not private).
     seed : int or None
         The seed of a replayable (teaching) run; ``None`` for a real release.
     noise_source : str
@@ -195,8 +210,10 @@ def private_bounds(values, *, epsilon, lower, upper, quantiles=(0.01, 0.99), nei
     neighbouring : {"replace-one", "add-remove"}, default="replace-one"
         The relation stated in the charge (the sensitivity is 1 under both).
     random_state : None, int or numpy.random.Generator
-        ``None``: OS entropy, no seed recorded (a real release); an int: a replayable demo (not private
-        once the seed is known).
+        ``None``: OS entropy, no seed recorded (a real release); an int: a **teaching replay, not a
+        private release** -- anyone who knows the seed regenerates the noise, so the bounds are then
+        plain statistics of the private rows (``noise_source="seeded"``, recorded in the charge's
+        details with the reason, as :func:`dpkme.privacy.leaks.privacy_claim` labels seeded releases).
     label : str
         Label of the charge.
 
@@ -218,6 +235,9 @@ def private_bounds(values, *, epsilon, lower, upper, quantiles=(0.01, 0.99), nei
     if lo is None or hi is None or not (math.isfinite(lo) and math.isfinite(hi)) or not lo < hi:
         raise ValueError(f"declare a finite coarse range lower < upper (public knowledge), got lower={_short(lower)}, "
                          f"upper={_short(upper)}.")
+    if not math.isfinite(hi - lo):
+        raise ValueError(f"the coarse range is too wide: upper - lower overflows for lower={lo!r}, upper={hi!r} (it "
+                         "must be finite); declare a narrower range, or rescale the column.")
     try:
         qs = tuple(float(q) for q in quantiles)
     except (TypeError, ValueError):
@@ -236,7 +256,8 @@ def private_bounds(values, *, epsilon, lower, upper, quantiles=(0.01, 0.99), nei
         b_lo = b_hi - 1e-9 * (hi - lo)
     charge = pure_dp_charge(label, epsilon=eps_q, mechanism="exponential", count=len(qs),
                             details={"neighbouring": neighbouring, "quantiles": list(qs), "declared": [lo, hi],
-                                     "utility": "-|#(values below o) - q n|", "sensitivity": 1.0})
+                                     "utility": "-|#(values below o) - q n|", "sensitivity": 1.0,
+                                     **_noise_details(source)})
     return PrivateBounds(lower=b_lo, upper=b_hi, quantiles=qs, declared=(lo, hi), epsilon=eps,
                          neighbouring=neighbouring, charge=charge, seed=seed, noise_source=source)
 
@@ -263,7 +284,8 @@ class PrivateCategories:
     neighbouring : str
         The neighbouring relation of the guarantee.
     charge : PrivacyCharge
-        For the ledger (``mechanism="approx-dp"``).
+        For the ledger (``mechanism="approx-dp"``); ``details["noise_source"]`` says where the noise came
+        from (and ``details["not_private_because"]`` why a seeded run is not private).
     seed : int or None
         The seed of a replayable (teaching) run; ``None`` for a real release.
     noise_source : str
@@ -353,6 +375,11 @@ def _normalise(v):
     return v
 
 
+def _key(v):
+    """A canonical, type-tagged key of a normalised label: ``True`` and ``1`` (equal in Python) stay apart."""
+    return (type(v).__name__, v)
+
+
 def private_categories(values, *, epsilon, delta, mechanism: str = "gaussian", neighbouring: str = "replace-one",
                        random_state=None, label: str = "private categories (thresholded noisy counts)"
                        ) -> PrivateCategories:
@@ -387,6 +414,8 @@ def private_categories(values, *, epsilon, delta, mechanism: str = "gaussian", n
     values : array-like (N,)
         The private column (hashable labels; None/NaN = missing, dropped; text is stripped and
         whole-number floats become integers, as :meth:`dpkme.schema.TableSchema.encode` reads them).
+        Each cell is counted under a type-tagged key, so ``True`` and ``1`` (equal in Python) are two
+        categories: how one row is counted never depends on which label another row holds.
     epsilon : float
         > 0.
     delta : float
@@ -396,7 +425,9 @@ def private_categories(values, *, epsilon, delta, mechanism: str = "gaussian", n
     neighbouring : {"replace-one", "add-remove"}, default="replace-one"
         The relation of the guarantee (and of the charge).
     random_state : None, int or numpy.random.Generator
-        ``None``: OS entropy, no seed recorded (a real release); an int: a replayable demo.
+        ``None``: OS entropy, no seed recorded (a real release); an int: a **teaching replay, not a
+        private release** (anyone who knows the seed regenerates the noise; ``noise_source="seeded"``,
+        recorded in the charge's details with the reason).
     label : str
         Label of the charge.
 
@@ -427,13 +458,14 @@ def private_categories(values, *, epsilon, delta, mechanism: str = "gaussian", n
         if isinstance(v, str) and v == "":
             continue
         try:
-            counts[v] += 1
+            counts[_key(v)] += 1          # type-tagged: True and 1 are two categories, each cell counted on its own
         except TypeError:
             raise ValueError(f"category values must be hashable labels, got {_short(v)}.") from None
     del items
     rng, seed, source = noise_rng(random_state)
-    labels = sorted(counts, key=lambda c: (type(c).__name__, str(c)))   # a fixed order, not by count
-    true = np.array([counts[c] for c in labels], dtype=np.float64)
+    keys = sorted(counts, key=lambda k: (k[0], str(k[1])))          # a fixed order, not by count
+    labels = [k[1] for k in keys]
+    true = np.array([counts[k] for k in keys], dtype=np.float64)
     del counts
     noise = (rng.laplace(0.0, scale, size=true.shape[0]) if mechanism == "laplace"
              else rng.standard_normal(true.shape[0]) * scale)
@@ -444,7 +476,8 @@ def private_categories(values, *, epsilon, delta, mechanism: str = "gaussian", n
     charge = PrivacyCharge(label=label, mechanism="approx-dp", epsilon=eps, delta=dlt,
                            details={"neighbouring": neighbouring, "noise": mechanism, "noise_scale": scale,
                                     "threshold": tau, "l1_sensitivity": 2.0 if neighbouring == "replace-one" else 1.0,
-                                    "l2_sensitivity": math.sqrt(2.0) if neighbouring == "replace-one" else 1.0})
+                                    "l2_sensitivity": math.sqrt(2.0) if neighbouring == "replace-one" else 1.0,
+                                    **_noise_details(source)})
     return PrivateCategories(categories=tuple(labels[i] for i in order),
                              noisy_counts=tuple(float(noisy[i]) for i in order), threshold=tau, noise_scale=scale,
                              mechanism=mechanism, epsilon=eps, delta=dlt, neighbouring=neighbouring, charge=charge,
