@@ -37,6 +37,16 @@ target power (:mod:`~dpkme.audit.power`)::
     audit_power(2000, epsilon=2.0, delta=1e-2, alpha=0.05).power   # about 1/3
     runs_for_power(0.95, epsilon=2.0, delta=1e-2, alpha=0.05)      # about 7 000
 
+How much a release tells a well-informed attacker about one row is what
+:mod:`~dpkme.audit.membership` measures: :func:`~dpkme.audit.membership.membership_attack` runs the optimal
+membership-inference attack on Algorithm 1 or 2 over a grid of ε, next to the bound
+:math:`(e^\varepsilon + \delta)/(1 + e^\varepsilon)` on any attacker's accuracy and the exact accuracy
+:math:`\Phi(\Delta/(2\sigma))` of the attack on a Gaussian release::
+
+    from dpkme.audit import membership_attack
+    res = membership_attack(epsilons=[0.1, 1.0, 4.0], runs=1000)
+    res.accuracy, res.accuracy_low, res.accuracy_high, res.exact_accuracy, res.bound
+
 The Privacy audit page's exhibits of published bounds that fail, and the privacy-loss and ε(δ) curves it
 draws from an :class:`AuditResult`, are plain functions of :mod:`~dpkme.audit.exhibits`.
 
@@ -86,6 +96,14 @@ from .mechanisms import (
     laplace_feature_release,
     run_audit,
 )
+from .membership import (
+    DEFAULT_ATTACK_EPSILONS,
+    MEMBERSHIP_MECHANISMS,
+    MembershipAttack,
+    gaussian_attack_accuracy,
+    membership_attack,
+    membership_bound,
+)
 from .neighbours import (
     best_pair,
     cosine_antipodal_pair,
@@ -107,4 +125,6 @@ __all__ = [
     "best_pair", "cosine_antipodal_pair", "neighbour_pair", "outlier_neighbour", "rff_antipodal_pair", "rff_l1_pair",
     "FeatureNormExhibit", "epsilon_delta_curves", "feature_norm_exhibit", "l1_dimension_exhibit",
     "perturbed_statistic_exhibit", "privacy_loss_densities",
+    "DEFAULT_ATTACK_EPSILONS", "MEMBERSHIP_MECHANISMS", "MembershipAttack", "gaussian_attack_accuracy",
+    "membership_attack", "membership_bound",
 ]

@@ -13,6 +13,9 @@ r"""Privacy: noise calibration, sensitivities, accounting and the budget ledger,
     :class:`PrivacyLeakWarning`, data-dependence markers and the privacy claim of a result.
 :mod:`~dpkme.privacy.bandwidth`
     Public (median heuristic on public rows) and private (exponential mechanism) length scales.
+:mod:`~dpkme.privacy.planning`
+    The ε that reaches a target accuracy in expectation (:func:`epsilon_for_rkhs_error`,
+    :func:`epsilon_for_mean_error`), from public quantities only: planning, not a release.
 
 The names below are loaded on first use (``dpkme.privacy.calibrate_gaussian``), so
 importing one submodule does not import the accountants.
@@ -31,6 +34,8 @@ _EXPORTS = {
     "rdp_epsilon": "accounting", "pld_epsilon": "accounting",
     "PrivacyLeakWarning": "leaks", "mark_not_private": "leaks", "privacy_claim": "leaks",
     "public_lengthscale": "bandwidth", "private_lengthscale": "bandwidth",
+    "EpsilonPlan": "planning", "expected_noise_norm": "planning", "expected_rkhs_error": "planning",
+    "epsilon_for_rkhs_error": "planning", "expected_mean_error": "planning", "epsilon_for_mean_error": "planning",
 }
 
 __all__ = sorted(_EXPORTS)
