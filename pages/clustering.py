@@ -119,7 +119,7 @@ with left:
         accountant = st.radio("Calibrate with", ["pld", "rdp"], key="clu.accountant", persist_state="session",
                               horizontal=True, format_func={"pld": "PLD (exact Gaussian DP)", "rdp": "Rényi DP"}.get)
     noise, seed = N.noise_controls("clu.noise", "clu.seed", what="runs")
-    problems = N.privacy_problems(noise_source=noise)
+    problems = N.privacy_problems(noise_source=noise, dataset=ds)
     for p in problems:
         st.error(f"A run would NOT be differentially private: {p}.")
     run_est = None
@@ -139,8 +139,8 @@ with right:
     if plan is not None:
         st.subheader("Budget split (public: computed before any data is read)")
         rows = plan.budget_table(norm_bound=1.0)
-        table = pd.DataFrame([{"step": r["step"], "share of the budget (μ²)": r["share"],
-                               "noise multiplier 1/μ": r["noise_multiplier"], "σ sizes": r["sigma_count"],
+        table = pd.DataFrame([{"step": r["step"], "share of the budget ((Δ/σ)²)": r["share"],
+                               "noise multiplier σ/Δ": r["noise_multiplier"], "σ sizes": r["sigma_count"],
                                "σ sums": r["sigma_sum"], "ε of this step alone": r["epsilon_alone"]} for r in rows])
         c1, c2 = st.columns([3, 2])
         with c1:
@@ -149,16 +149,16 @@ with right:
                                    text=[f"{r['share']:.0%}" for r in rows], textposition="outside"))
             fig.add_hline(y=eps, line_dash="dot", line_color="red", annotation_text=f"total ε = {eps:g}")
             fig.update_layout(height=260, margin=dict(l=10, r=10, t=30, b=10), yaxis_title="ε",
-                              title="Each iteration alone (label: its share of μ²)", showlegend=False)
+                              title="Each iteration alone (label: its share of (Δ/σ)²)", showlegend=False)
             st.plotly_chart(fig, key="clu.split_fig")
         with c2:
             tot = plan.total_charge("x")
             st.metric("Whole run", f"ε = {plan.epsilon():.3g}", f"δ = {delta:.0e}", delta_color="off")
             st.metric("Composed noise multiplier", f"{tot.noise_multiplier:.3g}",
                       help="The T Gaussian steps compose exactly into one Gaussian mechanism with multiplier "
-                           "1/√(Σ μ²) (Gaussian DP); the ledger records it as one charge.")
-            st.caption("The T steps split μ² equally: each step alone is far more private than the whole, and "
-                       "they add up in μ², not in ε.")
+                           "(Σ (Δ/σᵢ)²)^(-1/2) (Gaussian DP); the ledger records it as one charge.")
+            st.caption("The T steps split (Δ/σ)² equally: each step alone is far more private than the whole, "
+                       "and they add up in (Δ/σ)² (the inverse squared noise multiplier), not in ε.")
         with st.expander("Table"):
             st.dataframe(table, hide_index=True)
 
@@ -321,12 +321,14 @@ def show_run(stored: dict) -> None:
             stored["eval"] = evaluate_clustering(result, ds.X, labels=ds.labels, reference=ref)
         ev = stored["eval"]
         m1, m2, m3, m4 = st.columns(4)
-        m1.metric("Objective vs non-private k-means", f"{ev['objective_ratio']:.3f}×",
+        m1.metric("Objective vs non-private", f"{ev['objective_ratio']:.3f}×",
                   help="Within-cluster sum of squares in feature space, relative to non-private kernel k-means from the "
                        "same public start (1 = as good).")
-        m2.metric("Agreement with non-private (ARI)", f"{ev['ari_vs_reference']:.3f}")
+        m2.metric("ARI vs non-private", f"{ev['ari_vs_reference']:.3f}",
+                  help="Adjusted Rand index between this clustering and non-private kernel k-means (1 = same).")
         if "ari" in ev:
-            m3.metric("Agreement with the true labels (ARI)", f"{ev['ari']:.3f}")
+            m3.metric("ARI vs true labels", f"{ev['ari']:.3f}",
+                      help="Adjusted Rand index between this clustering and the data's true labels (1 = same).")
             m4.metric("Purity", f"{ev['purity']:.3f}")
         st.caption("Computed from the private rows (and their labels, when the data has them) for you only.")
 

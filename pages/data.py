@@ -9,9 +9,11 @@ import streamlit as st
 from dpkme.datasets import GENERATORS, SAMPLES
 from dpkme.io import MAX_COLUMNS, MAX_ROWS, MAX_UPLOAD_BYTES, MIN_ROWS, load_table, nonprivate_summary, numeric_columns
 from ui import state as S
-from ui.datasets import PUBLIC_STATEMENT, SCALING_MODES, build_dataset, cached_dataset, spec_json
+from ui import tables as T
+from ui.datasets import PUBLIC_STATEMENT, SCALING_MODES, build_dataset, cached_dataset, spec_json, split_indices
 from ui.figures import data_figure, pca_basis
 from ui.frame import require_frame
+from ui.schema_editor import bundled_schema, schema_editor
 from ui.widgets import PAGE_KERNEL, guard
 
 require_frame(__file__)
@@ -39,8 +41,19 @@ ss.setdefault("data.source", "generated")
 source = st.radio("Where do the rows come from?", list(SOURCES), format_func=SOURCES.get, key="data.source",
                   horizontal=True, persist_state="session")
 
+TABLE_MODES = {"numeric": "Numeric columns (as before)", "schema": "Mixed table with a declared schema"}
+table_mode = False
+if source in ("sample", "upload"):
+    ss.setdefault("data.mode", "numeric")
+    table_mode = st.radio(
+        "How to read the table", list(TABLE_MODES), format_func=TABLE_MODES.get, key="data.mode", horizontal=True,
+        persist_state="session",
+        help="Numeric columns: the chosen numeric columns, scaled as declared. Mixed table: numeric, integer, "
+             "categorical, boolean and date columns with missing values, through a declared schema.") == "schema"
+
 spec: dict | None = None
 upload_df = None
+table_ctx: dict | None = None     # schema mode: the whole table and where it comes from
 left, right = st.columns([1, 1], gap="large")
 
 with left:
@@ -80,8 +93,16 @@ with left:
         info = SAMPLES[name]
         st.caption(f"{info.description}  \nSource: {info.source}. Licence: {info.licence}.  \n"
                    f"Cite: {info.citation}")
+        frame = None
         with guard(f"load the sample {name!r}"):
             frame = load_table(info.path.read_bytes(), filename=info.filename)
+            if table_mode:
+                table_ctx = {"frame": frame, "src_key": f"sample:{name}", "bundled": bundled_schema(name),
+                             "label": name, "spec": {"source": "sample", "sample": name}}
+        if not table_mode and getattr(info, "schema", None):
+            st.info("This table comes with a declared schema (categorical columns, missing values): read it as a "
+                    "**mixed table** (above) to release every column.", icon=":material/table_chart:")
+        if not table_mode and frame is not None:
             options = [c for c in frame.columns]
             key = f"data.cols.{name}"
             ss.setdefault(key, list(info.numeric_columns))
@@ -131,6 +152,11 @@ with left:
                          + ("" if up is not None else " (kept in this session's memory)") + ".")
             c_forget.button("Forget this file", key="data.upload_forget", on_click=_forget_upload,
                             help="Removes the parsed table from this session's memory.")
+            if table_mode:
+                table_ctx = {"frame": upload_df, "src_key": f"upload:{state['hash']}", "bundled": None,
+                             "label": state["name"].rsplit(".", 1)[0],
+                             "spec": {"source": "upload", "filename": state["name"], "upload_hash": state["hash"]}}
+        if state is not None and not table_mode:
             key = f"data.upcols.{state['hash']}"
             ss.setdefault(key, numeric_columns(upload_df)[:MAX_COLUMNS])
             chosen = st.multiselect("Columns to release", list(upload_df.columns), key=key,
@@ -172,9 +198,12 @@ with right:
 
     # ------------------------------------------------------------------ declared preprocessing
     st.subheader("Units and bounds")
+    if table_mode:
+        st.caption("Mixed table: the units, bounds, categories and clipping of every column are declared in the "
+                   "schema below; no other scaling applies.")
     ss.setdefault("data.scaling", "none")
-    mode = st.radio("Scaling", list(SCALING_MODES), format_func=SCALING_MODES.get, key="data.scaling",
-                    persist_state="session")
+    mode = "none" if table_mode else st.radio("Scaling", list(SCALING_MODES), format_func=SCALING_MODES.get,
+                                              key="data.scaling", persist_state="session")
     with st.expander("Why are bounds and scaling never computed from the private data?"):
         st.markdown(
             "A differentially private release protects every row only if **every choice that depends on the "
@@ -216,6 +245,30 @@ with right:
                      "split_seed": int(split_seed), "scaling": mode,
                      "box": box, "clip": bool(clip)})
 
+# ---------------------------------------------------------------------- the schema of a mixed table
+if table_ctx is not None:
+    n_rows = int(table_ctx["frame"].shape[0])
+    split_kw = {"public_fraction": float(pct) / 100.0 if declared else 0.0,
+                "heldout_fraction": float(hpct) / 100.0, "seed": int(split_seed)}
+    public_rows, private_index, stub = None, np.arange(n_rows), None
+    try:
+        pub_idx, private_index, held_idx = split_indices(n_rows, **split_kw)
+        if pub_idx is not None:
+            public_rows = table_ctx["frame"].iloc[pub_idx]
+        stub = S.Dataset(key="schema-discovery", data_key=table_ctx["src_key"], name=table_ctx["label"],
+                         source=table_ctx["spec"]["source"], X=np.empty((private_index.size, 0)), columns=[],
+                         public=None if pub_idx is None else np.empty((pub_idx.size, 0)),
+                         heldout=None if held_idx is None else np.empty((held_idx.size, 0)),
+                         split={"seed": int(split_seed), "public_fraction": split_kw["public_fraction"],
+                                "heldout_fraction": split_kw["heldout_fraction"]})
+    except ValueError:
+        pass                                 # the split's own error is shown when the dataset is built
+    schema = schema_editor(table_ctx, public_rows=public_rows, private_index=private_index, stub=stub)
+    if schema is not None:
+        spec = {**table_ctx["spec"], "schema": schema.to_dict(), "public_fraction": float(pct) / 100.0,
+                "public_declared": bool(declared), "heldout_fraction": float(hpct) / 100.0,
+                "split_seed": int(split_seed)}
+
 # ---------------------------------------------------------------------- build & commit
 st.divider()
 candidate = None
@@ -256,7 +309,7 @@ if candidate is not None:
         c2.info("These settings are not in use yet: click **Use this dataset**. "
                 f"(Now in use: {current.describe() if current else 'nothing'}.)")
 
-if spec is not None and candidate is None:
+if (spec is not None and candidate is None) or (table_ctx is not None and spec is None):
     # the settings above failed (their error is shown): no notes or preview of other data next to it
     if current is not None:
         st.info(f"The data in use is unchanged: {current.describe()}.")
@@ -278,9 +331,17 @@ m1, m2, m3, m4, m5 = st.columns(5)
 m1.metric("Private rows N", f"{shown.n:,}")
 m2.metric("Published in the clear", f"{shown.n_public:,}")
 m3.metric("Held-out rows", f"{shown.n_heldout:,}")
-m4.metric("Dimension D", shown.dim)
-m5.metric("Clipped values", f"{shown.n_clipped:,}" if shown.clip_box is not None else "—",
+m4.metric("Dimension D", shown.dim, help="Embedding dimension: one coordinate per numeric column, one per category "
+                                         "of a categorical column." if shown.is_table else None)
+m5.metric("Clipped values", f"{shown.n_clipped:,}" if shown.clip_box is not None or shown.is_table else "—",
           help="Number of private values moved onto the declared box (owner's information only).")
+if shown.is_table and shown.table_report is not None:
+    lines = shown.table_report.lines()
+    with st.expander("What the declared preprocessing did to the rows (owner only: counts of the private data)",
+                     expanded=bool(lines)):
+        st.caption("Counts over every row of the table (publishable, private and held-out). They are statistics of "
+                   "the private data: for your eyes only, never part of a release.")
+        st.markdown("\n".join(f"- {ln}" for ln in lines) if lines else "Nothing was clipped, imputed or unknown.")
 if shown.scaling is not None:
     st.caption(f"Scaling: (x − c)/s with constants from the {shown.scaling.source}. Releases are computed in "
                "these units; downloads are converted back to the original units.")
@@ -297,13 +358,27 @@ with tab_plot:
     st.plotly_chart(data_figure(shown.X, shown.public, columns=shown.columns, labels=shown.labels, title=title,
                                 projection=projection), key="data.fig")
 with tab_table:
-    orig = shown.to_original_units(shown.X[:200])
-    st.dataframe(pd.DataFrame(orig, columns=[str(c) for c in shown.columns]), height=300)
-    st.caption(f"First {min(200, shown.n)} private rows, original units.")
+    if shown.is_table:
+        st.dataframe(shown.decode(shown.X[:200]), height=300)
+        st.caption(f"First {min(200, shown.n)} private rows as the schema reads them (clipped to the declared bounds, "
+                   "missing values as declared), in the original columns and types.")
+    else:
+        orig = shown.to_original_units(shown.X[:200])
+        st.dataframe(pd.DataFrame(orig, columns=[str(c) for c in shown.columns]), height=300)
+        st.caption(f"First {min(200, shown.n)} private rows, original units.")
 with tab_stats:
     st.warning("These statistics are exact and **not** private: for your eyes only. Do not publish them and do "
                "not use them to choose scaling, bounds or the kernel.")
-    st.dataframe(nonprivate_summary(pd.DataFrame(shown.to_original_units(shown.X),
-                                                 columns=[str(c) for c in shown.columns])))
+    if shown.is_table:
+        table = shown.decode(shown.X)
+        nums = [c.name for c in shown.schema.columns if c.kind in ("continuous", "integer")]
+        if nums:
+            st.dataframe(nonprivate_summary(table, nums))
+        for c in shown.schema.columns:
+            if c.kind in ("categorical", "boolean"):
+                st.dataframe(T.category_table(table, c).set_index("category"), height=min(38 * (len(c.levels) + 2), 300))
+    else:
+        st.dataframe(nonprivate_summary(pd.DataFrame(shown.to_original_units(shown.X),
+                                                     columns=[str(c) for c in shown.columns])))
 
 st.page_link(PAGE_KERNEL, label="Next: choose the kernel and the privacy level →", icon=":material/tune:")

@@ -7,6 +7,7 @@ from dpkme.datasets import paper_mixture
 from dpkme.release.subspace import algorithm1
 from dpkme.reproduce import paper_kernel
 from ui import compute as C
+from ui import glossary as G
 from ui import state as S
 from ui.datasets import PAPER_EXAMPLE_SPEC
 from ui.figures import release_figure, template_figure
@@ -115,9 +116,12 @@ ds = S.dataset()
 if rec is not None and ds is not None and rec.dataset_key == ds.key:
     r, m = rec.release, rec.metrics
     a, b, c, d = st.columns(4)
-    a.metric("RKHS distance to the private KME", S.fmt(m["distance"]))
-    b.metric("Uniform baseline on the same points", S.fmt(m.get("baseline")))
-    c.metric("Noise σ", S.fmt(r.sigma))
+    a.metric("RKHS distance ‖μ̃ − μ̂‖", S.fmt(m["distance"]),
+             help=G.help_text("‖μ̃ − μ̂‖") + " Here: the released points against the private rows' embedding.")
+    b.metric("Uniform baseline", S.fmt(m.get("baseline")),
+             help="The RKHS distance of the same points with equal weights (no private information): what the "
+                  "release must beat.")
+    c.metric("Noise σ", S.fmt(r.sigma), help=G.help_text("σ"))
     d.metric("Runtime", f"{r.seconds:.2f} s")
     improvement = m["baseline"] / m["distance"] if m.get("baseline") else None
     if improvement:

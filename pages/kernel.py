@@ -9,8 +9,15 @@ import streamlit as st
 from dpkme.cost import estimate_cost
 from dpkme.privacy.bandwidth import lengthscale_grid, private_lengthscale
 from dpkme.privacy.calibration import analytic_sigma, classic_sigma
+from dpkme.privacy.planning import (
+    epsilon_for_mean_error,
+    epsilon_for_rkhs_error,
+    expected_mean_error,
+    expected_rkhs_error,
+)
 from dpkme.reproduce import paper_kernel
 from ui import compute as C
+from ui import glossary as G
 from ui import state as S
 from ui.datasets import median_heuristic
 from ui.figures import kernel_profile, sigma_figure
@@ -90,12 +97,96 @@ def _ls_edited() -> None:
     ss[S.LENGTHSCALE_SOURCE] = "declared"
 
 
+PLAN_KINDS = {"rkhs": "distance of Algorithm 2's privatised embedding (RKHS)",
+              "mean": "error of the mean of one column with a declared range",
+              "proportion": "error of a proportion"}
+
+
+def _use_planned_epsilon(eps: float) -> None:
+    """Button callback: put the planned ε into the ε control (on the slider when it is one of its values)."""
+    if any(abs(eps - g) <= 1e-12 * g for g in C.epsilon_grid()):
+        ss[S.EPS_TYPED] = False
+        ss[S.EPS] = min(C.epsilon_grid(), key=lambda g: abs(g - eps))
+    else:
+        ss[S.EPS_TYPED] = True
+        ss[S.EPS_VALUE] = float(eps)
+
+
+def _plan_target(key: str, label: str, current: float | None, scale: float = 1.0, **kwargs) -> float:
+    """A target number input whose first value is the error at the current ε (2 significant digits)."""
+    if key not in ss:
+        ss[key] = float(f"{current * scale:.2g}") if current else 0.01 * scale
+    return float(st.number_input(label, min_value=1e-9, format="%.4g", key=key, persist_state="session",
+                                 **kwargs)) / scale
+
+
+def plan_epsilon(n: int, eps: float | None, delta: float) -> None:
+    """The planning expander: the ε at which a stated accuracy is reached in expectation (public inputs only)."""
+    st.caption(":material/info: **Planning: not a release, spends no budget.** It reads no rows: only the public "
+               f"size N = {n:,} (public under replace-one), δ, the calibration and the sizes below. The answer is "
+               "a recommendation for the *expected* error of the privacy noise, not a guarantee: the guarantee is "
+               "the ε you release with, charged to the ledger then.")
+    kind = st.radio("The accuracy you need", list(PLAN_KINDS), format_func=PLAN_KINDS.get, key="kern.plan_kind",
+                    persist_state="session")
+    calibration = str(ss.get(S.CALIBRATION, "analytic"))
+    common = dict(n_private=n, delta=delta, calibration=calibration)
+    if kind == "rkhs":
+        J = int(ss.get(S.N_FEATURES, 1000))
+        now = expected_rkhs_error(eps, n_features=J, **common) if eps else None
+        target = _plan_target("kern.plan_rkhs", "Target: expected distance ‖μ̃ − μ̂‖ in feature space", now,
+                              help="Between the privatised and the exact mean feature vector (norm ≤ 1), for J = "
+                                   f"{J:,} random features (the Release page's setting). The random-feature "
+                                   "approximation and the reduced set add their own, ε-independent error.")
+        plan = epsilon_for_rkhs_error(target, n_features=J, **common)
+        unit = ""
+    else:
+        if kind == "mean":
+            R = float(st.number_input("Declared range of the column (largest − smallest possible value)",
+                                      min_value=1e-9, value=1.0, format="%.4g", key="kern.plan_range",
+                                      persist_state="session",
+                                      help="From public knowledge (units, a codebook), never from the private "
+                                           "rows."))
+            scale, label, unit = 1.0, "Target: expected absolute error of the mean (column units)", ""
+        else:
+            R, scale, label, unit = 1.0, 100.0, "Target: expected error of the proportion (percentage points)", " pp"
+        now = expected_mean_error(eps, value_range=R, **common) if eps else None
+        target = _plan_target(f"kern.plan_{kind}", label, now, scale)
+        plan = epsilon_for_mean_error(target, value_range=R, **common)
+        st.caption("A reference of what ε buys for one plain statistic released alone by the Gaussian mechanism "
+                   "(sensitivity R/N) — not the accuracy of a mean read off a kernel-embedding release.")
+    shown = plan.target * (100.0 if kind == "proportion" else 1.0)
+    st.metric("ε that meets the target", f"{plan.epsilon:g}",
+              help="The smallest ε whose calibrated noise reaches the target accuracy in expectation, rounded "
+                   "up to 3 significant digits (a larger ε means less noise, so the target is still met).")
+    err = plan.expected_error * (100.0 if kind == "proportion" else 1.0)
+    st.caption(f"At ε = {plan.epsilon:g}: σ = {plan.sigma:.3g}, expected error {err:.3g}{unit} ≤ target "
+               f"{shown:.3g}{unit}"
+               + (f"; now (ε = {eps:g}): {(now or 0) * (100.0 if kind == 'proportion' else 1.0):.3g}{unit}."
+                  if eps else ".")
+               + (" Any smaller ε would reach it too: 0.01 is the smallest recommended." if plan.at_floor else ""))
+    st.button(f"Use this ε ({plan.epsilon:g})", key="kern.plan_use", on_click=_use_planned_epsilon,
+              args=(plan.epsilon,), icon=":material/check:",
+              help="Sets the ε control above; nothing is released or charged until you release.")
+
+
 left, right = st.columns([1, 1], gap="large")
 with left:
     st.subheader("1. Kernel")
     st.selectbox("Kernel family", list(C.KERNEL_LABELS), format_func=C.KERNEL_LABELS.get, key=S.KERNEL,
                  persist_state="session",
                  help="All four are bounded by k(x, x) = 1 and non-negative, as the privacy proofs need.")
+    if ds.is_table:
+        st.info(
+            "**Mixed table with a declared schema.** The kernel acts on the rows *embedded* by the schema, and the "
+            "per-column lengthscales (as fractions of each declared range) and the similarities of two different "
+            "categories are declared **in the schema** (Data page). The Gaussian kernel with ℓ = 1 (the suggestion) "
+            "is exactly the declared mixed kernel k(x, y) = Πⱼ exp(−(xⱼ − yⱼ)²/(2ℓⱼ²(hiⱼ − loⱼ)²)) · Π꜀ κ꜀^[x꜀ ≠ y꜀]. "
+            "Another ℓ multiplies every column's lengthscale by ℓ and turns every similarity κ into κ^(1/ℓ²); "
+            "another kernel family changes the per-column factors. Change the columns' scales in the schema instead.",
+            icon=":material/table_chart:")
+        if ss[S.KERNEL] != "gaussian" or abs(float(ss.get(S.LENGTHSCALE, 1.0)) - 1.0) > 1e-12:
+            st.caption("Now not the schema's declared kernel: choose Gaussian with ℓ = 1 (the 'Suggested' button) to "
+                       "use it.")
     if ss[S.KERNEL] == "matern":
         st.select_slider("Smoothness ν", options=[0.5, 1.5, 2.5], key=S.NU, persist_state="session")
     if ss[S.KERNEL] == "imq":
@@ -195,6 +286,10 @@ with right:
     st.radio("Sensitivity bound", ["tight", "paper"], key=S.SENS_MODE, persist_state="session",
              format_func={"tight": "√2/N — exact for these non-negative kernels",
                           "paper": "2/N — the paper's Lemma 13 (triangle inequality)"}.get)
+    with st.expander("Plan ε from the accuracy you need (planning: not a release, spends no budget)",
+                     icon=":material/target:"):
+        with guard("plan ε"):
+            plan_epsilon(ds.n, eps, delta)
 
 if kernel is None or eps is None:
     st.stop()
@@ -219,13 +314,13 @@ F_shown = F if F is not None else m_default
 noise_norm = cal.sigma * math.sqrt(F_shown)
 
 c1, c2, c3, c4 = st.columns(4)
-c1.metric("Sensitivity Δ", S.fmt(sens, 4), help="Largest change of the KME (in RKHS norm) when one row is replaced.")
-c2.metric("Noise σ per coordinate", S.fmt(cal.sigma, 4))
+c1.metric("Sensitivity Δ", S.fmt(sens, 4), help=G.help_text("Δ"))
+c2.metric("Noise σ per coordinate", S.fmt(cal.sigma, 4), help=G.help_text("σ"))
 c3.metric("Expected noise norm σ√F", S.fmt(noise_norm),
           help=f"With F = {F_shown} basis coordinates (Algorithm 1, M = {m_default} points"
                + (", publishable subset" if F is not None else ", upper bound F ≤ M") + ").")
 c4.metric("Noise multiplier σ/Δ", S.fmt(cal.noise_multiplier),
-          help="What privacy accountants compose (Budget ledger page).")
+          help=G.help_text("σ/Δ") + " (Budget ledger page)")
 
 a = kernel.diag_value
 N = ds.n

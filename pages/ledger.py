@@ -7,6 +7,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from dpkme.privacy.accounting import basic_composition
+from ui import glossary as G
 from ui import state as S
 from ui.frame import require_frame
 from ui.widgets import PAGE_DATA, guard, require_dataset
@@ -27,8 +28,9 @@ st.markdown(
 c1, c2 = st.columns(2)
 c1.number_input("Total ε budget for this data", min_value=0.001, max_value=1000.0, step=0.5, format="%.4g",
                 key=S.BUDGET_EPS, persist_state="session")
-c2.select_slider("Total δ budget", options=[1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8], key=S.BUDGET_DELTA,
-                 format_func=lambda d: f"{d:.0e}", persist_state="session")
+c2.select_slider("Total δ budget", options=[1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3], key=S.BUDGET_DELTA,
+                 format_func=lambda d: f"{d:.0e}", persist_state="session", help=G.help_text("δ"))
+c2.caption("← more privacy · less privacy →, like the ε and δ sliders of the Kernel & privacy page.")
 eps_b, delta_b = S.budget()
 led = S.ledger_for(ds)
 
@@ -58,11 +60,27 @@ else:
     with guard("compose the privacy losses") as res:
         tot = S.composed(led.charges, delta_b)
         basic = tot["basic"]
+        head = S.budget_headline(led)             # the sidebar shows the same sentences (ui/widgets.py)
+        over = head["over"]
+        if over:
+            st.error(f"Budget exceeded — {head['text']}. No accountant certifies the releases within ε = {eps_b:g}, "
+                     f"δ = {delta_b:.0e}. Stop releasing this data, or accept a weaker guarantee by raising the budget.")
+        else:
+            st.success(f"Within budget: {head['text']}.")
+        st.progress(min(head["epsilon"] / eps_b, 1.0) if math.isfinite(head["epsilon"]) else 1.0,
+                    text=f"{head['epsilon'] / eps_b:.0%} of the ε budget")
+        if head["explain"]:
+            st.caption(head["explain"])
+        st.caption(S.ledger_counts(led))
         a, b, c, d = st.columns(4)
         a.metric("Charges", len(led), help="A repeat-draw batch of k releases is one charge with count k.")
-        b.metric("Basic composition", f"ε = {basic[0]:.3g}", f"δ = {basic[1]:.1e}", delta_color="off")
+        b.metric("Basic composition", f"ε = {basic[0]:.3g}", f"δ = {basic[1]:.1e}", delta_color="off",
+                 help="The plain sum of the charges' ε and δ: always valid, never the tightest for many releases.")
         c.metric(f"Rényi DP at δ = {delta_b:.0e}", f"ε = {tot['rdp'][0]:.4g}")
         d.metric(f"PLD at δ = {delta_b:.0e}", f"ε = {tot['pld'][0]:.4g}")
+        st.caption(f"Three valid bounds on the same releases. The headline above is the smallest one valid at the "
+                   f"budget's δ = {delta_b:.0e}, here the {S.ACCOUNTANT_WORDS[head['method']]}; it is the number the "
+                   "sidebar shows and the one the budget is checked on.")
         if tot.get("parts"):
             st.info("**Parallel composition over disjoint parts.** Some charges read only one part of these "
                     "individuals (the private rows, or the held-out rows used by a two-sample test). Each person is "
@@ -70,22 +88,14 @@ else:
                     "own and the guarantee is that of the worst part: "
                     + "; ".join(f"**{p}**: ε = {v[0]:.3g}" for p, v in tot["parts"].items())
                     + f" (worst: {tot['worst_part']}). Basic composition above is for that part too.")
-        over = S.over_budget(led)
-        if over:
-            st.error(f"Budget exceeded: no accountant certifies the releases within ε = {eps_b:g}, δ = {delta_b:.0e}. "
-                     "Stop releasing this data, or accept a weaker guarantee by raising the budget.")
-        else:
-            best = tot["best"][0]
-            st.success(f"Within budget: the releases together are (ε = {best:.3g}, δ = {delta_b:.0e})-DP "
-                       f"({tot['best_method']}), budget ε = {eps_b:g}.")
-            st.progress(min(best / eps_b, 1.0), text=f"{best / eps_b:.0%} of the ε budget")
 
         # cumulative curves
         charges = list(led.charges)
-        xs, b_eps, r_eps, p_eps = [0], [0.0], [0.0], [0.0]
+        xs, b_eps, r_eps, p_eps, best_eps = [0], [0.0], [0.0], [0.0], [0.0]
         for i in range(1, len(charges) + 1):
             t = S.composed(charges[:i], delta_b)
             xs.append(i)
+            best_eps.append(t["best"][0])
             b_eps.append(t["basic"][0] if t["basic"][1] <= delta_b else math.inf)
             r_eps.append(t["rdp"][0])
             p_eps.append(t["pld"][0])
@@ -99,23 +109,34 @@ else:
                           yaxis_title="ε", height=340, margin=dict(l=10, r=10, t=40, b=10))
         st.plotly_chart(fig, key="bud.fig")
         rows = led.to_records()
-        table = pd.DataFrame([{
-            "#": rec["index"] + 1, "release": rec["label"], "mechanism": rec["mechanism"], "ε": rec["epsilon"],
-            "δ": rec["delta"], "count": rec["count"], "σ/Δ": rec["noise_multiplier"],
-            "calibration": rec["details"].get("calibration"), "noise": rec["details"].get("noise_source"),
-            "part": ", ".join(rec["details"].get("parts") or ("everyone",)),
-            "relation": rec["details"].get("neighbouring"),
-            "cumulative ε (basic)": rec["cumulative_epsilon_basic"],
-        } for rec in rows])
-        st.dataframe(table, hide_index=True)
+        st.dataframe(pd.DataFrame([{
+            "#": rec["index"] + 1, "charge": rec["label"], "ε": rec["epsilon"], "δ": rec["delta"],
+            "count": rec["count"], "part": ", ".join(rec["details"].get("parts") or ("everyone",)),
+            "total ε so far": eps_so_far,
+        } for rec, eps_so_far in zip(rows, best_eps[1:])]), hide_index=True, width="stretch", column_config={
+            "charge": st.column_config.TextColumn(width="large"),
+            "total ε so far": st.column_config.NumberColumn(
+                format="%.4g", help=f"The headline after this charge: tightest bound at δ = {delta_b:.0e}."),
+        })
+        with st.expander("All fields of each charge"):
+            st.dataframe(pd.DataFrame([{
+                "#": rec["index"] + 1, "charge": rec["label"], "mechanism": rec["mechanism"], "ε": rec["epsilon"],
+                "δ": rec["delta"], "count": rec["count"], "σ/Δ": rec["noise_multiplier"],
+                "calibration": rec["details"].get("calibration"), "noise": rec["details"].get("noise_source"),
+                "part": ", ".join(rec["details"].get("parts") or ("everyone",)),
+                "relation": rec["details"].get("neighbouring"),
+                "running sum of ε (basic)": rec["cumulative_epsilon_basic"],
+            } for rec in rows]), hide_index=True)
+            st.caption("σ/Δ: the noise multiplier (glossary in the sidebar). Relation: which tables count as "
+                       "neighbours (replace one row).")
 
 with st.expander("How are the totals computed?"):
     st.markdown(
         "* **Basic composition** (Dwork & Roth, Thm 3.16): (Σ εᵢ, Σ δᵢ). Always valid, grows linearly.\n"
-        "* **Rényi DP** (Mironov 2017): a Gaussian release with noise multiplier z = σ/Δ has Rényi divergence "
-        "α/(2z²) of every order α; these add up and are converted back to (ε, δ).\n"
-        "* **Privacy loss distributions**: k Gaussian releases with multipliers zᵢ are together exactly one "
-        "Gaussian mechanism with multiplier (Σ 1/zᵢ²)^(-1/2) (Dong, Roth & Su 2022); its exact (ε, δ) curve is "
+        "* **Rényi DP** (Mironov 2017): a Gaussian release with noise multiplier σ/Δ has Rényi divergence "
+        "λ(Δ/σ)²/2 of every order λ; these add up and are converted back to (ε, δ).\n"
+        "* **Privacy loss distributions**: T Gaussian releases with multipliers σᵢ/Δᵢ are together exactly one "
+        "Gaussian mechanism with multiplier (Σ (Δᵢ/σᵢ)²)^(-1/2) (Dong, Roth & Su 2022); its exact (ε, δ) curve is "
         "used. This is the tightest of the three.\n\n"
         "* **Pure ε-DP charges** (the exponential mechanism: δ = 0) enter basic composition as (ε, 0) and the "
         "RDP/PLD accountants as pure-DP events.\n"
@@ -192,5 +213,9 @@ if len(ledgers) > 1:
         st.dataframe(pd.DataFrame([{
             "data": S.ledger_name(k), "charges": len(l), "basic ε": basic_composition(l.charges)[0],
             "basic δ": basic_composition(l.charges)[1],
-            f"ε at δ = {delta_b:.0e} (tightest, per part)": S.composed(l.charges, delta_b)["best"][0] if len(l) else 0.0,
-        } for k, l in ledgers.items()]), hide_index=True)
+            "headline ε": S.composed(l.charges, delta_b)["best"][0] if len(l) else 0.0,
+        } for k, l in ledgers.items()]), hide_index=True, width="stretch", column_config={
+            "headline ε": st.column_config.NumberColumn(
+                format="%.4g", help=f"Tightest bound at the budget's δ = {delta_b:.0e} (worst part), as in the "
+                                    "sidebar."),
+        })

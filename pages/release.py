@@ -8,6 +8,7 @@ from dpkme.release.gp import NOTES as _GP_NOTES
 from ui import compute as C
 from ui import noise as N
 from ui import state as S
+from ui import table_views as TV
 from ui.export import file_stem, function_csv, function_json, release_csv, release_json
 from ui.figures import function_figure, kme_heatmaps, release_figure, repeat_figure, weight_histogram
 from ui.frame import require_frame
@@ -42,7 +43,7 @@ if not eps > 0:
     st.page_link(PAGE_KERNEL, label="Kernel & privacy", icon=":material/tune:")
     st.stop()
 
-problems = private_problems()
+problems = private_problems(ds=ds)
 settings = (f"Kernel **{C.KERNEL_LABELS[ss[S.KERNEL]]}**, ℓ = {kernel.lengthscale:.4g} · ε = **{eps:g}**, "
             f"δ = {S.delta():.0e} · {ss[S.CALIBRATION]} calibration, Δ = "
             + ("√2/N" if ss[S.SENS_MODE] == "tight" else "2/N"))
@@ -56,7 +57,7 @@ left, right = st.columns([1, 2], gap="large")
 with left:
     keys = list(REGISTRY)
     if ss.get(S.MECHANISM) not in keys:
-        ss[S.MECHANISM] = "alg1-public" if ds.n_public else "alg1-q"
+        ss[S.MECHANISM] = "alg2" if ds.is_table else "alg1-public" if ds.n_public else "alg1-q"
     key = st.selectbox("Mechanism", keys, format_func=lambda k: REGISTRY[k].label, key=S.MECHANISM,
                        persist_state="session")
     if not ds.n_public:
@@ -211,21 +212,25 @@ if rec.kind == "function":
 
 # ---------------------------------------------------------------------- plots
 dims = (0, 1) if ds.dim >= 2 else (0, 0)
-with right:
-    if ds.dim > 2:
-        a, b = st.columns(2)
-        ix = a.selectbox("Horizontal axis", range(ds.dim), format_func=lambda j: str(ds.columns[j]), index=0,
-                         key="rel.dim_x")
-        iy = b.selectbox("Vertical axis", range(ds.dim), format_func=lambda j: str(ds.columns[j]), index=1,
-                         key="rel.dim_y")
-        dims = (ix, iy)
-    if ds.dim >= 2:
-        window = C.plot_window(ds, dims=dims)
-        st.plotly_chart(release_figure(ds.X, r.points, r.weights, columns=ds.model_labels, dims=dims,
-                                       window=window, title="Private rows (faint) and the released weighted points"),
-                        key="rel.scatter")
-    else:
-        st.plotly_chart(weight_histogram(r.weights), key="rel.weights1d")
+if ds.is_table:          # a mixed table: the released rows in the table's own columns and types
+    with right, guard("show the released table"):
+        TV.release_table_panel(rec, ds)
+else:
+    with right:
+        if ds.dim > 2:
+            a, b = st.columns(2)
+            ix = a.selectbox("Horizontal axis", range(ds.dim), format_func=lambda j: str(ds.columns[j]), index=0,
+                             key="rel.dim_x")
+            iy = b.selectbox("Vertical axis", range(ds.dim), format_func=lambda j: str(ds.columns[j]), index=1,
+                             key="rel.dim_y")
+            dims = (ix, iy)
+        if ds.dim >= 2:
+            window = C.plot_window(ds, dims=dims)
+            st.plotly_chart(release_figure(ds.X, r.points, r.weights, columns=ds.model_labels, dims=dims,
+                                           window=window, title="Private rows (faint) and the released weighted points"),
+                            key="rel.scatter")
+        else:
+            st.plotly_chart(weight_histogram(r.weights), key="rel.weights1d")
 
 for w in rec.warnings:
     st.warning(w)
@@ -258,7 +263,10 @@ if REGISTRY.get(rec.mechanism_key) is not None and REGISTRY[rec.mechanism_key].s
     with guard("show the mechanism's details"):
         REGISTRY[rec.mechanism_key].show(rec, ds)
 
-if ds.dim >= 2:
+if ds.is_table:
+    with guard("draw the owner's view of the table"):
+        TV.owner_view(rec, ds)
+elif ds.dim >= 2:
     st.subheader("Private vs released embedding")
     lo, hi = C.plot_window(ds, dims=dims)
     xs, ys, G = C.grid_points(ds, lo, hi, dims=dims)
@@ -279,15 +287,19 @@ with c1:
     st.caption(f"{neg} of {r.n_points} weights are negative (black-edged diamonds in the plot); Σ w = {r.weights.sum():.4g}, "
                f"Σ |w| = {r.weight_l1:.4g}. Negative weights are legitimate: the release is a signed measure.")
 with c2:
-    st.markdown("**Download the release**")
-    st.caption("The CSV has one row per synthetic point (original units) and its weight; the JSON has every "
-               "parameter needed to interpret it (mechanism, ε, δ, σ, kernel, version) and says whether it is "
-               "differentially private; only a replay-mode demo carries its seed.")
-    d1, d2 = st.columns(2)
-    d1.download_button("CSV: points + weights", data=release_csv(rec, ds), file_name=file_stem(rec) + ".csv",
-                       mime="text/csv", key="rel.dl_csv", on_click="ignore", icon=":material/download:")
-    d2.download_button("JSON: parameters", data=release_json(rec, ds), file_name=file_stem(rec) + ".json",
-                       mime="application/json", key="rel.dl_json", on_click="ignore", icon=":material/download:")
+    if ds.is_table:
+        with guard("prepare the downloads"):
+            TV.downloads(rec, ds)
+    else:
+        st.markdown("**Download the release**")
+        st.caption("The CSV has one row per synthetic point (original units) and its weight; the JSON has every "
+                   "parameter needed to interpret it (mechanism, ε, δ, σ, kernel, version) and says whether it is "
+                   "differentially private; only a replay-mode demo carries its seed.")
+        d1, d2 = st.columns(2)
+        d1.download_button("CSV: points + weights", data=release_csv(rec, ds), file_name=file_stem(rec) + ".csv",
+                           mime="text/csv", key="rel.dl_csv", on_click="ignore", icon=":material/download:")
+        d2.download_button("JSON: parameters", data=release_json(rec, ds), file_name=file_stem(rec) + ".json",
+                           mime="application/json", key="rel.dl_json", on_click="ignore", icon=":material/download:")
     with st.expander("Replay this release"):
         if r.noise_source != "seeded" or r.seed is None:
             st.markdown("This release drew its noise from OS entropy and recorded no seed: it cannot be replayed "

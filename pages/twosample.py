@@ -173,8 +173,8 @@ def show_result(stored: dict) -> None:
         tot = S.composed(led.charges, S.budget()[1])
         parts = tot.get("parts")
         st.caption(
-            f"That ledger now totals ε = {tot['best'][0]:.3g} at the budget's δ = {S.budget()[1]:.0e} "
-            f"({tot['best_method']}; this test alone: ε = {res.epsilon:.3g} at δ = {res.delta:.0e})"
+            f"That ledger now: {S.budget_headline(led)['text']} (this test alone: ε = {res.epsilon:.3g} at "
+            f"δ = {res.delta:.0e})"
             + (" — worst part: " + str(tot["worst_part"]) + "; per part: "
                + ", ".join(f"{p}: ε = {v[0]:.3g}" for p, v in parts.items()) if parts else "") + ".")
     st.caption(stored.get("ledger_note", ""))
@@ -257,14 +257,14 @@ if mode == "release":
         st.info("No weighted-points release of this dataset yet.")
         st.page_link(PAGE_RELEASE, label="Make a release first", icon=":material/rocket_launch:")
         st.stop()
+    by_id = {r.id: r for r in recs}
+    if ss.get("tst.release") not in by_id:
+        ss["tst.release"] = recs[-1].id
+    sel = st.selectbox("Release to test", list(by_id)[::-1], format_func=lambda i: by_id[i].title,
+                       key="tst.release")            # full width: release titles are long (issue 16, finding 7)
+    rec = by_id[sel]
     left, right = st.columns([1, 2], gap="large")
     with left:
-        by_id = {r.id: r for r in recs}
-        if ss.get("tst.release") not in by_id:
-            ss["tst.release"] = recs[-1].id
-        sel = st.selectbox("Release to test", list(by_id)[::-1], format_func=lambda i: by_id[i].title,
-                           key="tst.release")
-        rec = by_id[sel]
         ss.setdefault("tst.n_syn", int(ds.n_heldout))
         n_syn = int(st.number_input("Rows resampled from the release", min_value=10, max_value=100_000, step=100,
                                     key="tst.n_syn", persist_state="session"))

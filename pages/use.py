@@ -11,6 +11,7 @@ from dpkme.datasets import GENERATORS
 from dpkme.metrics import mmd
 from ui import compute as C
 from ui import state as S
+from ui import table_views as TV
 from ui.figures import release_figure
 from ui.frame import require_frame
 from ui.widgets import PAGE_RELEASE, guard, require_dataset
@@ -77,99 +78,104 @@ st.caption(f"Σ w = {r.weights.sum():.4g} · Σ |w| = {r.weight_l1:.4g} · M = {
            "Large Σ|w| (many cancelling positive and negative weights) makes estimates of non-smooth "
            "quantities (box probabilities) unreliable; probability weights fix that.")
 
-# ---------------------------------------------------------------------- means & covariances
-st.subheader("Means and covariances")
-shown = ds.dim          # every column (a table cut at 8 columns hid the 9th silently)
-mean_est = w @ Z
-mean_true = X.mean(axis=0)
-tab = pd.DataFrame({"column": cols, "estimate from release": mean_est, "true private mean": mean_true,
-                    "error": mean_est - mean_true})
-st.dataframe(tab.style.format(precision=4), hide_index=True)
-with st.expander("Covariance matrix"):
-    Zc = Z[:, :shown] - mean_est[:shown]
-    cov_est = (Zc * w[:, None]).T @ Zc
-    if not normalise:
-        cov_est = cov_est / max(w.sum(), 1e-12)
-    cov_true = np.cov(X[:, :shown], rowvar=False, ddof=0).reshape(shown, shown)
-    c1, c2 = st.columns(2)
-    c1.markdown("**Estimated from the release**: Σ wₘ (zₘ − m)(zₘ − m)ᵀ")
-    c1.dataframe(pd.DataFrame(cov_est, index=cols[:shown], columns=cols[:shown]).style.format(precision=3))
-    c2.markdown("**True (private)**")
-    c2.dataframe(pd.DataFrame(cov_true, index=cols[:shown], columns=cols[:shown]).style.format(precision=3))
-    rel = np.linalg.norm(cov_est - cov_true) / max(np.linalg.norm(cov_true), 1e-300)
-    st.caption(f"Relative Frobenius error: {rel:.1%}.")
-
-# ---------------------------------------------------------------------- box probabilities
-st.subheader("Probability of a box")
-st.markdown("Draw a box on the plot (box-select tool) or type its corners. The release estimates "
-            "P(X ∈ box) ≈ Σₘ wₘ 1[zₘ ∈ box]; with the indicator outside the RKHS this is an approximation "
-            "that improves with N and M.")
-dims = (0, 1) if ds.dim >= 2 else (0, 0)
-if ds.dim > 2:
-    a, b = st.columns(2)
-    dims = (a.selectbox("Horizontal axis", range(ds.dim), format_func=lambda j: cols[j], index=0, key="use.dx"),
-            b.selectbox("Vertical axis", range(ds.dim), format_func=lambda j: cols[j], index=1, key="use.dy"))
-lo_all, hi_all = np.quantile(X[:, list(dims)], 0.02, axis=0), np.quantile(X[:, list(dims)], 0.98, axis=0)
-box_keys = ["use.box.x0", "use.box.x1", "use.box.y0", "use.box.y1"]
-box_id = (ds.key, dims)
-# (re)initialise for new data or axes, and whenever a corner is missing from the session (Streamlit drops the
-# state of widgets that were not drawn: before persist_state, returning to this page raised a KeyError)
-if ss.get("use.box.id") != box_id or any(k not in ss for k in box_keys):
-    mid, span = (lo_all + hi_all) / 2, (hi_all - lo_all) / 4
-    for k, v in zip(box_keys, [mid[0] - span[0], mid[0] + span[0], mid[1] - span[1], mid[1] + span[1]]):
-        ss[k] = float(v)
-    ss["use.box.id"] = box_id
-
-
-def _take_selection():
-    ev = ss.get("use.chart")
-    try:
-        boxes = ev["selection"]["box"]
-    except (KeyError, TypeError):
-        return
-    if boxes:
-        bx = boxes[-1]
-        xs, ys = sorted(bx["x"]), sorted(bx["y"])
-        ss["use.box.x0"], ss["use.box.x1"] = float(xs[0]), float(xs[-1])
-        ss["use.box.y0"], ss["use.box.y1"] = float(ys[0]), float(ys[-1])
-
-
-if ds.dim >= 2:
-    fig = release_figure(X, Z, r.weights, columns=cols, dims=dims, title="Box-select a region")
-    fig.add_shape(type="rect", x0=ss["use.box.x0"], x1=ss["use.box.x1"], y0=ss["use.box.y0"], y1=ss["use.box.y1"],
-                  line=dict(color="orange", width=3))
-    fig.update_layout(dragmode="select")
-    st.plotly_chart(fig, key="use.chart", on_select=_take_selection, selection_mode="box")
-b1, b2, b3, b4 = st.columns(4)
-x0 = b1.number_input(f"{cols[dims[0]]} from", key="use.box.x0", format="%.4g", persist_state="session")
-x1 = b2.number_input(f"{cols[dims[0]]} to", key="use.box.x1", format="%.4g", persist_state="session")
-if ds.dim >= 2:
-    y0 = b3.number_input(f"{cols[dims[1]]} from", key="use.box.y0", format="%.4g", persist_state="session")
-    y1 = b4.number_input(f"{cols[dims[1]]} to", key="use.box.y1", format="%.4g", persist_state="session")
+if ds.is_table:
+    # a mixed table: counts, proportions, cross-tabulations and means by group, in the table's own terms
+    with guard("compute the estimates from the released table"):
+        TV.use_view(rec, ds, w)
 else:
-    y0, y1 = -np.inf, np.inf
-if x1 <= x0 or y1 <= y0:
-    st.error("Each 'to' must be larger than its 'from'. Swap the corners or draw the box again.")
-else:
-    def inside(P):
-        return ((P[:, dims[0]] >= x0) & (P[:, dims[0]] <= x1) & (P[:, dims[1]] >= y0) & (P[:, dims[1]] <= y1))
+    # ---------------------------------------------------------------------- means & covariances
+    st.subheader("Means and covariances")
+    shown = ds.dim          # every column (a table cut at 8 columns hid the 9th silently)
+    mean_est = w @ Z
+    mean_true = X.mean(axis=0)
+    tab = pd.DataFrame({"column": cols, "estimate from release": mean_est, "true private mean": mean_true,
+                        "error": mean_est - mean_true})
+    st.dataframe(tab.style.format(precision=4), hide_index=True)
+    with st.expander("Covariance matrix"):
+        Zc = Z[:, :shown] - mean_est[:shown]
+        cov_est = (Zc * w[:, None]).T @ Zc
+        if not normalise:
+            cov_est = cov_est / max(w.sum(), 1e-12)
+        cov_true = np.cov(X[:, :shown], rowvar=False, ddof=0).reshape(shown, shown)
+        c1, c2 = st.columns(2)
+        c1.markdown("**Estimated from the release**: Σ wₘ (zₘ − m)(zₘ − m)ᵀ")
+        c1.dataframe(pd.DataFrame(cov_est, index=cols[:shown], columns=cols[:shown]).style.format(precision=3))
+        c2.markdown("**True (private)**")
+        c2.dataframe(pd.DataFrame(cov_true, index=cols[:shown], columns=cols[:shown]).style.format(precision=3))
+        rel = np.linalg.norm(cov_est - cov_true) / max(np.linalg.norm(cov_true), 1e-300)
+        st.caption(f"Relative Frobenius error: {rel:.1%}.")
 
-    p_est = float(w @ inside(Z))
-    p_true = float(inside(X).mean())
-    others = {m: float(weights_for(m) @ inside(Z)) for m in WEIGHT_MODES}
-    p1, p2, p3, p4 = st.columns(4)
-    p1.metric("Estimate from the release", f"{p_est:.3f}")
-    p2.metric("True share of private rows", f"{p_true:.3f}")
-    p3.metric("Error", f"{p_est - p_true:+.3f}")
-    if ds.n_public:
-        pub = ds.to_original_units(ds.public)
-        p4.metric("Publishable subset alone", f"{float(inside(pub).mean()):.3f}",
-                  help="What the public rows alone would say (no private information).")
-    st.caption("With the other weightings: " + ", ".join(f"{WEIGHT_MODES[m].split(':')[0]} {v:.3f}"
-                                                        for m, v in others.items() if m != mode) + ".")
-    if not 0.0 <= p_est <= 1.0:
-        st.warning("The estimate is not a probability: the released weights cancel heavily. Use probability "
-                   "weights (above) — a post-processing anyone can apply.")
+    # ---------------------------------------------------------------------- box probabilities
+    st.subheader("Probability of a box")
+    st.markdown("Draw a box on the plot (box-select tool) or type its corners. The release estimates "
+                "P(X ∈ box) ≈ Σₘ wₘ 1[zₘ ∈ box]; with the indicator outside the RKHS this is an approximation "
+                "that improves with N and M.")
+    dims = (0, 1) if ds.dim >= 2 else (0, 0)
+    if ds.dim > 2:
+        a, b = st.columns(2)
+        dims = (a.selectbox("Horizontal axis", range(ds.dim), format_func=lambda j: cols[j], index=0, key="use.dx"),
+                b.selectbox("Vertical axis", range(ds.dim), format_func=lambda j: cols[j], index=1, key="use.dy"))
+    lo_all, hi_all = np.quantile(X[:, list(dims)], 0.02, axis=0), np.quantile(X[:, list(dims)], 0.98, axis=0)
+    box_keys = ["use.box.x0", "use.box.x1", "use.box.y0", "use.box.y1"]
+    box_id = (ds.key, dims)
+    # (re)initialise for new data or axes, and whenever a corner is missing from the session (Streamlit drops the
+    # state of widgets that were not drawn: before persist_state, returning to this page raised a KeyError)
+    if ss.get("use.box.id") != box_id or any(k not in ss for k in box_keys):
+        mid, span = (lo_all + hi_all) / 2, (hi_all - lo_all) / 4
+        for k, v in zip(box_keys, [mid[0] - span[0], mid[0] + span[0], mid[1] - span[1], mid[1] + span[1]]):
+            ss[k] = float(v)
+        ss["use.box.id"] = box_id
+
+
+    def _take_selection():
+        ev = ss.get("use.chart")
+        try:
+            boxes = ev["selection"]["box"]
+        except (KeyError, TypeError):
+            return
+        if boxes:
+            bx = boxes[-1]
+            xs, ys = sorted(bx["x"]), sorted(bx["y"])
+            ss["use.box.x0"], ss["use.box.x1"] = float(xs[0]), float(xs[-1])
+            ss["use.box.y0"], ss["use.box.y1"] = float(ys[0]), float(ys[-1])
+
+
+    if ds.dim >= 2:
+        fig = release_figure(X, Z, r.weights, columns=cols, dims=dims, title="Box-select a region")
+        fig.add_shape(type="rect", x0=ss["use.box.x0"], x1=ss["use.box.x1"], y0=ss["use.box.y0"], y1=ss["use.box.y1"],
+                      line=dict(color="orange", width=3))
+        fig.update_layout(dragmode="select")
+        st.plotly_chart(fig, key="use.chart", on_select=_take_selection, selection_mode="box")
+    b1, b2, b3, b4 = st.columns(4)
+    x0 = b1.number_input(f"{cols[dims[0]]} from", key="use.box.x0", format="%.4g", persist_state="session")
+    x1 = b2.number_input(f"{cols[dims[0]]} to", key="use.box.x1", format="%.4g", persist_state="session")
+    if ds.dim >= 2:
+        y0 = b3.number_input(f"{cols[dims[1]]} from", key="use.box.y0", format="%.4g", persist_state="session")
+        y1 = b4.number_input(f"{cols[dims[1]]} to", key="use.box.y1", format="%.4g", persist_state="session")
+    else:
+        y0, y1 = -np.inf, np.inf
+    if x1 <= x0 or y1 <= y0:
+        st.error("Each 'to' must be larger than its 'from'. Swap the corners or draw the box again.")
+    else:
+        def inside(P):
+            return ((P[:, dims[0]] >= x0) & (P[:, dims[0]] <= x1) & (P[:, dims[1]] >= y0) & (P[:, dims[1]] <= y1))
+
+        p_est = float(w @ inside(Z))
+        p_true = float(inside(X).mean())
+        others = {m: float(weights_for(m) @ inside(Z)) for m in WEIGHT_MODES}
+        p1, p2, p3, p4 = st.columns(4)
+        p1.metric("Estimate from the release", f"{p_est:.3f}")
+        p2.metric("True share of private rows", f"{p_true:.3f}")
+        p3.metric("Error", f"{p_est - p_true:+.3f}")
+        if ds.n_public:
+            pub = ds.to_original_units(ds.public)
+            p4.metric("Publishable subset alone", f"{float(inside(pub).mean()):.3f}",
+                      help="What the public rows alone would say (no private information).")
+        st.caption("With the other weightings: " + ", ".join(f"{WEIGHT_MODES[m].split(':')[0]} {v:.3f}"
+                                                            for m, v in others.items() if m != mode) + ".")
+        if not 0.0 <= p_est <= 1.0:
+            st.warning("The estimate is not a probability: the released weights cancel heavily. Use probability "
+                       "weights (above) — a post-processing anyone can apply.")
 
 # ---------------------------------------------------------------------- MMD
 st.subheader("Two-sample comparison with held-out data (MMD)")

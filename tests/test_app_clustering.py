@@ -31,7 +31,7 @@ def test_default_plan_is_shown_before_any_run(clu_page):
     at = clu_page
     assert any("Run private k-means" in i.value for i in at.info)
     table = at.dataframe[0].value
-    assert len(table) == 5 and np.allclose(table["share of the budget (μ²)"], 0.2)   # T = 5 equal steps
+    assert len(table) == 5 and np.allclose(table["share of the budget ((Δ/σ)²)"], 0.2)   # T = 5 equal steps
     assert metric(at, "Whole run") == "ε = 1"
     assert len(_ledger(at)) == 0                                   # nothing charged by looking at the plan
     at.number_input(key="clu.T").set_value(8).run()

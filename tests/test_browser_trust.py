@@ -45,7 +45,7 @@ def test_paper_example_then_two_releases_claim_privacy_only_when_it_holds_and_sh
     page = app_page
     page.set_viewport_size({"width": 1400, "height": 900})
     click_button(page, "Run the paper example", expect_rerun)
-    expect(main(page).get_by_text("RKHS distance to the private KME")).to_be_visible()
+    expect(main(page).get_by_text("RKHS distance ‖μ̃ − μ̂‖")).to_be_visible()
     assert_no_exception(page)
 
     nav(page, "Release")

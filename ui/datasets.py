@@ -149,8 +149,117 @@ def _raw_rows(spec: dict, df: pd.DataFrame | None):
     raise ValueError(f"unknown data source {src!r}.")
 
 
+def table_source(spec: dict, df: pd.DataFrame | None = None) -> tuple[pd.DataFrame, str, str]:
+    """(the whole table, display name, data_key) of a bundled sample or an upload (schema mode)."""
+    src = spec["source"]
+    if src == "sample":
+        frame, info = load_sample(spec["sample"])
+        return frame, info.label, "sample:" + info.name
+    if src == "upload":
+        if df is None:
+            raise ValueError("no uploaded table; upload a CSV or Parquet file first.")
+        return df, f"upload '{spec.get('filename', 'table')}'", "upload:" + spec["upload_hash"]
+    raise ValueError(f"a declared schema applies to a bundled table or an upload, not to the source {src!r}.")
+
+
+def split_indices(n: int, *, public_fraction: float = 0.0, heldout_fraction: float = 0.0, seed: int = 0):
+    """Row indices (public or None, private, held-out or None) of the app's split of ``n`` rows.
+
+    The same seeded random split as for numeric data (independent of the values): the publishable
+    subset first, then the held-out rows out of the rest.
+    """
+    rows = np.arange(n, dtype=float)[:, None]
+    pub = None
+    rest = rows
+    if public_fraction > 0:
+        pub_rows, rest, _ = public_private_split(rows, public_fraction=public_fraction, random_state=int(seed))
+        pub = pub_rows[:, 0].astype(np.int64)
+    held = None
+    if heldout_fraction > 0:
+        rest, held_rows, _ = public_private_split(rest, public_fraction=1.0 - heldout_fraction,
+                                                  random_state=int(seed) + 1)
+        held = held_rows[:, 0].astype(np.int64)
+    return pub, rest[:, 0].astype(np.int64), held
+
+
+def coordinate_names(schema) -> list[str]:
+    """A name for every coordinate of the schema's embedding (``species=Adelie``, ``mass``, ``mass: missing``)."""
+    names: list[str] = []
+    for c in schema.columns:
+        block = schema.domain.blocks[c.name]
+        width = block.stop - block.start
+        if c.kind in ("continuous", "integer", "datetime"):
+            names.append(c.name)
+            if width == 3:
+                names += [f"{c.name}: present", f"{c.name}: missing"]
+        else:
+            names += [f"{c.name}={'(missing)' if v is None else v}" for v in c.levels]
+    return names
+
+
+def build_table_dataset(spec: dict, df: pd.DataFrame | None = None) -> Dataset:
+    """The :class:`Dataset` of a mixed table with the declared ``spec["schema"]`` (its embedded rows).
+
+    ``X``, ``public`` and ``heldout`` are the rows embedded by :meth:`dpkme.schema.TableSchema.encode`
+    (validated, clipped to the declared bounds, missing values as declared); no scaling. The kernel is
+    the Gaussian kernel with lengthscale 1 on embedded rows: the per-column lengthscales and category
+    similarities are part of the schema. Nothing is derived from the private rows.
+    """
+    from dpkme.schema import TableSchema
+
+    schema = spec["schema"]
+    if not isinstance(schema, TableSchema):
+        schema = TableSchema.from_dict(schema)
+    frame, label, data_key = table_source(spec, df)
+    absent = [n for n in schema.names if n not in [str(c) for c in frame.columns]]
+    if absent:
+        raise ValueError(f"column(s) {absent} of the schema are not in the table; its columns are "
+                         f"{[str(c) for c in frame.columns][:20]}. Fix the schema (Data page) or load the right table.")
+    frame = frame.rename(columns=str)[list(schema.names)]
+    n_all = frame.shape[0]
+    if n_all < 2:
+        raise ValueError(f"the data has {n_all} row(s); at least 2 are needed.")
+    frac = float(spec.get("public_fraction") or 0.0)
+    hfrac = float(spec.get("heldout_fraction") or 0.0)
+    if frac > 0 and not spec.get("public_declared"):
+        raise ValueError("a publishable subset publishes rows in the clear: state that those rows are public "
+                         "(tick the statement under 'Publishable fraction'), or set the publishable fraction "
+                         "to 0 %.")
+    seed = int(spec.get("split_seed", 0))
+    pub, priv, held = split_indices(n_all, public_fraction=frac, heldout_fraction=hfrac, seed=seed)
+    Z_all = schema.encode(frame)              # refuses what the schema cannot take, naming column and value
+    report = schema.encode_report(frame)      # owner-only counts (clipped, missing, unknown)
+    split = {"seed": seed, "public_fraction": frac, "heldout_fraction": hfrac}
+    if pub is not None:
+        split["n_public"] = int(pub.size)
+    notes: list[str] = []
+    if schema.data_dependent:
+        notes.append(
+            f"The declared values of column(s) {list(schema.data_dependent)} were read from the PRIVATE rows "
+            "(suggestions without public rows): releases with this schema are marked NOT differentially private. "
+            "Re-declare those columns from public knowledge (and tick 'declared'), suggest them from a publishable "
+            "subset, or discover them privately.")
+    domain = schema.domain
+    key = _hash([data_key, {k: v for k, v in spec.items() if k not in ("upload_hash",)}])
+    return Dataset(
+        key=key, data_key=data_key, name=label + " (declared schema)", source=spec["source"],
+        X=np.ascontiguousarray(Z_all[priv]), columns=coordinate_names(schema),
+        public=None if pub is None else np.ascontiguousarray(Z_all[pub]), labels=None, public_labels=None,
+        heldout=None if held is None else np.ascontiguousarray(Z_all[held]),
+        scaling=None, clip_box=None,
+        n_clipped=int(sum(c.get("clipped_low", 0) + c.get("clipped_high", 0) for c in report.counts.values())),
+        generator=None, split=split, suggested_lengthscale=1.0,
+        lengthscale_note=("1 on the embedded rows: each column's lengthscale and each categorical column's "
+                          "similarity are declared in the schema (Data page)"),
+        q_center=0.5 * (domain.lower + domain.upper), q_scale=1.0,
+        q_note="uniform over the declared domain of the schema", notes=notes, schema=schema, table_report=report,
+    )
+
+
 def build_dataset(spec: dict, df: pd.DataFrame | None = None) -> Dataset:
     """The :class:`Dataset` described by ``spec`` (raises ValueError with advice on bad input)."""
+    if spec.get("schema") is not None:
+        return build_table_dataset(spec, df)
     X_all, cols, labels, label, data_key, gen = _raw_rows(spec, df)
     notes: list[str] = []
     if gen and "dropped_rows" in gen:

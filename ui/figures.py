@@ -192,7 +192,7 @@ def repeat_figure(xs, private_line, draws: list[np.ndarray], *, xlabel: str, dis
     fig.add_trace(go.Scatter(x=xs, y=np.zeros_like(priv), mode="lines", showlegend=False,
                              line=dict(color="black", width=1, dash="dot")), 2, 1)
     for i, d in enumerate(draws):
-        label = f"draw {i + 1}" + (f" (Δ = {distances[i]:.3g})" if distances is not None else "")
+        label = f"draw {i + 1}" + (f" (‖μ̃ − μ̂‖ = {distances[i]:.3g})" if distances is not None else "")
         color = PALETTE[i % len(PALETTE)]
         fig.add_trace(go.Scatter(x=xs, y=d, mode="lines", name=label, legendgroup=label,
                                  line=dict(width=1.5, color=color), opacity=0.85), 1, 1)

@@ -90,7 +90,7 @@ def null_seed(noise_seed: int | None) -> int | None:
     return int(child.generate_state(1, dtype=np.uint64)[0] % (2**63))
 
 
-def privacy_problems(*, noise_source: str | None = None, kernel: bool = True) -> list[str]:
+def privacy_problems(*, noise_source: str | None = None, kernel: bool = True, dataset=None) -> list[str]:
     """Reasons why a computation with the current settings would NOT be differentially private.
 
     Parameters
@@ -100,13 +100,26 @@ def privacy_problems(*, noise_source: str | None = None, kernel: bool = True) ->
     kernel : bool
         Whether the computation uses the session's kernel lengthscale (a lengthscale computed from the
         private rows makes the feature map or the kernel itself a function of the private data).
+    dataset : Dataset, optional
+        The data it reads (default: the current dataset). A table whose declared schema has values read from
+        the private rows (``schema.data_dependent``) makes every computation on its embedded rows not private.
     """
     out = []
     if kernel and st.session_state.get(S.LENGTHSCALE_SOURCE) == "private-data":
         out.append(LENGTHSCALE_PROBLEM)
     if noise_source is not None and not is_real(noise_source):
         out.append(REPLAY_PROBLEM)
+    out += schema_problems(S.dataset() if dataset is None else dataset)
     return out
+
+
+def schema_problems(ds) -> list[str]:
+    """Why a computation on ``ds`` is not private because of its schema (declared values read off private rows)."""
+    dependent = list(getattr(getattr(ds, "schema", None), "data_dependent", ()) or ())
+    if not dependent:
+        return []
+    return [f"the schema's declared values of column(s) {dependent} were read from the private rows (re-declare "
+            "them from public knowledge, suggest them from a publishable subset, or discover them privately)"]
 
 
 #: Labels for owner-only simulations (curves): nothing is released, but replay mode still makes them reproducible.

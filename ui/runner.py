@@ -40,10 +40,10 @@ def make_context(ds: S.Dataset, *, noise_source: str = N.REAL, seed: int | None 
     )
 
 
-def private_problems(noise_source: str | None = None) -> list[str]:
+def private_problems(noise_source: str | None = None, ds: S.Dataset | None = None) -> list[str]:
     """Reasons why a release with the current settings would NOT be differentially private
-    (:func:`ui.noise.privacy_problems`: the app's one guard)."""
-    return N.privacy_problems(noise_source=noise_source)
+    (:func:`ui.noise.privacy_problems`: the app's one guard; ``ds`` defaults to the current dataset)."""
+    return N.privacy_problems(noise_source=noise_source, dataset=ds)
 
 
 def check_budget(ds: S.Dataset, charge: PrivacyCharge | None, *, allow_over: bool,
@@ -157,7 +157,7 @@ def evaluate_function(ds: S.Dataset, release) -> dict:
 def perform(spec: MechanismSpec, params: dict, ctx: RunContext, *, allow_over: bool = False) -> S.ReleaseRecord:
     """Run ``spec`` (budget first), evaluate and record the release; returns the record."""
     ds = ctx.ds
-    problems = private_problems(ctx.noise_source) if spec.spends_budget else []
+    problems = private_problems(ctx.noise_source, ctx.ds) if spec.spends_budget else []
     private = not problems
     charge = spec.charge(ctx, params) if (spec.spends_budget and private) else None
     notes = list(problems)
@@ -179,7 +179,7 @@ def perform(spec: MechanismSpec, params: dict, ctx: RunContext, *, allow_over: b
     )
     if charge is not None:
         final = recorded_charge(spec, charge, release, ctx)
-        rec.charge = S.relabel_charge(final, f"#{rec.id} {final.label}")
+        rec.charge = S.relabel_charge(final, f"#{rec.id} {final.label}", release_id=rec.id)   # S.ledger_counts
     S.add_release(rec)
     ctx.progress(1.0, "done")
     return rec
@@ -208,7 +208,7 @@ def repeat_draws(spec: MechanismSpec, params: dict, ctx: RunContext, k: int, *, 
     ds = ctx.ds
     if spec.output != "points":
         raise ValueError("repeat draws are offered for weighted-point releases only.")
-    problems = private_problems(ctx.noise_source) if spec.spends_budget else []
+    problems = private_problems(ctx.noise_source, ctx.ds) if spec.spends_budget else []
     charge = None
     if spec.spends_budget and not problems:
         one = spec.charge(ctx, params)
@@ -234,7 +234,8 @@ def repeat_draws(spec: MechanismSpec, params: dict, ctx: RunContext, k: int, *, 
         st.session_state.setdefault(KXX_DONE, set()).add((ds.key, C.kernel_key(ctx.kernel)))
     ctx.random_state, ctx.progress = base, progress
     if charge is not None:
-        charge = recorded_charge(spec, one, out[0], ctx, label=charge.label, count=k)
+        charge = S.relabel_charge(recorded_charge(spec, one, out[0], ctx, label=charge.label, count=k),
+                                  repeat_draws=k)                  # S.ledger_counts
         S.ledger_for(ds).add(charge)
     elif problems:
         counts = st.session_state.setdefault(S.NONPRIVATE, {})

@@ -150,6 +150,12 @@ class Dataset:
     q_scale: float = 1.0
     q_note: str = ""
     notes: list[str] = field(default_factory=list)
+    #: The declared :class:`dpkme.schema.TableSchema` of a mixed table (None for numeric data): then ``X``,
+    #: ``public`` and ``heldout`` are the *embedded* rows (``schema.encode``), ``columns`` names the embedding's
+    #: coordinates and ``table_columns`` the table's own columns.
+    schema: Any = None
+    #: :class:`dpkme.schema.EncodeReport` of the table's rows (clipped, missing, unknown cells): owner-only.
+    table_report: Any = None
 
     @property
     def n(self) -> int:
@@ -206,6 +212,22 @@ class Dataset:
     def to_original_units(self, Z: np.ndarray) -> np.ndarray:
         return Z if self.scaling is None else self.scaling.inverse(Z)
 
+    @property
+    def is_table(self) -> bool:
+        """True for a mixed table with a declared schema (rows embedded by ``schema.encode``)."""
+        return self.schema is not None
+
+    @property
+    def table_columns(self) -> list[str]:
+        """The table's own columns (the schema's names), or the numeric columns."""
+        return list(self.schema.names) if self.schema is not None else [str(c) for c in self.columns]
+
+    def decode(self, Z: np.ndarray):
+        """Embedded rows as a table with the original column names and types (schema datasets only)."""
+        if self.schema is None:
+            raise ValueError("this dataset has no declared schema; its rows are numeric columns already.")
+        return self.schema.decode(np.asarray(Z, dtype=float))
+
     def preprocessing_record(self) -> dict:
         """JSON-friendly record of the public preprocessing (for a release's metadata).
 
@@ -220,6 +242,9 @@ class Dataset:
             "n_private": self.n,
             "n_published_in_clear": self.n_public,
             "guarantee": self.guarantee(),
+            **({"schema": self.schema.to_dict(),
+                "embedding": "the kernel acts on the rows embedded by this schema (dpkme.schema.TableSchema.encode)"}
+               if self.schema is not None else {}),
         }
 
 
@@ -316,6 +341,8 @@ def set_dataset(ds: Dataset) -> None:
     if old is None or old.key != ds.key:
         ss[LENGTHSCALE] = float(ds.suggested_lengthscale)
         ss[LENGTHSCALE_SOURCE] = "suggested"
+        if ds.schema is not None:          # the schema's mixed kernel: the Gaussian kernel, ℓ = 1, on embedded rows
+            ss[KERNEL] = "gaussian"
         ss[Q_SCALE] = float(ds.q_scale)
         if ds.n_public:
             ss[N_POINTS] = int(min(ss.get(N_POINTS, 200), ds.n_public))
@@ -508,3 +535,112 @@ def over_budget(led: BudgetLedger) -> bool:
             cache.clear()
         cache[key] = led.exceeds_budget()
     return cache[key]
+
+
+# --------------------------------------------------------------------------- one budget summary
+#: The accountant that gave the headline ε, in words (``BudgetLedger.totals()["best_method"]``).
+ACCOUNTANT_WORDS = {"pld": "privacy-loss-distribution accountant", "rdp": "Rényi-DP accountant",
+                    "basic": "basic composition, the plain sum"}
+
+
+def fmt_delta(d: float) -> str:
+    """δ as the sliders show it (``1e-06``); exactly 0 (pure DP) as ``0``."""
+    return "0" if d == 0 else f"{d:.0e}"
+
+
+def budget_headline(led: BudgetLedger) -> dict:
+    r"""The one budget summary shown by the sidebar and by the Budget ledger page, in the same words.
+
+    The headline is ``BudgetLedger.totals(delta=δ_budget)["best"]``: the smallest :math:`\varepsilon` that an
+    accountant (basic, Rényi DP, PLD) proves for all charges at the budget's :math:`\delta` (worst part under
+    parallel composition). ``BudgetLedger.exceeds_budget`` certifies with the same accountants at the same
+    :math:`\delta`, so ``over`` is the verdict on exactly this number.
+
+    Parameters
+    ----------
+    led : BudgetLedger
+        The ledger of one group of individuals, with the current budget (:func:`ledger_for`).
+
+    Returns
+    -------
+    dict
+        ``{"epsilon", "delta", "method", "over", "text", "explain"}``: ``text`` is the headline sentence
+        (``"ε = 0.872 of 5 spent at δ = 1e-05 — tightest bound (…accountant)"``); ``explain`` (or None) says how it
+        relates to the (ε, δ) the charges were calibrated to, when those differ.
+    """
+    eps_b, delta_b = budget()
+    if not len(led):
+        return {"epsilon": 0.0, "delta": 0.0, "method": None, "over": False, "explain": None,
+                "text": f"ε = 0 of {eps_b:g} spent (nothing released)"}
+    tot = composed(led.charges, delta_b)
+    best, method = tot["best"][0], tot["best_method"]
+    text = (f"ε = {best:.3g} of {eps_b:g} spent at δ = {fmt_delta(delta_b)} — tightest bound "
+            f"({ACCOUNTANT_WORDS[method]})")
+    basic_eps, basic_delta = tot["basic"]
+    explain = None
+    if method != "basic" and math.isfinite(best):
+        charges = led.charges
+        if len(charges) == 1 and charges[0].count == 1:
+            c = charges[0]
+            what = "This release" if c.details.get("release_id") is not None else "The only charge so far"
+            explain = (f"{what} was calibrated to ε = {c.epsilon:g}, δ = {fmt_delta(c.delta)}. At the budget's "
+                       f"δ = {fmt_delta(delta_b)} the same noise gives ε = {best:.3g} — both are true: a larger δ "
+                       "allows a smaller ε. The budget is checked on the headline.")
+        else:
+            explain = (f"The charges were calibrated to ε = {basic_eps:.3g}, δ = {fmt_delta(basic_delta)} in total "
+                       "(plain sum" + (", most-charged part" if tot.get("parts") else "") + f"). At the budget's "
+                       f"δ = {fmt_delta(delta_b)} the accountant proves ε = {best:.3g} for the same noise — both are "
+                       "true: accountants add noisy releases up more tightly than a sum. The budget is checked on "
+                       "the headline.")
+    return {"epsilon": best, "delta": delta_b, "method": method, "over": over_budget(led), "text": text,
+            "explain": explain}
+
+
+def _id_ranges(ids: list[int]) -> str:
+    """``#3, #4`` / ``#3–#7`` / ``#3–#7, #9``: release numbers, consecutive runs of three or more as ranges."""
+    ids = sorted(set(ids))
+    runs: list[list[int]] = []
+    for i in ids:
+        if runs and i == runs[-1][-1] + 1:
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    out = []
+    for r in runs:
+        out += [f"#{r[0]}–#{r[-1]}"] if len(r) >= 3 else [f"#{i}" for i in r]
+    return ", ".join(out)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "es" if word.endswith("ch") else "s")
+
+
+def ledger_counts(led: BudgetLedger) -> str:
+    """What the ledger's charges are, in counts a newcomer can reconcile with the release numbers.
+
+    A release recorded by the app carries ``details["release_id"]`` (:func:`ui.runner.perform`); a batch of
+    repeat draws is one charge with ``details["repeat_draws"]``; every other charge is a private step that is not
+    a release (a private choice of ℓ, a two-sample test, a clustering run). Release numbers count every release of
+    the session, for all data.
+    """
+    ids, draws, other = [], [], 0
+    for c in led.charges:
+        if c.details.get("release_id") is not None:
+            ids.append(int(c.details["release_id"]))
+        elif c.details.get("repeat_draws"):
+            draws.append(int(c.count))
+        else:
+            other += 1
+    parts = []
+    if ids:
+        parts.append(f"{_plural(len(ids), 'release')} ({_id_ranges(ids)})")
+    if draws:
+        parts.append(f"{_plural(len(draws), 'batch')} of repeat draws ({sum(draws)} draws)")
+    if other:
+        parts.append(f"{other} other private step{'' if other == 1 else 's'} (a private choice of ℓ, a two-sample "
+                     "test or a clustering run)")
+    listed = ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1] if parts else "none"
+    text = f"{_plural(len(led), 'charge')} in the ledger: {listed}."
+    if ids:
+        text += " Release numbers count every release of this session, on all data."
+    return text

@@ -10,6 +10,7 @@ from dataclasses import replace
 
 import streamlit as st
 
+from . import glossary as G
 from . import state as S
 from .compute import epsilon_grid
 
@@ -116,7 +117,7 @@ def epsilon_control(*, key_suffix: str = "") -> float | None:
         format_func=fmt_eps,
         key=S.EPS,
         persist_state="session",
-        help="Smaller ε = stronger privacy = more noise. Each step multiplies ε by about 1.5.",
+        help=G.help_text("ε") + " Each step multiplies ε by about 1.5.",
         disabled=bool(st.session_state.get(S.EPS_TYPED)),
     )
     st.toggle("Type an exact ε instead", key=S.EPS_TYPED, persist_state="session")
@@ -138,18 +139,22 @@ def epsilon_control(*, key_suffix: str = "") -> float | None:
     return eps
 
 
-DELTA_CHOICES = [1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10]
+#: δ from more privacy (left) to less (right), the same way as the ε slider (issue 16, finding 6).
+DELTA_CHOICES = [1e-10, 1e-9, 1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3]
 
 
 def delta_control(n: int | None) -> float:
+    """The δ slider (small δ, more privacy, on the left like ε), with δ in plain words under it."""
     st.select_slider(
         "Failure probability δ",
         options=DELTA_CHOICES,
         format_func=lambda d: f"{d:.0e}",
         key=S.DELTA,
         persist_state="session",
-        help="The guarantee may fail with probability δ; keep δ well below 1/N.",
+        help=G.help_text("δ"),
     )
+    st.caption(f"**δ in plain words.** {G.plain('δ')}")
+    st.caption(G.SLIDER_DIRECTION)
     d = S.delta()
     if n and d >= 1.0 / n:
         st.warning(
@@ -209,34 +214,41 @@ def require_dataset() -> S.Dataset:
 
 
 def sidebar_summary() -> None:
-    """Current dataset and privacy spent (shown on every page by app.py)."""
+    """Current dataset, privacy spent and the glossary (shown on every page by app.py).
+
+    The budget lines are :func:`ui.state.budget_headline` and :func:`ui.state.ledger_counts`: the Budget ledger
+    page shows the same sentences (one headline from one composition, counts that add up).
+    """
     ds = S.dataset()
     with st.sidebar:
         st.markdown("**Current data**")
         if ds is None:
             st.caption("none loaded")
-            return
-        st.caption(ds.describe())
-        st.caption("Guarantee: " + ds.guarantee() + ".")
-        led = S.ledger_for(ds)
-        eps_b, delta_b = S.budget()
-        n_rel = len(S.releases_for(ds))
-        st.markdown("**Privacy spent on this data**")
-        if not len(led):
-            st.caption(f"ε = 0 of {eps_b:g} (nothing released)")
-            st.progress(0.0)
         else:
-            tot = S.composed(led.charges, delta_b)
-            best, method = tot["best"][0], tot["best_method"]
-            over = S.over_budget(led)
-            text = (f"ε = {best:.3g} of {eps_b:g} at δ = {delta_b:.0e} ({method}); basic: ε = {tot['basic'][0]:.3g}")
-            (st.error if over else st.caption)(("Budget exceeded — " if over else "") + text)
-            st.progress(min(best / eps_b, 1.0) if eps_b > 0 and math.isfinite(best) else 1.0)
-        st.caption(f"{len(led)} charge(s), {n_rel} release(s) in this session")
-        if S.nonprivate_count(ds):
-            st.warning(f"{S.nonprivate_count(ds)} NOT private release(s) of this data (replayable demos or "
-                       "data-dependent settings)")
-        if len(led):
-            st.caption("The ledger lives in this browser session: a reload starts an empty one. Export it on the "
-                       "Budget ledger page and import it after a reload.")
+            _sidebar_budget(ds)
+        G.glossary_expander()
 
+
+def _sidebar_budget(ds: S.Dataset) -> None:
+    st.caption(ds.describe())
+    st.caption("Guarantee: " + ds.guarantee() + ".")
+    led = S.ledger_for(ds)
+    eps_b, _ = S.budget()
+    st.markdown("**Privacy spent on this data**")
+    head = S.budget_headline(led)
+    if head["over"]:
+        st.error("Budget exceeded — " + head["text"])
+    else:
+        st.caption(head["text"])
+    best = head["epsilon"]
+    st.progress(min(best / eps_b, 1.0) if eps_b > 0 and math.isfinite(best) else 1.0)
+    if head["explain"]:
+        st.caption(head["explain"])
+    if len(led):
+        st.caption(S.ledger_counts(led))
+    if S.nonprivate_count(ds):
+        st.warning(f"{S.nonprivate_count(ds)} NOT private release(s) of this data (replayable demos or "
+                   "data-dependent settings)")
+    if len(led):
+        st.caption("The ledger lives in this browser session: a reload starts an empty one. Export it on the "
+                   "Budget ledger page and import it after a reload.")

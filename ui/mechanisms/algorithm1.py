@@ -83,6 +83,11 @@ PUBLIC = MechanismSpec(
 
 def _alg1_q_controls(ds):
     m = n_points_control(2000, help="Points drawn from q; more points cover more space but add noise.")
+    if ds.schema is not None:
+        st.caption("Mixed table: the points are drawn uniformly from the schema's declared domain (continuous "
+                   "columns uniform in their bounds, integers over their levels, categories uniform), so every "
+                   "released row is a valid row. The draw is public: it does not look at the data.")
+        return {"n_points": m, "domain": True, **alg1_options()}
     ss = st.session_state
     ss.setdefault(S.Q_SCALE, float(ds.q_scale))
     q = st.number_input("Spread of q (standard deviation, declared)", min_value=1e-9, format="%.4g",
@@ -96,6 +101,14 @@ def _alg1_q_controls(ds):
 
 def _alg1_q_run(ctx: RunContext, p: dict) -> Release:
     ctx.progress(0.2, "drawing points from q, basis, projection and noise")
+    if p.get("domain"):
+        if ctx.ds.schema is None:
+            raise ValueError("points from a declared domain need a mixed table with a schema (Data page).")
+        return algorithm1(
+            ctx.ds.X, None, kernel=ctx.kernel, epsilon=ctx.epsilon, delta=ctx.delta, n_points=p["n_points"],
+            point_domain=ctx.ds.schema.domain, calibration=ctx.calibration, sensitivity=ctx.sensitivity_mode,
+            basis=p["basis"], weights=p["weights"], random_state=ctx.random_state, noise=ctx.noise,
+        )
     return algorithm1(
         ctx.ds.X, None, kernel=ctx.kernel, epsilon=ctx.epsilon, delta=ctx.delta, n_points=p["n_points"],
         q_scale=p["q_scale"], q_center=p["q_center"], calibration=ctx.calibration,

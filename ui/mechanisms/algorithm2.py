@@ -35,12 +35,15 @@ def _controls(ds: S.Dataset) -> dict:
     J = st.select_slider("Random features J", options=FEATURE_CHOICES, key=S.N_FEATURES, persist_state="session",
                          help="More features approximate the kernel better; the noise is spread over J coordinates.")
     solvers = _solvers()
+    if ds.schema is not None:            # a mixed table: only solvers that keep their points in the declared domain
+        solvers = {n: s for n, s in solvers.items() if get_solver(n).honours_domain}
     if ss.get(S.SOLVER) not in solvers:
         ss[S.SOLVER] = DEFAULT_SOLVER
     name = st.selectbox("Reduced-set solver", list(solvers), key=S.SOLVER, persist_state="session",
                         format_func=lambda n: n + (" (default)" if solvers[n]["default"] else ""))
     st.caption(solvers[name]["description"])
-    starts = {"q": "draws from q (declared)"}
+    starts = {"q": "draws from q (declared)" if ds.schema is None else
+              "uniform draws from the schema's declared domain"}
     if ds.n_public:
         starts["public"] = "the publishable subset (public points)"
     ss.setdefault("rel.alg2_start", "q")
@@ -48,10 +51,16 @@ def _controls(ds: S.Dataset) -> dict:
         ss["rel.alg2_start"] = "q"
     start = st.radio("Initial points / candidate pool", list(starts), format_func=starts.get, key="rel.alg2_start",
                      persist_state="session")
-    ss.setdefault(S.Q_SCALE, float(ds.q_scale))
-    q = st.number_input("Spread of q (standard deviation, declared)", min_value=1e-9, format="%.4g",
-                        key=S.Q_SCALE, persist_state="session", disabled=start != "q",
-                        help=f"Suggested: {ds.q_scale:.4g} — {ds.q_note}.")
+    if ds.schema is not None:
+        st.caption("Mixed table: the solver stays in the declared domain — its candidate points are uniform draws "
+                   "from it, continuous coordinates move only within their declared bounds, integer levels and "
+                   "categories are never moved off a declared value. Every released row is a valid row.")
+        q = float(ds.q_scale)
+    else:
+        ss.setdefault(S.Q_SCALE, float(ds.q_scale))
+        q = st.number_input("Spread of q (standard deviation, declared)", min_value=1e-9, format="%.4g",
+                            key=S.Q_SCALE, persist_state="session", disabled=start != "q",
+                            help=f"Suggested: {ds.q_scale:.4g} — {ds.q_note}.")
     if start == "public" and ds.n_public < m and name != "preimage":
         st.caption(f"The pool has {ds.n_public} public points; the solver selects from them.")
     return {"n_points": m, "n_features": int(J), "solver": name, "start": start, "q_scale": float(q)}
@@ -76,6 +85,7 @@ def _run(ctx: RunContext, p: dict):
         n_features=p["n_features"], solver=p["solver"], calibration=ctx.calibration, initial_points=initial,
         q_scale=p["q_scale"], q_loc=ds.q_center if ds.q_center is not None else 0.0,
         random_state=ctx.random_state, progress=ctx.progress, preset=PRESET, noise=ctx.noise,
+        **({"domain": ds.schema.domain} if ds.schema is not None else {}),
     )
 
 

@@ -13,6 +13,13 @@ from .. import state as S
 from .spec import MechanismSpec, RunContext, n_points_control
 
 
+def _cl_requires(ds: S.Dataset) -> str | None:
+    if ds.schema is not None:
+        return ("is not offered for mixed tables: its per-cluster solver and centres do not stay in the declared "
+                "domain (categories would come out as fractions). Use Algorithm 2, which does.")
+    return None
+
+
 def _cl_controls(ds: S.Dataset) -> dict:
     ss = st.session_state
     ss.setdefault("rel.cl_k", 5)
@@ -68,9 +75,9 @@ def _cl_show(rec, ds) -> None:
     if m.get("cl_dropped"):
         st.caption(f"{m['cl_dropped']} of {m['cl_k']} clusters had a noisy size below the noise floor "
                    "max(1, 3σₙ) and were dropped (weight 0).")
-    with st.expander("Budget split of this run (per step, share of μ²)"):
+    with st.expander("Budget split of this run (per step, share of (Δ/σ)²)"):
         st.dataframe(pd.DataFrame([{"step": r["step"], "share of the budget": r["share"],
-                                    "noise multiplier 1/μ": r["noise_multiplier"], "σ sizes": r["sigma_count"],
+                                    "noise multiplier σ/Δ": r["noise_multiplier"], "σ sizes": r["sigma_count"],
                                     "σ sums": r["sigma_sum"], "ε alone": r["epsilon_alone"]}
                                    for r in m["cl_plan"]]), hide_index=True)
 
@@ -105,7 +112,7 @@ the whole is"). The Lloyd steps and the release step compose adaptively; the led
 Gaussian charge with the composed multiplier $1/\sqrt{\sum_t \mu_t^2}$, calibrated to your $(\varepsilon,\delta)$.
 Initial centres come from the publishable subset or from q — never from the private rows. The Clustering page
 shows the centres, the budget split and accuracy curves.""",
-    spends_budget=True, requires=lambda ds: None, controls=_cl_controls, run=_cl_run, charge=_cl_charge,
+    spends_budget=True, requires=_cl_requires, controls=_cl_controls, run=_cl_run, charge=_cl_charge,
     show=_cl_show,
     cost=lambda ds, p, k: estimate_cost("clusterwise", n=ds.n, k=p["k"], dim=ds.dim, n_features=p["J"],
                                      n_iter=p["n_iter"], n_points=p["n_points"], preimages="final",

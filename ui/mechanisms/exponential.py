@@ -29,10 +29,17 @@ _CANDS = {
     "grid-public": "grid over the range of the publishable subset (public)",
     "grid-q": "grid over q's centre ± 2 spreads (declared)",
     "public": "the first rows of the publishable subset",
+    "domain": "rows drawn uniformly from the schema's declared domain (a fixed public draw)",
 }
+#: Seed of the public draw of candidate rows from a declared domain (it does not look at the data).
+DOMAIN_CANDIDATE_SEED = 0
 
 
 def _exp_candidates(ds: S.Dataset, how: str, per_axis: int, n_rows: int) -> np.ndarray:
+    if how == "domain":
+        if ds.schema is None:
+            raise ValueError("candidates from a declared domain need a mixed table with a schema (Data page).")
+        return ds.schema.domain.sample(n_rows, np.random.default_rng(DOMAIN_CANDIDATE_SEED))
     if how == "public":
         if not ds.n_public:
             raise ValueError("needs a publishable subset (Data page).")
@@ -53,7 +60,10 @@ def _exp_candidates(ds: S.Dataset, how: str, per_axis: int, n_rows: int) -> np.n
 
 def _exp_controls(ds: S.Dataset) -> dict:
     ss = st.session_state
-    opts = {k: v for k, v in _CANDS.items() if ds.n_public >= 2 or k == "grid-q"}
+    if ds.schema is not None:   # a mixed table: a grid over embedded coordinates is no row; draw valid rows
+        opts = {k: v for k, v in _CANDS.items() if k == "domain" or (k == "public" and ds.n_public >= 2)}
+    else:
+        opts = {k: v for k, v in _CANDS.items() if k != "domain" and (ds.n_public >= 2 or k == "grid-q")}
     ss.setdefault("rel.exp_cands", next(iter(opts)))
     if ss["rel.exp_cands"] not in opts:
         ss["rel.exp_cands"] = next(iter(opts))
@@ -66,8 +76,10 @@ def _exp_controls(ds: S.Dataset) -> dict:
                                        key="rel.exp_axis", persist_state="session"))
         n_cand = per_axis ** ds.dim
     else:
-        ss.setdefault("rel.exp_rows", min(30, ds.n_public))
-        n_rows = int(st.number_input("Number of candidate rows", min_value=1, max_value=max(1, ds.n_public),
+        cap = max(1, ds.n_public) if how == "public" else 400
+        ss.setdefault("rel.exp_rows", min(30, cap))
+        ss["rel.exp_rows"] = int(min(max(ss["rel.exp_rows"], 1), cap))
+        n_rows = int(st.number_input("Number of candidate rows", min_value=1, max_value=cap,
                                      step=1, key="rel.exp_rows", persist_state="session"))
         n_cand = n_rows
     m_cap = largest_m(n_cand) if n_cand <= DEFAULT_MAX_DATABASES else 0
@@ -85,7 +97,7 @@ def _exp_controls(ds: S.Dataset) -> dict:
 
 
 def exp_candidate_count(ds: S.Dataset, p: dict) -> int:
-    return p["n_rows"] if p["how"] == "public" else p["per_axis"] ** ds.dim
+    return p["n_rows"] if p["how"] in ("public", "domain") else p["per_axis"] ** ds.dim
 
 
 def _exp_run(ctx: RunContext, p: dict):

@@ -38,6 +38,13 @@ def gp_grid(ds: S.Dataset, region: str, per_axis: int):
     return grid_axes(lo, hi, per_axis)
 
 
+def _gp_requires(ds: S.Dataset) -> str | None:
+    if ds.schema is not None:
+        return ("is not offered for mixed tables: it releases a function on a grid of the embedding's coordinates, "
+                "and most grid points (fractions of a category) are no rows of the table. Use Algorithm 2 or 1.")
+    return None
+
+
 def _gp_controls(ds: S.Dataset) -> dict:
     ss = st.session_state
     regions = {k: v for k, v in _GP_REGIONS.items() if ds.n_public >= 2 or k == "q"}
@@ -85,7 +92,7 @@ $s$ calibrated to the RKHS sensitivity of $\hat\mu_X$ — the "natural" mechanis
 and sets aside: **the sample path is not in the RKHS**, so its RKHS distance to $\hat\mu_X$ is infinite and it
 cannot be represented by weighted points. It can still be compared pointwise or in $L^2$ on the grid.""" + (
         "\n\n" + _GP_NOTES if _GP_NOTES else ""),
-    spends_budget=True, requires=lambda ds: None, controls=_gp_controls, run=_gp_run, charge=_gp_charge,
+    spends_budget=True, requires=_gp_requires, controls=_gp_controls, run=_gp_run, charge=_gp_charge,
     cost=lambda ds, p, k: estimate_cost("gp", n=ds.n, grid_shape=(p["per_axis"],) * ds.dim, dim=ds.dim,
                                         product_kernel=k.name in ("gaussian", "laplacian")),
     final_charge=lambda r: r.privacy_charge(

@@ -1,0 +1,220 @@
+"""Streamlit views of a mixed-table release: the weighted table, the owner's marginals and associations,
+the downloads (Release page), and what a third party computes from it next to the truth (Third-party use page).
+
+Everything labelled *owner's view* compares with the private rows: for the data owner only, never part of a
+release or of its downloads. The downloads are built by :mod:`ui.export` (no seed in a real release's files).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from . import export as E
+from . import tables as T
+from .widgets import guard
+
+ss = st.session_state
+SYNTH_KEY = "rel._synthetic"           # {(release id, n, spread): DataFrame} -- resampled rows (public)
+SPREADS = [0.0, 0.1, 0.25, 0.5, 1.0]
+#: A quarter of each column's lengthscale: the public default lengthscales are wide (about the whole declared
+#: range when a schema declares none), and a full lengthscale would smear the marginals flat.
+DEFAULT_SPREAD = 0.25
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def private_table(ds_key: str, _ds) -> pd.DataFrame:
+    """The private rows as the schema reads them (decoded embedding): owner's view only."""
+    return _ds.decode(_ds.X)
+
+
+#: At most this many resampled rows are drawn (shown and downloaded): N of them up to this size.
+MAX_SYNTHETIC_ROWS = 100_000
+
+
+def n_synthetic(ds) -> int:
+    return int(min(ds.n, MAX_SYNTHETIC_ROWS))
+
+
+def _synthetic_entry(rec, ds, n: int, spread: float) -> dict:
+    store = ss.setdefault(SYNTH_KEY, {})
+    key = (rec.id, int(n), float(spread))
+    if key not in store:
+        if len(store) > 16:
+            store.clear()
+        store[key] = {"rows": E.synthetic_rows(rec, ds, int(n), spread=float(spread)), "csv": None}
+    return store[key]
+
+
+def synthetic(rec, ds, n: int, spread: float) -> pd.DataFrame:
+    """The release's resampled rows, drawn once per (release, n, spread) and kept in this session."""
+    return _synthetic_entry(rec, ds, n, spread)["rows"]
+
+
+def synthetic_csv(rec, ds, n: int, spread: float) -> bytes:
+    entry = _synthetic_entry(rec, ds, n, spread)
+    if entry["csv"] is None:
+        entry["csv"] = E.synthetic_csv(entry["rows"])
+    return entry["csv"]
+
+
+def release_table_panel(rec, ds) -> None:
+    """The weighted rows of the release (original columns and types), heaviest first."""
+    tr = E.table_release(rec, ds)
+    tab = E.round_table(ds.schema, tr.table())
+    wcol = tab.columns[-1]
+    order = np.argsort(-np.abs(tab[wcol].to_numpy()), kind="stable")
+    st.markdown(f"**The released table**: {tr.n_points} weighted rows in the original columns and types "
+                "(heaviest first). This is what a recipient gets.")
+    st.dataframe(tab.iloc[order].reset_index(drop=True), height=320)
+    w = tab[wcol].to_numpy()
+    st.caption(f"{int((w != 0).sum())} of {w.size} rows carry weight; Σ w = {w.sum():.4g}, "
+               f"{int((w < 0).sum())} negative. Every row lies in the schema's declared domain.")
+
+
+def owner_view(rec, ds) -> None:
+    """Owner's view: per-column marginals and the association heat-map, private vs released vs resampled."""
+    st.subheader("Private vs released, column by column — owner's view")
+    st.warning("**Owner's view.** The private marginals and associations below are computed from the private rows: "
+               "for you only, never part of the release or of the downloads.", icon=":material/visibility_off:")
+    tr = E.table_release(rec, ds)
+    released = tr.table()
+    w = released.iloc[:, -1].to_numpy()
+    private = private_table(ds.key, ds)
+    c1, c2 = st.columns([1, 3])
+    ss.setdefault("rel.tab_spread", DEFAULT_SPREAD)
+    spread = float(c1.select_slider("Spread of resampled rows (× each column's lengthscale)", options=SPREADS,
+                                    key="rel.tab_spread", persist_state="session",
+                                    help="Resampled rows are drawn from the weighted rows and moved within the "
+                                         "kernel's scale inside the declared domain (0: copies of the atoms). A "
+                                         "post-processing choice; the downloaded synthetic rows use it too."))
+    sampled = synthetic(rec, ds, n_synthetic(ds), spread)
+    c2.caption(f"Grey: the {ds.n:,} private rows; red: the release, each row counted with its weight; blue: "
+               f"{len(sampled):,} unweighted rows resampled from the release (post-processing, no privacy cost). Numeric "
+               "columns on fixed bins over their declared range; missing values as their own bar.")
+    cols = st.columns(2)
+    for i, spec in enumerate(ds.schema.columns):
+        with cols[i % 2]:
+            st.plotly_chart(T.marginal_figure(spec, private[spec.name], released[spec.name], w, sampled[spec.name]),
+                            key=f"rel.marg.{i}")
+    if len(ds.schema.columns) >= 2:
+        with guard("compute the associations"):
+            a_priv = T.association_matrix(private, ds.schema)
+            a_rel = T.association_matrix(released, ds.schema, w)
+            st.plotly_chart(T.association_figure(a_priv, a_rel))
+            err = np.nanmean(np.abs(a_rel.to_numpy() - a_priv.to_numpy())[np.triu_indices(len(a_priv), 1)])
+            st.caption(f"Mean absolute difference of the pairwise associations: {err:.3f}. Negative weights count "
+                       "as 0 here.")
+
+
+def downloads(rec, ds) -> None:
+    """The weighted release (CSV), N unweighted synthetic rows (CSV) and the JSON metadata with the schema."""
+    st.markdown("**Download the release**")
+    st.caption("The weighted rows in the original columns and types (numbers rounded to each column's declared "
+               "precision, plus a weight column); unweighted synthetic rows resampled from them; the JSON with every "
+               "parameter and the schema (a real release's files carry no seed).")
+    stem = E.file_stem(rec)
+    spread = float(ss.get("rel.tab_spread", DEFAULT_SPREAD))
+    d1, d2, d3 = st.columns(3)
+    d1.download_button("CSV: weighted rows", data=E.table_release_csv(rec, ds), file_name=stem + "_weighted.csv",
+                       mime="text/csv", key="rel.dl_table", on_click="ignore", icon=":material/download:")
+    n = n_synthetic(ds)
+    d2.download_button(f"CSV: {n:,} synthetic rows", data=synthetic_csv(rec, ds, n, spread),
+                       file_name=stem + "_rows.csv", mime="text/csv", key="rel.dl_rows", on_click="ignore",
+                       icon=":material/download:")
+    d3.download_button("JSON: parameters + schema", data=E.table_json(rec, ds), file_name=stem + ".json",
+                       mime="application/json", key="rel.dl_json", on_click="ignore", icon=":material/download:")
+
+
+# --------------------------------------------------------------------------- third-party use
+def use_view(rec, ds, w: np.ndarray) -> None:
+    """What a recipient computes from the weighted rows, next to the private truth (owner's view)."""
+    tr = E.table_release(rec, ds)
+    released = tr.table()
+    private = private_table(ds.key, ds)
+    schema = ds.schema
+    cats = [c for c in schema.columns if c.kind in T.CATEGORICAL_KINDS]
+    nums = [c for c in schema.columns if c.kind in T.NUMERIC_KINDS]
+    st.caption("Every estimate uses the weighted rows of the release, self-normalised (Σ w = 1): Σₘ wₘ h(rowₘ). "
+               f"Counts are proportions × N = {ds.n:,} (the public number of private rows). The truth is computed "
+               "from the private rows as the schema reads them — **owner's view only**.")
+    if abs(float(np.sum(w))) <= 1e-12:
+        st.error("The weights sum to 0: no proportion can be estimated from them. Choose probability weights above.")
+        return
+
+    st.subheader("Categories: counts and proportions")
+    if not cats:
+        st.info("The schema has no categorical or boolean column.")
+    for i, c in enumerate(cats):
+        est = T.category_table(released, c, w, n=ds.n)
+        true = T.category_table(private, c)
+        levels = T.category_levels(c, released[c.name], private[c.name])
+        est = est.set_index("category").reindex(levels, fill_value=0.0)
+        true = true.set_index("category").reindex(levels, fill_value=0.0)
+        tab = pd.DataFrame({"estimated proportion": est["proportion"], "true proportion": true["proportion"],
+                            "error": est["proportion"] - true["proportion"], "estimated count": est["count"],
+                            "true count": true["count"]}).rename_axis(c.name)
+        st.markdown(f"**{c.name}**")
+        st.dataframe(tab.style.format(precision=3))
+
+    if len(cats) >= 2:
+        st.subheader("Cross-tabulation")
+        names = [c.name for c in cats]
+        ss.setdefault("use.xt_a", names[0])
+        ss.setdefault("use.xt_b", names[1])
+        if ss["use.xt_a"] not in names:
+            ss["use.xt_a"] = names[0]
+        if ss["use.xt_b"] not in names:
+            ss["use.xt_b"] = names[1]
+        a1, a2 = st.columns(2)
+        an = a1.selectbox("Rows", names, key="use.xt_a", persist_state="session")
+        bn = a2.selectbox("Columns", names, key="use.xt_b", persist_state="session")
+        if an == bn:
+            st.error("Choose two different columns for the cross-tabulation.")
+        else:
+            a, b = schema[an], schema[bn]
+            la = T.category_levels(a, released[an], private[an])
+            lb = T.category_levels(b, released[bn], private[bn])
+            x_est = T.crosstab(released, a, b, w, levels_a=la, levels_b=lb)
+            x_true = T.crosstab(private, a, b, levels_a=la, levels_b=lb)
+            x1, x2 = st.columns(2)
+            x1.markdown("**From the release** (shares of all rows)")
+            x1.dataframe(x_est.style.format(precision=3))
+            x2.markdown("**True (private)**")
+            x2.dataframe(x_true.style.format(precision=3))
+            err = float(np.abs(x_est.to_numpy() - x_true.to_numpy()).sum()) / 2
+            st.caption(f"Total variation distance between the two tables: {err:.3f}.")
+
+    if nums and cats:
+        st.subheader("Means by group")
+        nn, cn = [c.name for c in nums], [c.name for c in cats]
+        ss.setdefault("use.gm_num", nn[0])
+        ss.setdefault("use.gm_cat", cn[0])
+        if ss["use.gm_num"] not in nn:
+            ss["use.gm_num"] = nn[0]
+        if ss["use.gm_cat"] not in cn:
+            ss["use.gm_cat"] = cn[0]
+        g1, g2 = st.columns(2)
+        num = schema[g1.selectbox("Mean of", nn, key="use.gm_num", persist_state="session")]
+        cat = schema[g2.selectbox("By", cn, key="use.gm_cat", persist_state="session")]
+        levels = T.category_levels(cat, released[cat.name], private[cat.name])
+        est = T.group_means(released, num, cat, w, levels=levels)
+        true = T.group_means(private, num, cat, levels=levels)
+        tab = pd.DataFrame({cat.name: levels, "estimated mean": est["mean"], "true mean": true["mean"],
+                            "error": est["mean"] - true["mean"], "estimated share": est["share"],
+                            "true share": true["share"]})
+        st.dataframe(tab.style.format(precision=3), hide_index=True)
+        if num.kind == "datetime":
+            st.caption("Dates as days since 1970-01-01.")
+
+    if nums:
+        st.subheader("Means and standard deviations")
+        est = T.numeric_moments(released, schema, w).set_index("column")
+        true = T.numeric_moments(private, schema).set_index("column")
+        tab = pd.DataFrame({"estimated mean": est["mean"], "true mean": true["mean"],
+                            "error of the mean": est["mean"] - true["mean"], "estimated SD": est["sd"],
+                            "true SD": true["sd"]})
+        st.dataframe(tab.style.format(precision=4))
+        if any(c.kind == "datetime" for c in nums):
+            st.caption("Dates as days since 1970-01-01.")
