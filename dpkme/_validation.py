@@ -24,8 +24,7 @@ __all__ = [
     "check_vector",
     "check_box",
     "check_in",
-    "new_seed",
-]
+    "new_seed", "public_size"]
 
 
 def _short(value) -> str:
@@ -578,3 +577,50 @@ def check_box(lower, upper, *, broadcast: bool = False, dim: int | None = None,
         raise ValueError(f"the box needs lower < upper in every {axis}; {axis} {j} has "
                          f"lower={float(lo[j])}, upper={float(hi[j])}.")
     return lo, hi
+
+
+def public_size(n_rows: int, n_private, *, neighbouring: str) -> int:
+    r"""The public dataset size :math:`N` that a release normalises by.
+
+    Under replace-one the size is the same for every neighbour, so it is public and may be counted from
+    the rows (``n_private`` must then equal it). Under add-remove the row count differs between
+    neighbours: counting it from the rows would publish it exactly (two neighbouring tables of 200 and
+    201 rows would give releases with different recorded sizes and noise scales) and the sensitivity
+    :math:`1/N` would be taken at the wrong :math:`N`. So a declared ``n_private`` is required there.
+
+    Parameters
+    ----------
+    n_rows : int
+        Number of rows of the private array (read only to check the replace-one rule).
+    n_private : int or None
+        The declared public size; None counts it from the rows (replace-one only).
+    neighbouring : {"replace-one", "add-remove"}
+        The neighbouring relation of the guarantee.
+
+    Returns
+    -------
+    int
+        :math:`N`.
+
+    Raises
+    ------
+    ValueError
+        Under add-remove without ``n_private``, or under replace-one when ``n_private`` differs from the
+        row count.
+
+    Examples
+    --------
+    >>> from dpkme._validation import public_size
+    >>> public_size(100, None, neighbouring="replace-one"), public_size(100, 120, neighbouring="add-remove")
+    (100, 120)
+    """
+    if n_private is None:
+        if neighbouring == "add-remove":
+            raise ValueError("under add-remove the public size n_private must be declared (not counted from the "
+                             "rows: the row count differs between neighbours).")
+        return int(n_rows)
+    n_pub = check_positive_int(n_private, name="n_private")
+    if neighbouring == "replace-one" and n_pub != n_rows:
+        raise ValueError(
+            f"under replace-one the public size must equal the number of rows; got n_private={n_pub} for {n_rows} rows.")
+    return n_pub

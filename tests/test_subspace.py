@@ -106,7 +106,8 @@ def test_release_records_calibration_and_tight_sensitivity():
                        random_state=9)
     assert paper.sensitivity == pytest.approx(2 / 500)
     assert paper.sigma == pytest.approx(2 / 500 * math.sqrt(2 * math.log(1.25e6)) / 0.5, rel=1e-12)
-    ar = algorithm1(X, Z, kernel=KERNEL, epsilon=0.5, delta=1e-6, neighbouring="add-remove", random_state=9)
+    ar = algorithm1(X, Z, kernel=KERNEL, epsilon=0.5, delta=1e-6, neighbouring="add-remove", n_private=X.shape[0],
+                    random_state=9)
     assert ar.sensitivity == pytest.approx(1 / 500)
 
 

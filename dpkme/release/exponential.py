@@ -116,6 +116,7 @@ from .._validation import (
     check_in,
     check_positive_int,
     noise_rng,
+    public_size,
 )
 from ..kernels.kernel import Kernel
 from ..privacy.sensitivity import (
@@ -836,10 +837,7 @@ def _check_args(X, candidates, kernel, m, neighbouring, sensitivity, n_private):
     G = check_array(candidates, name="candidates", n_features=X.shape[1])
     m = check_positive_int(m, name="m")
     n = X.shape[0]
-    n_pub = n if n_private is None else check_positive_int(n_private, name="n_private")
-    if neighbouring == "replace-one" and n_pub != n:
-        raise ValueError(
-            f"under replace-one the public size must equal the number of rows; got n_private={n_pub} for {n} rows.")
+    n_pub = public_size(n, n_private, neighbouring=neighbouring)
     return X, G, m, n_pub
 
 

@@ -135,6 +135,7 @@ from .._validation import (
     check_in,
     check_positive_int,
     noise_rng,
+    public_size,
 )
 from .._version import __version__
 from ..kernels.kernel import GaussianKernel, Kernel, LaplacianKernel
@@ -1081,10 +1082,7 @@ def gp_release(
     n, dim = X.shape
     X = enforce_domain(X, domain, clip=clip)  # the box sensitivity holds only for data inside the box
     domain = None if domain is None else check_domain(domain, dim)
-    n_pub = n if n_private is None else check_positive_int(n_private, name="n_private")
-    if neighbouring == "replace-one" and n_pub != n:
-        raise ValueError(
-            f"under replace-one the public size must equal the number of rows; got n_private={n_pub} for {n} rows.")
+    n_pub = public_size(n, n_private, neighbouring=neighbouring)
     if (grid is None) == (query_points is None):
         raise ValueError("give exactly one of grid (a tuple of 1-D axes) and query_points (an (Q, D) array).")
     if grid is not None:

@@ -47,6 +47,7 @@ from .._validation import (
     check_in,
     check_positive_int,
     noise_rng,
+    public_size,
     spawn_streams,
 )
 from ..kernels.kernel import Kernel
@@ -153,17 +154,7 @@ def privatise_feature_mean(
                          "would be ignored and the result cannot be replayed).")
     X = check_array(X, name="X", n_features=features.n_features_in_)
     n = X.shape[0]
-    if n_private is None:
-        if neighbouring == "add-remove":
-            raise ValueError("under add-remove the public size n_private must be declared (not counted from X).")
-        n_pub = n
-    else:
-        n_pub = check_positive_int(n_private, name="n_private")
-        if neighbouring == "replace-one" and n_pub != n:
-            raise ValueError(
-                f"under replace-one the public size must equal the number of rows; got n_private={n_pub} "
-                f"for {n} rows."
-            )
+    n_pub = public_size(n, n_private, neighbouring=neighbouring)
     sens = feature_mean_sensitivity(n=n_pub, norm_bound=features.norm_bound, neighbouring=neighbouring)
     cal = calibrate_gaussian(epsilon=epsilon, delta=delta, sensitivity=sens, method=calibration)
     mean = features.mean_embedding(X)

@@ -62,6 +62,7 @@ from .._validation import (
     check_positive_float,
     check_positive_int,
     noise_rng,
+    public_size,
     spawn_streams,
 )
 from ..kernels.kernel import Kernel
@@ -633,11 +634,7 @@ def algorithm1(
     X = enforce_domain(X, domain, clip=clip)  # the box sensitivity below holds only for data inside the box
     if domain is not None:
         domain = check_domain(domain, dim)
-    n_pub = n if n_private is None else check_positive_int(n_private, name="n_private")
-    if neighbouring == "replace-one" and n_pub != n:
-        raise ValueError(
-            f"under replace-one the public size must equal the number of rows; got n_private={n_pub} for {n} rows."
-        )
+    n_pub = public_size(n, n_private, neighbouring=neighbouring)
     check_noise_source(noise, random_state)
     rng, seed, noise_source = noise_rng(random_state)
     rng_public, rng_noise = spawn_streams(rng, 2)  # independent streams: points from q, privacy noise
