@@ -614,3 +614,53 @@ def test_every_private_computation_on_a_data_dependent_schema_says_it_is_not_pri
     at.switch_page("pages/twosample.py").run()
     assert not at.exception
     assert "read from the private rows" in errors(at)
+
+
+def test_a_date_format_read_from_the_private_rows_is_not_declared_by_ticking_the_row():
+    """Review finding C1: the editor does not show every field; one it did not show (the date format, picked by
+    looking at the private cells) was silently declared with the row, and published in a 'private' release."""
+    from dpkme.schema import ColumnSpec, TableSchema
+
+    original = TableSchema([ColumnSpec("visit", "datetime", lower="2020-01-01", upper="2022-12-31",
+                                       date_format="%d/%m/%Y")],
+                           data_dependent={"visit": ["kind", "lower", "upper", "date_format"]})
+    rows = T.editor_frame(original, ["visit"], data_dependent=original.data_dependent)
+    assert "date_format" in rows.columns and rows.loc[0, "date_format"] == "%d/%m/%Y"
+    rows.loc[0, "declared"] = True                 # the owner declares the row he sees
+    declared = T.schema_from_editor(rows, original=original)
+    assert declared["visit"].date_format == "%d/%m/%Y" and not declared.data_dependent   # shown, so declared
+    hidden = rows.drop(columns=["date_format"])    # an editor that does not show the field ...
+    still = T.schema_from_editor(hidden, original=original)
+    assert still.data_dependent_fields == {"visit": frozenset({"date_format"})}            # ... keeps its flag
+
+
+def test_suggestions_from_a_publishable_subset_are_undeclared_when_that_subset_changes(uploaded):
+    """Review finding M1: suggestions read from publishable rows stayed 'declared' after the subset was changed
+    to rows that are private now (e.g. back to 0 %), so a rare category of a now-private row was published."""
+    at = uploaded
+    src = upload_key(at)
+    at.slider(key="data.public_pct").set_value(20.0).run()
+    at.checkbox(key="data.public_declared").check().run()
+    at.button(key=f"data.schema_reset.{src}").click().run()          # suggestions from the publishable rows
+    ok(at)
+    assert not candidate(at).schema.data_dependent
+    at.slider(key="data.public_pct").set_value(0.0).run()
+    assert not at.exception
+    assert set(candidate(at).schema.data_dependent) == set(candidate(at).schema.names)
+    assert "re-declare" in " ".join(c.value for c in at.caption) or "declare each row again" in " ".join(
+        c.value for c in at.caption)
+
+
+def test_a_private_discovery_locks_the_publishable_subset_and_is_charged_first():
+    """Review finding M2: a first discovery did not lock the publishable subset (rows it read as private could
+    then be published) and was charged only after the rows were read."""
+    at = upload(new_app().run(), mixed_csv(600))
+    src = upload_key(at)
+    at.multiselect(key=f"data.disc_cols.{src}").set_value(["region"]).run()
+    at.select_slider(key="data.disc_eps").set_value(1.0).run()
+    at.button(key=f"data.disc_go.{src}").click().run()
+    ok(at)
+    assert src in at.session_state[S.LOCKED_PUBLIC]
+    at.slider(key="data.public_pct").set_value(10.0).run()
+    at.checkbox(key="data.public_declared").check().run()
+    assert "cannot be used" in errors(at) or "locked" in errors(at).lower()

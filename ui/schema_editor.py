@@ -117,7 +117,18 @@ def _seed(ctx: dict, public_rows) -> dict:
         origin = ("suggestions from the publishable subset (public rows)" if public_rows is not None
                   else "suggestions read from the PRIVATE rows")
     return {"base": T.editor_frame(schema, frame.columns, data_dependent=schema.data_dependent),
-            "original": schema, "origin": origin, "excluded": excluded, "edited": None}
+            "original": schema, "origin": origin, "excluded": excluded, "edited": None,
+            # the publishable subset the suggestions read: if it changes, they were read from rows that may
+            # now be private, and must be declared again
+            "public_id": ctx.get("public_id") if bundled is None and public_rows is not None else None}
+
+
+def _undeclare_all(state: dict, why: str) -> None:
+    """Untick *declared* on every row (their values may have been read from rows that are private now)."""
+    base = (state["edited"] if state.get("edited") is not None else state["base"]).copy()
+    base["declared"] = False
+    state.update(base=base, edited=None, version=state.get("version", 0) + 1, public_id=None,
+                 origin=state["origin"] + f" ({why}: declare each row again)")
 
 
 def _replace(st_key: str, schema, origin: str, columns) -> None:
@@ -153,6 +164,9 @@ COLUMN_CONFIG = {
                                                      "(blank: the public default)."),
     "decimals": st.column_config.NumberColumn("decimals", step=1, format="%d",
                                               help="Precision of a continuous column in the downloads."),
+    "date_format": st.column_config.TextColumn(
+        "date_format", help="How a date column's cells are written: ISO8601 (2024-03-31) or a strftime format such "
+                            "as %d/%m/%Y. Each cell is read on its own with it; never guessed from the rows."),
     "declared": st.column_config.CheckboxColumn(
         "declared", help="Ticked: the values of this row come from public knowledge (or a private discovery). "
                          "Unticked: they were read from the private rows, and releases are NOT private."),
@@ -178,9 +192,12 @@ def schema_editor(ctx: dict, *, public_rows: pd.DataFrame | None, private_index:
     frame = ctx["frame"]
     src_key = ctx["src_key"]
     st_key = state_key(src_key)
+    ctx = {**ctx, "public_id": None if stub is None else stub.public_subset_id}
     if st_key not in ss:
         ss[st_key] = {**_seed(ctx, public_rows), "version": 0}
     state = ss[st_key]
+    if state.get("public_id") is not None and state["public_id"] != ctx["public_id"]:
+        _undeclare_all(state, "the publishable subset these suggestions read has changed since")
     ekey = editor_key(src_key, state["version"])
     if ekey not in ss and state.get("edited") is not None:
         state["base"] = state["edited"]        # back on the page: continue from the last edits
@@ -273,9 +290,9 @@ def _discover(st_key: str, ctx: dict, jobs: list[dict], private_index: np.ndarra
                 pre = S.relabel_charge(_bounds_charge(job["epsilon"], name), parts=(S.PART_PRIVATE,),
                                        noise_source="os-entropy")
                 note = check_budget(stub, pre, allow_over=bool(ss.get(S.ALLOW_OVER)))
+                _spend(stub, pre)            # charged (and the publishable subset locked) before the rows are read
                 out = private_bounds(vals, epsilon=job["epsilon"], lower=lo_d, upper=hi_d,
                                      label=f"private bounds of {name!r} (DP quantiles)")
-                S.ledger_for(stub).add(S.relabel_charge(out.charge, parts=(S.PART_PRIVATE,), noise_source="os-entropy"))
                 lo_v, hi_v = out.lower, out.upper
                 if kind == "integer":
                     lo_v, hi_v = float(np.floor(lo_v)), float(np.ceil(hi_v))
@@ -295,9 +312,9 @@ def _discover(st_key: str, ctx: dict, jobs: list[dict], private_index: np.ndarra
                 pre = S.relabel_charge(_categories_charge(job["epsilon"], job["delta"], name), parts=(S.PART_PRIVATE,),
                                        noise_source="os-entropy")
                 note = check_budget(stub, pre, allow_over=bool(ss.get(S.ALLOW_OVER)))
+                _spend(stub, pre)
                 out = private_categories(col, epsilon=job["epsilon"], delta=job["delta"],
                                          label=f"private categories of {name!r}")
-                S.ledger_for(stub).add(S.relabel_charge(out.charge, parts=(S.PART_PRIVATE,), noise_source="os-entropy"))
                 cats = sorted((str(c) for c in out.categories), key=str.lower)
                 mask = base["column"] == name
                 if kind == "categorical":
@@ -314,6 +331,13 @@ def _discover(st_key: str, ctx: dict, jobs: list[dict], private_index: np.ndarra
         state.update(base=base, edited=None, version=state.get("version", 0) + 1,
                      origin=state["origin"] + " + private discovery")
         ss.setdefault("data._discovered", {}).setdefault(st_key, []).extend(done)
+
+
+def _spend(stub: S.Dataset, charge) -> None:
+    """Record ``charge`` in the ledger of these individuals and lock their publishable subset -- before the
+    private rows are read, so that an error after the read can never leave a read unaccounted for."""
+    S.lock_public_subset(stub)
+    S.ledger_for(stub).add(charge)
 
 
 def _declared_date_format(schema, name: str) -> SimpleNamespace:

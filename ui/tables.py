@@ -34,7 +34,7 @@ MISSING_MODES = ("error", "category", "impute")
 CATEGORY_SEP = "|"
 MISSING_LABEL = "(missing)"
 EDITOR_COLUMNS = ("use", "column", "kind", "lower", "upper", "categories", "missing", "impute", "lengthscale",
-                  "similarity", "decimals", "declared")
+                  "similarity", "decimals", "date_format", "declared")
 PRIVATE_COLOR, RELEASED_COLOR, SAMPLED_COLOR = "rgba(110, 110, 110, 0.75)", "#d62728", "#1f77b4"
 _LAYOUT = dict(margin=dict(l=10, r=10, t=40, b=10),
                legend=dict(orientation="h", yanchor="top", y=-0.25, xanchor="left", x=0))
@@ -89,6 +89,8 @@ def editor_frame(schema, columns, *, data_dependent=(), used=None) -> pd.DataFra
             "lengthscale": _float_or_none(getattr(c, "lengthscale", None)),
             "similarity": _float_or_none(getattr(c, "similarity", None)),
             "decimals": _int_or_none(getattr(c, "decimals", None)),
+            "date_format": (getattr(c, "date_format", None) or "ISO8601") if getattr(c, "kind", "") == "datetime"
+            else "",
             "declared": name not in dependent,
         })
     df = pd.DataFrame(rows, columns=list(EDITOR_COLUMNS))
@@ -97,7 +99,7 @@ def editor_frame(schema, columns, *, data_dependent=(), used=None) -> pd.DataFra
     for col in ("lengthscale", "similarity"):
         df[col] = pd.to_numeric(df[col], errors="coerce").astype("float64")
     df["decimals"] = pd.to_numeric(df["decimals"], errors="coerce").astype("Int64")
-    for col in ("column", "kind", "lower", "upper", "categories", "missing", "impute"):
+    for col in ("column", "kind", "lower", "upper", "categories", "missing", "impute", "date_format"):
         df[col] = df[col].astype(object).where(df[col].notna(), "").astype(str)
     return df
 
@@ -216,6 +218,9 @@ def editor_specs(frame: pd.DataFrame, *, original=None) -> tuple[list[dict], lis
         d = _int_or_none(row.get("decimals"))
         if d is not None and kind in ("continuous", "datetime"):
             kw["decimals"] = d
+        fmt = row.get("date_format")
+        if kind == "datetime" and not _blank(fmt):
+            kw["date_format"] = str(fmt).strip()
         specs.append(kw)
         if "declared" in frame.columns and not bool(row.get("declared", True)):
             dependent.append(name)
@@ -228,32 +233,43 @@ def schema_from_editor(frame: pd.DataFrame, *, original=None):
     """The :class:`dpkme.schema.TableSchema` declared in the editor (ValueError naming the bad cell).
 
     Columns whose ``declared`` box is unticked keep the mark that their values were read from the
-    private rows (``schema.data_dependent``): a release with them is not private.
+    private rows (``schema.data_dependent``, every field): a release with them is not private. Ticking
+    ``declared`` declares the fields the editor shows; a field it does not show keeps the original schema's
+    value *and its flag* (ticking a row must never declare a value the owner did not see).
     """
-    from dpkme.schema import ColumnSpec, TableSchema
+    from dpkme.schema import ColumnSpec, TableSchema, _applicable_fields
 
     specs, dependent = editor_specs(frame, original=original)
-    # fields the editor does not show (e.g. a date format) stay as the original schema declared them
+    shown = {"name", "kind", *[c for c in EDITOR_COLUMNS if c in frame.columns]}
+    # fields the editor does not show stay as the original schema declared them (flags included)
     extra: dict[str, dict] = {}
+    flagged: dict[str, frozenset] = {}
     if original is not None:
-        shown = {"name", "kind", *EDITOR_COLUMNS}
+        flagged = dict(getattr(original, "data_dependent_fields", {}) or {})
         for c in original.columns:
             extra[c.name] = {"kind": c.kind, **{f.name: getattr(c, f.name) for f in dataclasses.fields(c)
                                                 if f.name not in shown and f.init and not f.name.startswith("_")}}
-    cols = []
+    cols, fields = [], {}
     for kw in specs:
         name, kind = kw.pop("name"), kw.pop("kind")
         more = extra.get(name, {})
+        kept = set()
         if more.get("kind") == kind:
             for key, value in more.items():
-                if key != "kind" and value is not None:
-                    kw.setdefault(key, value)
+                if key != "kind" and value is not None and key not in kw:
+                    kw[key] = value
+                    kept.add(key)
         try:
             cols.append(ColumnSpec(name, kind, **kw))
         except TypeError as exc:
             raise ValueError(f"column {name!r}: {exc}") from None
-    return TableSchema(cols, data_dependent=tuple(dependent),
-                       uniform_sq_distance=getattr(original, "uniform_sq_distance", 1.0))
+        if name in dependent:
+            fields[name] = tuple(sorted(_applicable_fields(cols[-1])))
+        else:
+            still = set(flagged.get(name, ())) & kept & _applicable_fields(cols[-1])   # hidden, copied, flagged
+            if still:
+                fields[name] = tuple(sorted(still))
+    return TableSchema(cols, data_dependent=fields, uniform_sq_distance=getattr(original, "uniform_sq_distance", 1.0))
 
 
 def schema_json_bytes(schema) -> bytes:
