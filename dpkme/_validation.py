@@ -401,7 +401,7 @@ def noise_rng(random_state) -> tuple[np.random.Generator, int | None, str]:
     return rng, seed, "seeded" if seed is not None else "generator"
 
 
-def spawn_streams(rng: np.random.Generator, n: int) -> list[np.random.Generator]:
+def spawn_streams(rng: np.random.Generator, n: int, *, fresh: bool = False) -> list[np.random.Generator]:
     """``n`` statistically independent child generators of ``rng`` (:meth:`numpy.random.Generator.spawn`).
 
     A release uses one child for its public randomness (synthetic points drawn
@@ -425,11 +425,17 @@ def spawn_streams(rng: np.random.Generator, n: int) -> list[np.random.Generator]
         draws 256 bits from ``rng`` itself.
     n : int
         Number of child generators.
+    fresh : bool, default=False
+        For a real release (OS entropy, nothing to replay): ignore ``rng`` and seed every stream with its own
+        fresh OS entropy. Children spawned from one 128-bit seed are statistically independent but not
+        cryptographically so: PCG64 and SeedSequence are not designed to hide their seed, and the public
+        stream's draws (points from q, frequencies) are published. Separate entropy leaves nothing in the
+        public draws that could lead to the noise stream.
 
     Returns
     -------
     list of numpy.random.Generator
-        ``n`` independent generators, of the same bit-generator type as ``rng``.
+        ``n`` independent generators, of the same bit-generator type as ``rng`` (PCG64 when ``fresh``).
 
     Examples
     --------
@@ -438,6 +444,8 @@ def spawn_streams(rng: np.random.Generator, n: int) -> list[np.random.Generator]
     >>> bool(public.random() == np.random.default_rng(np.random.SeedSequence(0).spawn(2)[0]).random())
     True
     """
+    if fresh:
+        return [np.random.default_rng() for _ in range(n)]
     try:
         return rng.spawn(n)
     except TypeError:  # no SeedSequence behind the bit generator

@@ -280,7 +280,7 @@ def algorithm2(
 
     check_noise_source(noise, random_state)
     rng, seed, noise_source = noise_rng(random_state)  # OS entropy: no seed recorded (not replayable)
-    rng_features, rng_noise, rng_solver = spawn_streams(rng, 3)
+    rng_features, rng_noise, rng_solver = spawn_streams(rng, 3, fresh=noise_source == "os-entropy")
     if noise == "opendp":
         rng_noise, seed, noise_source = None, None, "opendp"  # OpenDP's own generator: not replayable
     reporter = reduced_set.Progress(progress)

@@ -17,6 +17,9 @@ from ..kernels.kernel import Kernel, kernel_from_dict
 __all__ = ["Release"]
 
 
+#: Keys of ``Release.params`` that hold run times: kept for the owner, never exported by :meth:`Release.metadata`.
+TIMING_PARAMS = frozenset({"solver_seconds", "seconds_at_M"})
+
 @dataclass
 class Release:
     r"""A differentially private KME release :math:`\sum_m w_m k(z_m, \cdot)`.
@@ -184,8 +187,10 @@ class Release:
             "n_points": self.n_points,
             "dim": self.dim,
             "weight_l1": self.weight_l1,
-            "seconds": self.seconds,
-            "params": _jsonable(self.params),
+            # no run times: they are the owner's (``self.seconds``); a published time is a side channel, since
+            # code paths (e.g. the exact spectral sums in 1-D/2-D, the distance formula chosen by magnitude)
+            # depend on the private rows
+            "params": _jsonable({k: v for k, v in self.params.items() if k not in TIMING_PARAMS}),
         }
         return d
 

@@ -637,7 +637,8 @@ def algorithm1(
     n_pub = public_size(n, n_private, neighbouring=neighbouring)
     check_noise_source(noise, random_state)
     rng, seed, noise_source = noise_rng(random_state)
-    rng_public, rng_noise = spawn_streams(rng, 2)  # independent streams: points from q, privacy noise
+    # independent streams: points from q, privacy noise (a real release: each from its own OS entropy)
+    rng_public, rng_noise = spawn_streams(rng, 2, fresh=noise_source == "os-entropy")
     if noise == "opendp":
         seed, noise_source = None, "opendp"  # OpenDP's own generator: nothing recorded can replay the noise
     if Z is not None and point_domain is not None:
