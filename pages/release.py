@@ -6,6 +6,7 @@ import streamlit as st
 
 from dpkme.release.gp import NOTES as _GP_NOTES
 from ui import compute as C
+from ui import explorer as XP
 from ui import noise as N
 from ui import state as S
 from ui import table_views as TV
@@ -14,7 +15,7 @@ from ui.figures import function_figure, kme_heatmaps, release_figure, repeat_fig
 from ui.frame import require_frame
 from ui.mechanisms import REGISTRY
 from ui.runner import make_context, perform, private_problems, release_cost, repeat_draws, replay
-from ui.widgets import PAGE_KERNEL, PAGE_LEDGER, PAGE_USE, guard, require_dataset, size_guard
+from ui.widgets import PAGE_KERNEL, PAGE_LEDGER, PAGE_USE, epsilon_control, guard, require_dataset, size_guard
 
 require_frame(__file__)
 
@@ -35,12 +36,8 @@ st.markdown(
 kernel = None
 with guard("build the kernel"):
     kernel = C.current_kernel()
-eps = S.epsilon()
+eps = S.epsilon()      # the ε control below shows (and may change) the same session value
 if kernel is None:
-    st.stop()
-if not eps > 0:
-    st.error("ε must be positive: set it on the Kernel & privacy page.")
-    st.page_link(PAGE_KERNEL, label="Kernel & privacy", icon=":material/tune:")
     st.stop()
 
 problems = private_problems(ds=ds)
@@ -55,6 +52,13 @@ for p in problems:
 
 left, right = st.columns([1, 2], gap="large")
 with left:
+    # ε lives in one place in the session (S.EPS / S.EPS_TYPED / S.EPS_VALUE): the Kernel & privacy page shows the
+    # same control and value. Changing it spends nothing; only the Release button does.
+    eps = epsilon_control()
+    st.caption("The same ε as on the Kernel & privacy page. Changing it spends nothing: only **Release** does. To "
+               "see what it does first, use the ε explorer below (planning: not a release).")
+    if eps is None:
+        st.stop()
     keys = list(REGISTRY)
     if ss.get(S.MECHANISM) not in keys:
         ss[S.MECHANISM] = "alg2" if ds.is_table else "alg1-public" if ds.n_public else "alg1-q"
@@ -112,6 +116,13 @@ if go and params is not None and size_ok:
         st.rerun()
 
 recs = S.releases_for(ds)
+# ---------------------------------------------------------------------- ε explorer (planning: not a release)
+with st.expander(f"ε explorer ({XP.LABEL}): see what ε does before spending any", icon=":material/compare:",
+                 expanded=not recs or XP.RESULT_KEY in ss):
+    with guard("draw the ε explorer"):
+        XP.section(ds, mechanism_key=key, params=params, kernel=kernel, eps_now=eps, noise_source=noise_source,
+                   seed=seed)
+
 if not recs:
     with right:
         st.info("No release of this dataset yet. Choose a mechanism and press **Release**.")
@@ -271,14 +282,30 @@ elif ds.dim >= 2:
     lo, hi = C.plot_window(ds, dims=dims)
     xs, ys, G = C.grid_points(ds, lo, hi, dims=dims)
     with guard("draw the heat-maps"):
-        priv = C.private_kme_on_grid(ds.key, C.kernel_key(r.kernel), C.array_key(G), G, ds.X)
+        gkey = C.array_key(G)
+        priv = C.private_kme_on_grid(ds.key, C.kernel_key(r.kernel), gkey, G, ds.X)
         rel = r.evaluate(G)
+        # one symmetric difference scale for every weighted-points release of this data on this grid (largest
+        # |released − private| among them, each computed once): switching releases never re-scales it silently
+        wmax = ss.setdefault("rel._witness_max", {})
+        for x in recs:
+            if x.kind == "points" and (x.id, gkey) not in wmax:
+                px = C.private_kme_on_grid(ds.key, C.kernel_key(x.release.kernel), gkey, G, ds.X)
+                wmax[(x.id, gkey)] = float(np.abs(x.release.evaluate(G) - px).max())
+        shown = [x for x in recs if x.kind == "points"]
+        diff_max = max(wmax[(x.id, gkey)] for x in shown)
         st.plotly_chart(kme_heatmaps(xs, ys, priv, rel, columns=ds.model_labels, dims=dims,
-                                     Z=r.points, w=r.weights), key="rel.heat")
+                                     Z=r.points, w=r.weights, diff_max=diff_max), key="rel.heat")
         if ds.dim > 2:
             st.caption("A slice through the centre of q: the other coordinates are fixed there.")
         st.caption("The difference is the *witness function*: where the release over-represents (blue) or "
                    "under-represents (red) the data. White dots: the synthetic points.")
+        st.caption(f"**Colour scales that do not re-scale between releases.** The two embeddings share one scale fixed "
+                   f"to the private embedding's range on this grid ({S.fmt(float(np.min(priv)))} to "
+                   f"{S.fmt(float(np.max(priv)))}; released values beyond it take the end colours). The difference is "
+                   f"drawn on ± {S.fmt(diff_max)}: the largest |released − private| among the {len(shown)} "
+                   "weighted-point release(s) of this data in the list above, so switching between them keeps the "
+                   "scale and a release at a smaller ε looks noisier. (A new, noisier release widens it for all.)")
 
 c1, c2 = st.columns([1, 1])
 with c1:

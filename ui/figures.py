@@ -149,18 +149,28 @@ def weight_histogram(w) -> go.Figure:
     return fig
 
 
-def kme_heatmaps(xs, ys, private_vals, released_vals, *, columns, dims=(0, 1), Z=None, w=None) -> go.Figure:
-    """Private KME, released KME and their difference (the witness function) on a grid."""
+def kme_heatmaps(xs, ys, private_vals, released_vals, *, columns, dims=(0, 1), Z=None, w=None,
+                 diff_max: float | None = None) -> go.Figure:
+    r"""Private KME, released KME and their difference (the witness function) on a grid.
+
+    The colour scales do not follow the release shown: the two embeddings share one scale fixed to the
+    *private* embedding's range on the grid (released values beyond it take the end colours), and the difference
+    is drawn on ``[-diff_max, diff_max]`` (default: its own largest absolute value). Pass one ``diff_max`` for
+    every release of the same data -- e.g. the largest :math:`|\tilde\mu - \hat\mu|` among them -- so that
+    switching between releases at different ε does not re-scale the colours and a noisier release looks noisier.
+    """
     n = len(xs)
     A = np.asarray(private_vals).reshape(n, n)
     B = np.asarray(released_vals).reshape(len(ys), n)
     D = B - A
     fig = make_subplots(rows=1, cols=3, horizontal_spacing=0.08, subplot_titles=(
         "private KME  μ̂(y) = mean k(xₙ, y)", "released  Σ wₘ k(zₘ, y)", "difference (released − private)"))
-    vmax = float(max(A.max(), B.max(), 1e-12))
+    vmin, vmax = float(A.min()), float(A.max())
+    if not vmax > vmin:
+        vmax = vmin + 1e-12
     fig.add_trace(go.Heatmap(x=xs, y=ys, z=A, coloraxis="coloraxis", name="private"), 1, 1)
     fig.add_trace(go.Heatmap(x=xs, y=ys, z=B, coloraxis="coloraxis", name="released"), 1, 2)
-    dm = float(np.abs(D).max()) or 1e-12
+    dm = float(diff_max) if diff_max is not None and diff_max > 0 else (float(np.abs(D).max()) or 1e-12)
     fig.add_trace(go.Heatmap(x=xs, y=ys, z=D, coloraxis="coloraxis2", name="difference"), 1, 3)
     if Z is not None and w is not None and len(Z) <= 400:
         Zd = np.asarray(Z)[:, dims]
@@ -169,9 +179,9 @@ def kme_heatmaps(xs, ys, private_vals, released_vals, *, columns, dims=(0, 1), Z
     bar = dict(orientation="h", y=-0.32, len=0.6, thickness=12, yanchor="top")
     fig.update_layout(
         height=470, margin=dict(l=10, r=10, t=50, b=90),
-        coloraxis=dict(colorscale="Viridis", cmin=float(min(A.min(), B.min())), cmax=vmax,
+        coloraxis=dict(colorscale="Viridis", cmin=vmin, cmax=vmax,
                        colorbar=dict(title=dict(text="embedding", side="top"), x=0.31, **bar)),
-        coloraxis2=dict(colorscale="RdBu", cmid=0, cmin=-dm, cmax=dm,
+        coloraxis2=dict(colorscale="RdBu", cmin=-dm, cmax=dm,
                         colorbar=dict(title=dict(text="difference", side="top"), x=0.86, len=0.3,
                                       **{k: v for k, v in bar.items() if k != "len"})),
     )
@@ -315,4 +325,41 @@ def function_figure(axes, values, truth, *, columns, title_released="released f�
     for c in (1, 2, 3):
         fig.update_xaxes(title_text=columns[0], row=1, col=c)
     fig.update_yaxes(title_text=columns[1], row=1, col=1)
+    return fig
+
+
+#: ``layout.meta["figure"]`` of the ε explorer's panels (so tests and readers can tell them from other figures).
+EXPLORER_META = "eps-explorer"
+
+
+def witness_panel(xs, ys, values, *, zmax: float, epsilon: float, columns, dims=(0, 1), title: str = "",
+                  showscale: bool = True) -> go.Figure:
+    r"""One small multiple of the ε explorer: a witness function :math:`\tilde\mu - \hat\mu_{\rm plan}` on a grid.
+
+    Every panel of one explorer run gets the same ``zmax`` (colours on :math:`[-z_{\max}, z_{\max}]`) and the same
+    grid ``xs``, ``ys`` (axes), so a smaller ε shows visibly more noise instead of a re-scaled colour bar. One
+    column (``ys`` None): the witness along the line, on the y-range :math:`[-z_{\max}, z_{\max}]`.
+    """
+    zmax = float(zmax) if zmax > 0 else 1e-12
+    meta = {"figure": EXPLORER_META, "epsilon": float(epsilon)}
+    if ys is None:
+        fig = go.Figure(go.Scatter(x=xs, y=np.asarray(values), mode="lines", name="witness",
+                                   line=dict(color=PALETTE[3], width=2)))
+        fig.add_hline(y=0, line_dash="dot", line_color="black")
+        fig.update_layout(title=title, height=300, meta=meta, showlegend=False, xaxis_title=columns[dims[0]],
+                          yaxis_title="released − planning", **{**_LAYOUT, "margin": dict(l=10, r=10, t=40, b=10)})
+        fig.update_xaxes(range=[xs[0], xs[-1]])
+        fig.update_yaxes(range=[-zmax, zmax])
+        return fig
+    n = len(xs)
+    Dg = np.asarray(values).reshape(len(ys), n)
+    fig = go.Figure(go.Heatmap(x=xs, y=ys, z=Dg, coloraxis="coloraxis", name="witness"))
+    fig.update_layout(
+        title=title, height=380, meta=meta, margin=dict(l=10, r=10, t=40, b=10),
+        coloraxis=dict(colorscale="RdBu", cmin=-zmax, cmax=zmax, showscale=bool(showscale),
+                       colorbar=dict(title=dict(text="released − planning", side="top"), orientation="h",
+                                     y=-0.3, yanchor="top", thickness=10, len=0.9, tickformat=".2g", nticks=5)),
+        xaxis_title=columns[dims[0]], yaxis_title=columns[dims[1]])
+    fig.update_xaxes(range=[xs[0], xs[-1]])
+    fig.update_yaxes(range=[ys[0], ys[-1]])
     return fig

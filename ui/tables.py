@@ -411,6 +411,45 @@ def marginal_figure(spec, private: pd.Series, released: pd.Series, w_released, s
     return fig
 
 
+def marginal_shares(spec, frames_and_weights) -> tuple[list, list[np.ndarray]]:
+    """(x positions, shares) of one column for several weighted tables on one common set of bins or levels.
+
+    ``frames_and_weights``: ``(series, weights or None)`` pairs; weights are self-normalised (:func:`norm_weights`).
+    Numeric columns: the fixed bins of :func:`bin_edges` over the declared range; categorical ones: the levels of
+    :func:`category_levels` (declared first). The same bins for every table, so their bars can share an axis.
+    """
+    series = [s for s, _ in frames_and_weights]
+    if spec.kind in NUMERIC_KINDS:
+        edges = bin_edges(spec)
+        centres = (edges[:-1] + edges[1:]) / 2
+        x = list(pd.to_datetime(centres, unit="D")) if spec.kind == "datetime" else list(centres)
+        shares = [histogram(as_numbers(s, spec.kind, spec=spec), norm_weights(w, len(s)), edges)
+                  for s, w in frames_and_weights]
+        return x, shares
+    levels = category_levels(spec, *series)
+    return levels, [proportions(s, norm_weights(w, len(s)), levels) for s, w in frames_and_weights]
+
+
+def planning_marginal_figure(spec, x, planning_share, released_share, *, y_range, meta=None,
+                             title: str = "") -> go.Figure:
+    """One panel of the Release page's ε explorer for a table: a column's planning rows vs a planning release.
+
+    ``x`` and the shares come from :func:`marginal_shares`; every panel of one explorer run gets the same
+    ``y_range`` (shared axes), so a smaller ε visibly moves the released bars further from the planning ones.
+    """
+    fig = go.Figure()
+    fig.add_trace(go.Bar(x=x, y=planning_share, name="planning rows", marker_color=PRIVATE_COLOR, opacity=0.85))
+    fig.add_trace(go.Bar(x=x, y=released_share, name="planning release (weighted)", marker_color=RELEASED_COLOR,
+                         opacity=0.85))
+    fig.update_layout(barmode="group", bargap=0.05, title=title, yaxis_title="share of rows", height=320,
+                      meta=meta, **_LAYOUT)
+    if spec.kind not in NUMERIC_KINDS:
+        fig.update_layout(xaxis_type="category")
+    fig.update_xaxes(title_text=spec.name)
+    fig.update_yaxes(range=list(y_range))
+    return fig
+
+
 def weighted_corr(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> float:
     ok = ~(np.isnan(x) | np.isnan(y))
     x, y, w = x[ok], y[ok], w[ok]

@@ -1,0 +1,268 @@
+"""Issue 16, finding 1: ε's effect is visible where the release is (AppTest, plus one browser step).
+
+* The Release page has an ε control bound to the one session ε (the Kernel & privacy page shows the same value);
+* its "ε explorer (planning: not a release)" draws small multiples at 0.1 / 1 / 10 of the page's mechanism on
+  planning data (a fresh sample of the generator, not the private rows) with one shared colour scale and shared
+  axes, independent fresh noise per panel, a plain-words reading and the RKHS distance under each -- and spends
+  nothing: no ledger charge, no recorded release;
+* planning on the private rows is an opt-in with a visible data-dependence note;
+* the main heat-maps keep their colour scales when another release of the same data is shown.
+
+Before this change the Release page had no ε widget, no explorer (no button ``rel.xp_go``, no figure with
+``layout.meta.figure == "eps-explorer"``) and re-scaled both colour bars to each release.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from test_app_shared import as_float, decode, new_app, ok, plotly_figures
+
+from ui import explorer as XP
+from ui import state as S
+from ui.figures import EXPLORER_META
+
+
+# ---------------------------------------------------------------------- helpers
+def release_page(at=None):
+    at = (new_app() if at is None else at).run()
+    at.switch_page("pages/release.py").run()
+    ok(at)
+    return at
+
+
+def explorer_figures(at) -> list[dict]:
+    return [f for f in plotly_figures(at) if (f["layout"].get("meta") or {}).get("figure") == EXPLORER_META]
+
+
+def texts(at) -> str:
+    parts = [e.value for kind in ("markdown", "caption", "subheader", "warning", "info") for e in getattr(at, kind)]
+    return "\n".join(parts)
+
+
+def ledger_size(at) -> int:
+    ds = at.session_state[S.DATASET]
+    led = at.session_state[S.LEDGERS].get(ds.data_key)
+    return 0 if led is None else len(led)
+
+
+@pytest.fixture(scope="module")
+def explored():
+    """The default data (generated, no public rows, Algorithm 1 from q), the explorer run once at 0.1 / 1 / 10."""
+    at = release_page()
+    assert at.multiselect(key=XP.EPS_KEY).value == [0.1, 1.0, 10.0]
+    before = (ledger_size(at), len(at.session_state[S.RELEASES]))
+    at.button(key=XP.GO_KEY).click().run()
+    ok(at)
+    return at, before
+
+
+# ---------------------------------------------------------------------- the ε control
+def test_the_release_page_has_the_epsilon_control_of_the_kernel_page():
+    at = release_page()
+    at.select_slider(key=S.EPS).set_value(0.3).run()
+    ok(at)
+    assert at.session_state[S.EPS] == 0.3 and not at.session_state[S.EPS_TYPED]
+    assert any("ε = **0.3**" in i.value for i in at.info)             # the settings line follows it
+    at.switch_page("pages/kernel.py").run()
+    ok(at)
+    assert at.select_slider(key=S.EPS).value == 0.3                    # one source of truth
+    # an exact ε typed on the Release page is the Kernel page's exact ε, and the next release uses it
+    at.switch_page("pages/release.py").run()
+    at.toggle(key=S.EPS_TYPED).set_value(True).run()
+    at.number_input(key=S.EPS_VALUE).set_value(0.37).run()
+    ok(at)
+    # AppTest's first run after switch_page hands the new page's toggle its default (a real browser does not:
+    # test_the_explorer_in_a_browser checks the same crossing there), so the Kernel page is read after a rerun
+    at.switch_page("pages/kernel.py").run().run()
+    assert at.toggle(key=S.EPS_TYPED).value is True and at.number_input(key=S.EPS_VALUE).value == 0.37
+    at.switch_page("pages/release.py").run().run()
+    assert ledger_size(at) == 0                                         # moving ε spends nothing
+    at.button(key="rel.go").click().run()
+    ok(at)
+    assert at.session_state[S.RELEASES][-1].release.epsilon == 0.37 and ledger_size(at) == 1
+
+
+def test_an_invalid_epsilon_is_refused_on_the_release_page():
+    at = release_page()
+    at.toggle(key=S.EPS_TYPED).set_value(True).run()
+    at.number_input(key=S.EPS_VALUE).set_value(0.0).run()
+    assert not at.exception
+    assert any("ε must be a positive number" in e.value for e in at.error)
+    assert all(b.key != "rel.go" for b in at.button)                   # nothing to release with
+
+
+# ---------------------------------------------------------------------- the explorer
+def test_the_explorer_draws_three_panels_on_one_colour_scale_and_shared_axes(explored):
+    at, _ = explored
+    figs = explorer_figures(at)
+    assert [f["layout"]["meta"]["epsilon"] for f in figs] == [0.1, 1.0, 10.0]
+    axes = [f["layout"]["coloraxis"] for f in figs]
+    assert {(a["cmin"], a["cmax"]) for a in axes} == {(axes[0]["cmin"], axes[0]["cmax"])}    # one colour scale
+    assert axes[0]["cmin"] == -axes[0]["cmax"] > -np.inf
+    assert len({(tuple(f["layout"]["xaxis"]["range"]), tuple(f["layout"]["yaxis"]["range"])) for f in figs}) == 1
+    z = [decode(f["data"][0]["z"]) for f in figs]
+    assert all(np.abs(zi).max() <= axes[0]["cmax"] * (1 + 1e-12) for zi in z)   # the scale covers every panel
+    assert max(np.abs(zi).max() for zi in z) == pytest.approx(axes[0]["cmax"], rel=1e-12)
+
+
+def test_a_smaller_epsilon_shows_more_noise_and_every_panel_has_its_own_noise(explored):
+    at, _ = explored
+    figs = explorer_figures(at)
+    z = {f["layout"]["meta"]["epsilon"]: decode(f["data"][0]["z"]) for f in figs}
+    assert np.linalg.norm(z[0.1]) > np.linalg.norm(z[10.0])
+    assert not np.array_equal(z[1.0], z[10.0]) and not np.array_equal(z[0.1], z[1.0])
+    res = at.session_state[XP.RESULT_KEY]
+    assert [p["seed"] for p in res["panels"]] == [None] * 3                       # fresh OS entropy, no seed
+    assert {p["release"].noise_source for p in res["panels"]} == {"os-entropy"}
+    d = [p["distance"] for p in res["panels"]]
+    assert d[0] > d[2]                                                             # RKHS distance too
+
+
+def test_each_panel_reads_in_plain_words(explored):
+    at, _ = explored
+    readings = [c.value for c in at.caption if c.value.startswith("A third party's estimate of the mean of x1")]
+    assert len(readings) == 3
+    for r in readings:
+        assert re.search(r"off by about ± [\d.e+-]+ \(in the units of x1\)\.$", r), r
+    distances = [m.value for m in at.markdown if "RKHS distance ‖μ̃ − μ̂_plan‖" in m.value]
+    assert [m.split("**")[1] for m in distances] == ["ε = 0.1", "ε = 1", "ε = 10"]
+    res = at.session_state[XP.RESULT_KEY]
+    for m, p in zip(distances, res["panels"]):
+        assert as_float(m.rsplit("= ", 1)[1]) == pytest.approx(p["distance"], rel=5e-3)
+
+
+def test_the_explorer_spends_nothing_and_says_so(explored):
+    at, before = explored
+    assert (ledger_size(at), len(at.session_state[S.RELEASES])) == before == (0, 0)
+    shown = texts(at)
+    assert "ε explorer (planning: not a release)" in [h.value for h in at.subheader]
+    assert shown.count("Planning run: not a release, not charged to the ledger, not stored.") == 3
+    assert all("planning: not a release" in f["layout"]["title"]["text"] for f in explorer_figures(at))
+    assert "One colour scale for every panel" in shown
+
+
+def test_the_default_planning_data_is_a_fresh_sample_not_the_private_rows(explored):
+    at, _ = explored
+    ds = at.session_state[S.DATASET]
+    res = at.session_state[XP.RESULT_KEY]
+    assert res["plan_source"] == "generated" and not res["private"]
+    plan = res["plan"].X
+    assert plan.shape == ds.X.shape                       # N rows: the noise is calibrated as for the release
+    assert not set(map(tuple, plan)) & set(map(tuple, ds.X))                       # no private row in it
+    assert "another seed" in texts(at) and "no private row" in texts(at)
+
+
+def test_use_this_epsilon_sets_the_epsilon_control(explored):
+    at, _ = explored
+    at.button(key="rel.xp_use.0").click().run()
+    ok(at)
+    assert at.session_state[S.EPS] == 0.1 and not at.session_state[S.EPS_TYPED]
+    assert at.select_slider(key=S.EPS).value == 0.1
+    assert ledger_size(at) == 0
+
+
+def test_planning_on_the_private_rows_shows_the_data_dependence_note(explored):
+    at, _ = explored
+    assert "data-dependent choice" not in texts(at)
+    at.checkbox(key=XP.PRIVATE_KEY).check().run()
+    ok(at)
+    notes = [w.value for w in at.warning if "data-dependent choice" in w.value]
+    assert notes and "owner" in notes[0]
+    at.button(key=XP.GO_KEY).click().run()
+    ok(at)
+    res = at.session_state[XP.RESULT_KEY]
+    assert res["plan_source"] == "private" and res["private"]
+    assert np.array_equal(res["plan"].X, at.session_state[S.DATASET].X)
+    assert any("drawn from the **private rows**: owner only" in w.value for w in at.warning)
+    assert ledger_size(at) == 0 and not at.session_state[S.RELEASES]
+
+
+def test_replay_mode_seeds_are_distinct_children_of_the_seed():
+    seeds = XP.panel_seeds(7, 3)
+    assert len(set(seeds)) == 3 and 7 not in seeds and seeds == XP.panel_seeds(7, 3)
+    assert XP.panel_seeds(None, 3) == [None, None, None]
+
+
+def test_a_table_plans_one_columns_marginal_on_shared_axes():
+    from dpkme.datasets import load_schema
+    from ui import datasets as D
+
+    spec = {"source": "sample", "sample": "penguins", "schema": load_schema("penguins").to_dict(),
+            "public_fraction": 0.0, "heldout_fraction": 0.1, "split_seed": 0}
+    ds = D.build_dataset(spec)
+    at = new_app()
+    for k, v in {S.DATASET: ds, S.LENGTHSCALE: 1.0, S.LENGTHSCALE_SOURCE: "suggested"}.items():
+        at.session_state[k] = v
+    at = release_page(at)
+    at.selectbox(key=XP.COLUMN_KEY).set_value("body_mass_g").run()
+    at.button(key=XP.GO_KEY).click().run()
+    ok(at)
+    res = at.session_state[XP.RESULT_KEY]
+    assert res["plan_source"] == "domain"                 # no publishable rows: draws from the declared domain
+    figs = explorer_figures(at)
+    assert len(figs) == 3 and len({tuple(f["layout"]["yaxis"]["range"]) for f in figs}) == 1
+    assert {t["name"] for t in figs[0]["data"]} == {"planning rows", "planning release (weighted)"}
+    readings = [c.value for c in at.caption if c.value.startswith("A third party's estimate of the mean of "
+                                                                  "body_mass_g")]
+    assert len(readings) == 3
+    assert ledger_size(at) == 0 and not at.session_state[S.RELEASES]
+
+
+# ---------------------------------------------------------------------- the release's own heat-maps
+def test_the_release_heatmaps_keep_their_colour_scales_between_releases():
+    at = release_page()
+    at.button(key="rel.go").click().run()
+    at.select_slider(key=S.EPS).set_value(0.1).run()
+    at.button(key="rel.go").click().run()
+    ok(at)
+    first, second = at.session_state[S.RELEASES]
+    scales = {}
+    for rec in (first, second):
+        at.selectbox(key="rel.selected").set_value(rec.id).run()
+        ok(at)
+        heat = next(f for f in plotly_figures(at) if [t["type"] for t in f["data"][:3]] == ["heatmap"] * 3)
+        private, released, diff = (decode(t["z"]) for t in heat["data"][:3])
+        lay = heat["layout"]
+        # the embeddings: fixed to the private embedding's range, whatever the release
+        assert (lay["coloraxis"]["cmin"], lay["coloraxis"]["cmax"]) == (private.min(), private.max())
+        assert lay["coloraxis2"]["cmin"] == -lay["coloraxis2"]["cmax"] >= -np.inf
+        assert np.abs(diff).max() <= lay["coloraxis2"]["cmax"] * (1 + 1e-12)
+        scales[rec.id] = (lay["coloraxis"]["cmin"], lay["coloraxis"]["cmax"], lay["coloraxis2"]["cmax"])
+    assert scales[first.id] == scales[second.id]                 # no silent re-scaling between the two
+    assert any("do not re-scale between releases" in c.value for c in at.caption)
+
+
+# ---------------------------------------------------------------------- one browser step
+@pytest.mark.browser
+def test_the_explorer_in_a_browser(app_page, nav, expect_rerun, assert_no_exception, tmp_path):
+    from playwright.sync_api import expect
+
+    page = app_page
+    page.set_viewport_size({"width": 1400, "height": 900})
+    nav(page, "Release")
+    main = page.get_by_test_id("stMain")
+    # the ε control of the Release page is the Kernel page's: an exact ε typed here is shown there
+    with expect_rerun(page):
+        main.get_by_text("Type an exact ε instead").click()
+    box = main.get_by_role("spinbutton", name="Exact ε")
+    with expect_rerun(page):
+        box.fill("0.37")
+        box.press("Enter")
+    nav(page, "Kernel & privacy")
+    expect(main.get_by_role("spinbutton", name="Exact ε")).to_have_value("0.37")
+    nav(page, "Release")
+    expect(main.get_by_text(re.compile(r"ε = 0\.37,")).first).to_be_visible()
+    expect(main.get_by_text("ε explorer (planning: not a release)", exact=True)).to_be_visible()
+    with expect_rerun(page):
+        main.get_by_role("button", name="Run the ε explorer (spends no budget)").click()
+    charts = main.get_by_test_id("stPlotlyChart")
+    expect(charts).to_have_count(3)
+    for i in range(3):
+        expect(charts.nth(i).locator("svg.main-svg").first).to_be_visible()
+    expect(main.get_by_text("Planning run: not a release, not charged to the ledger, not stored.")).to_have_count(3)
+    assert_no_exception(page)
+    charts.first.scroll_into_view_if_needed()
+    page.screenshot(path=str(tmp_path / "explorer.png"), full_page=True)
