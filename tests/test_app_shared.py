@@ -289,3 +289,28 @@ def test_owner_only_curve_csv_is_labelled_inside_the_file():
     back = pd.read_csv(io.BytesIO(data), comment="#")
     assert list(back.columns) == ["method", "epsilon", "M", "distance", "owner_only"]
     assert back["distance"].iloc[0] == 0.0123 and "do not publish" in back["owner_only"].iloc[0]
+
+
+def test_release_numbers_are_counted_per_session_not_per_server():
+    """Browser walk finding 7: a module-level counter numbered releases across every browser session of the server,
+    which showed a new visitor how many releases other people had made."""
+    first = public_app().run()
+    first.switch_page("pages/release.py").run()
+    first.button(key="rel.go").click().run()
+    second = public_app().run()
+    second.switch_page("pages/release.py").run()
+    second.button(key="rel.go").click().run()
+    assert not first.exception and not second.exception
+    assert [r.id for r in first.session_state[S.RELEASES]] == [1]
+    assert [r.id for r in second.session_state[S.RELEASES]] == [1]
+
+
+def test_the_guarantee_line_does_not_claim_privacy_for_a_data_dependent_schema():
+    """Browser walk finding 3: with columns read from the private rows, the sidebar and preview still said
+    'differentially private for the N private rows'."""
+    from types import SimpleNamespace
+
+    ds = D.build_dataset(_spec())
+    assert ds.guarantee().startswith("differentially private")
+    ds.schema = SimpleNamespace(data_dependent=("age",))
+    assert ds.guarantee().startswith("NOT differentially private") and "age" in ds.guarantee()

@@ -37,7 +37,6 @@ widgets are created without ``value=`` and never conflict with it.
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 import time
@@ -116,7 +115,9 @@ DEFAULTS: dict[str, Any] = {
     BUDGET_DELTA: 1e-5,
 }
 
-_ids = itertools.count(1)
+#: Session-state key of this browser session's release counter (never shared between sessions: a server-wide
+#: counter would tell a visitor how many releases other people made).
+RELEASE_COUNTER = "_release_counter"
 
 
 # --------------------------------------------------------------------------- objects
@@ -190,6 +191,10 @@ class Dataset:
 
     def guarantee(self) -> str:
         """The guarantee in one line: who is protected, who is not."""
+        dependent = list(getattr(getattr(self, "schema", None), "data_dependent", ()) or ())
+        if dependent:
+            return (f"NOT differentially private: the schema's values of column(s) {dependent} were read from the "
+                    f"{self.n:,} private rows (declare them, or discover them privately)")
         out = f"differentially private for the {self.n:,} private rows"
         if self.n_public:
             out += f"; {self.n_public:,} rows published in the clear (declared public, not protected)"
@@ -283,7 +288,10 @@ class ReleaseRecord:
 
 
 def new_id() -> int:
-    return next(_ids)
+    """The next release number of this browser session (1, 2, ...)."""
+    n = int(st.session_state.get(RELEASE_COUNTER, 0)) + 1
+    st.session_state[RELEASE_COUNTER] = n
+    return n
 
 
 # --------------------------------------------------------------------------- access
