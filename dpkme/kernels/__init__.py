@@ -4,6 +4,9 @@ r"""Kernels: the positive-definite kernels, their exact sums, and unit-norm rand
     :class:`Kernel` and the translation-invariant kernels (Gaussian, Laplacian,
     Matérn, inverse multiquadric) with blocked exact kernel sums;
     :func:`make_kernel`, :func:`kernel_from_dict`.
+:mod:`~dpkme.kernels.additive`
+    :class:`AdditiveKernel` (a weighted sum of Gaussian kernels on coordinate blocks, e.g. the columns and
+    pairs of columns of a declared table) and :func:`table_kernel` (its public defaults on a schema).
 :mod:`~dpkme.kernels.spectral`
     Exact Gaussian-kernel sums in one or two dimensions through the spectrum.
 :mod:`~dpkme.kernels.random_features`
@@ -11,6 +14,7 @@ r"""Kernels: the positive-definite kernels, their exact sums, and unit-norm rand
     :class:`CosineBiasFeatures` (the common map, for teaching and audits only).
 """
 
+from .additive import AdditiveKernel, table_kernel
 from .kernel import (
     KERNELS,
     LENGTHSCALE_RANGE,
@@ -29,5 +33,5 @@ from .random_features import CosineBiasFeatures, RandomFourierFeatures
 __all__ = [
     "Kernel", "GaussianKernel", "LaplacianKernel", "MaternKernel", "InverseMultiquadricKernel", "make_kernel",
     "kernel_from_dict", "KERNELS", "MAX_ABS_COORDINATE", "LENGTHSCALE_RANGE", "check_magnitude",
-    "RandomFourierFeatures", "CosineBiasFeatures",
+    "RandomFourierFeatures", "CosineBiasFeatures", "AdditiveKernel", "table_kernel",
 ]

@@ -690,7 +690,7 @@ KERNELS: dict[str, type[Kernel]] = {
 
 
 def make_kernel(name: str, **params) -> Kernel:
-    r"""Build a kernel by name: ``gaussian``, ``laplacian``, ``matern``, ``imq``.
+    r"""Build a kernel by name: ``gaussian``, ``laplacian``, ``matern``, ``imq``, ``additive``.
 
     ``matern12``/``matern32``/``matern52`` are accepted as shorthands.
 
@@ -699,7 +699,8 @@ def make_kernel(name: str, **params) -> Kernel:
     name : str
         A key of :data:`KERNELS` (case-insensitive), ``"rbf"`` or ``"eq"`` for
         the Gaussian kernel, or ``"matern12"``, ``"matern32"``, ``"matern52"``
-        (Matérn with :math:`\nu = 1/2, 3/2, 5/2` unless ``nu`` is given).
+        (Matérn with :math:`\nu = 1/2, 3/2, 5/2` unless ``nu`` is given), or
+        ``"additive"`` (:class:`dpkme.kernels.additive.AdditiveKernel`).
     **params
         Keyword arguments of the kernel's constructor, e.g. ``lengthscale``,
         ``amplitude``, ``nu`` (Matérn), ``beta`` (inverse multiquadric),
@@ -728,9 +729,12 @@ def make_kernel(name: str, **params) -> Kernel:
     elif key in shorthand:
         params.setdefault("nu", shorthand[key])
         key = "matern"
-    if key not in KERNELS:
-        raise ValueError(f"unknown kernel {name!r}; choose one of {sorted(KERNELS)}.")
-    cls = KERNELS[key]
+    if key == "additive":  # dpkme.kernels.additive builds on this module: imported when asked for
+        from .additive import AdditiveKernel as cls
+    elif key not in KERNELS:
+        raise ValueError(f"unknown kernel {name!r}; choose one of {sorted(KERNELS) + ['additive']}.")
+    else:
+        cls = KERNELS[key]
     signature = inspect.signature(cls.__init__).parameters
     allowed = [p for p in signature if p != "self"]
     unknown = sorted(str(p) for p in params if p not in allowed)
