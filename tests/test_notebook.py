@@ -36,5 +36,7 @@ def test_tutorial_notebook_executes_with_the_venv_kernel():
                    # exponential mechanism, GP release, two-sample test, DP k-means, the full ledger
                    "databases C(|G|+M-1, M)", "delta = 0.0", "GP release: L2 error on the grid",
                    "exported metadata has no true values: True", "release vs held-out:", "GMD case (trusted curator): reject H0",
-                   "DP k-means centres", "whole run eps = 1.000", "'held-out rows':"):
+                   "DP k-means centres", "whole run eps = 1.000", "'held-out rows':",
+                   # a mixed table with a declared schema: released, resampled, compared with the truth (owner-only)
+                   "mixed table: 8 columns", "embedding D = 22", "truth (owner-only)", "share of Gentoo"):
         assert needle in text, needle
