@@ -333,6 +333,13 @@ def load_table(
     **Header.** The first line is the header unless all its fields are
     numbers; the columns are then named ``column_1``, ``column_2``, ...
 
+    **Columns.** A table may hold text columns only (e.g. categories, for a
+    mixed table with a declared schema, :mod:`dpkme.schema`); the numeric
+    path refuses it later, with its own message (:func:`numeric_matrix`). A
+    single column is read when it is numeric or plainly one column (a header
+    of one name without separator characters); otherwise the delimiter was
+    not recognised and the file is refused.
+
     Parameters
     ----------
     data : bytes
@@ -350,7 +357,7 @@ def load_table(
     Returns
     -------
     pandas.DataFrame
-        With at least :data:`MIN_ROWS` rows and at least one numeric column.
+        With at least :data:`MIN_ROWS` rows (numeric or text columns).
         ``df.attrs["dpkme"]`` describes how it was read: ``filename``,
         ``format`` (``"csv"`` or ``"parquet"``), and for text ``encoding``,
         ``delimiter``, ``decimal``, ``header`` (bool), ``first_data_line`` and,
@@ -361,9 +368,9 @@ def load_table(
     ------
     ValueError
         Empty or too large file; binary, Excel or other non-table content;
-        undecodable text; a single column (wrong delimiter); too many columns or
-        rows; fewer than :data:`MIN_ROWS` data rows; no numeric column; a
-        malformed line.
+        undecodable text; a single text column whose header holds separator
+        characters (wrong delimiter); too many columns or rows; fewer than
+        :data:`MIN_ROWS` data rows; a malformed line.
     """
     if isinstance(data, (bytearray, memoryview)):
         data = bytes(data)
@@ -539,16 +546,29 @@ def _read_text(data: bytes, name: str, *, max_rows: int, max_cols: int, encoding
 
 
 def _refuse_single_column(df: pd.DataFrame, name: str, header: str, delim: str) -> None:
-    """A single column is accepted only when it is purely numeric (a 1-D data set)."""
+    """A single column is accepted when it is numeric (a 1-D data set) or plainly one column of text (a header
+    of one name without separator characters, e.g. a column of categories); otherwise the delimiter was not
+    recognised, and the message says what was read."""
     col = df.columns[0]
     values = df[col]
     if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
         return
     seps = sorted({ch for ch in header if not ch.isalnum() and ch not in "_-. '\"()[]%/"})
-    hint = f" (the header contains {', '.join(repr(s) for s in seps)})" if seps else ""
+    text = values.dropna().astype(str)
+    # a separator in a cell: ';', tab, '|' or ':' (and ',' unless it is the delimiter: a quoted comma is fine)
+    in_cells = sorted({ch for ch in ";\t|:" + ("" if delim == "," else ",") if text.str.contains(ch, regex=False).any()})
+    words = header.split()
+    if not seps and not in_cells and (len(words) <= 1 or not text.str.contains(r"\s").any()):
+        return                       # one column of text, e.g. categories: read it (a schema can declare it)
+    if seps or in_cells:
+        hint = (f" (its header {_short(header)} contains {', '.join(repr(s) for s in seps)})" if seps else
+                f" (its cells contain {', '.join(repr(s) for s in in_cells)})")
+    else:
+        hint = (f" (its header {_short(header)} and its lines hold several space-separated words, in different "
+                "numbers)")
     raise ValueError(
-        f"{name!r} was read as a single text column{hint}: the delimiter was not recognised. "
-        "Supported separators are comma, semicolon, tab and pipe; re-save the table as "
+        f"{name!r} was read as a single text column{hint}: the delimiter was not recognised, so the columns "
+        "could not be told apart. Supported separators are comma, semicolon, tab and pipe; re-save the table as "
         "'CSV UTF-8 (comma delimited)'."
     )
 
@@ -564,17 +584,25 @@ def _check_frame(df: pd.DataFrame, name: str, *, max_rows: int, max_cols: int, h
             f"{name!r} has {df.shape[0]} data row(s) {where}; at least {MIN_ROWS} are needed. "
             "Upload the whole table, with one line of column names and one line per record."
         )
-    if not numeric_columns(df):
-        example = ""
-        for col in df.columns:
-            vals = df[col].dropna()
-            if len(vals):
-                example = f" (e.g. column {str(col)!r} holds {_short(vals.iloc[0])})"
-                break
-        raise ValueError(
-            f"{name!r} has no numeric column{example}. Columns with any text cell are read as text: "
-            "check for stray text, thousands separators or a decimal comma in a comma-separated file."
-        )
+    # A table without numeric columns is read: a table of categories is a legitimate mixed table (declared
+    # schema, dpkme.schema); the numeric path refuses it with its own message (numeric_matrix).
+
+
+def _no_numeric_message(df: pd.DataFrame) -> str:
+    """Why a table has no numeric column for :func:`numeric_matrix`, with an example cell and what to check."""
+    name = df.attrs.get("dpkme", {}).get("filename")
+    what = repr(name) if name else "the table"
+    example = ""
+    for col in df.columns:
+        vals = df[col].dropna()
+        if len(vals):
+            example = f" (e.g. column {str(col)!r} holds {_short(vals.iloc[0])})"
+            break
+    return (
+        f"{what} has no numeric column{example}. Columns with any text cell are read as text: check for stray "
+        "text, thousands separators or a decimal comma in a comma-separated file. A table of categories needs "
+        "a declared schema (a mixed table) instead."
+    )
 
 
 # ----------------------------------------------------------------------------
@@ -719,8 +747,10 @@ def numeric_matrix(df: pd.DataFrame, columns: Sequence[str] | None = None, *, dr
     Raises
     ------
     ValueError
-        Unknown or duplicate column, a text cell that is not a number (the
-        message names the column, an example value and its row), a boolean or
+        No numeric column when ``columns`` is None (the message names an
+        example cell), unknown or duplicate column, a text cell that is not a
+        number (the message names the column, an example value and its row), a
+        boolean or
         date column, an infinite value or one beyond ±1e100
         (:data:`dpkme._validation.MAX_ABS_VALUE`), missing values (unless
         ``drop_missing``), or fewer than :data:`MIN_ROWS` rows left.
@@ -730,7 +760,7 @@ def numeric_matrix(df: pd.DataFrame, columns: Sequence[str] | None = None, *, dr
     if columns is None:
         columns = numeric_columns(df)
         if not columns:
-            raise ValueError("the table has no numeric column; select columns explicitly or fix the file.")
+            raise ValueError(_no_numeric_message(df))
     elif isinstance(columns, str):
         columns = [columns]
     columns = list(columns)

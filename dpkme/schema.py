@@ -154,6 +154,10 @@ _EPOCH = pd.Timestamp("1970-01-01")
 _DAY = pd.Timedelta(days=1)
 # cell texts (after strip/lower) read as missing in numeric and date columns (as dpkme.io does)
 _MISSING_TOKENS = frozenset({"", "na", "nan", "n/a", "null", "none", "<na>", "#n/a", "-nan", "nat"})
+#: The owner's report says what "missing" covers: text markers become missing values, not categories.
+_MISSING_MARKERS_NOTE = ("Missing cells include empty cells and text cells holding a missing-value marker ('NA', "
+                        "'n/a', 'N/A', 'null', 'NaN', 'None', '#N/A', ...): such text is read as missing, not as "
+                        "a category or a value.")
 _TRUE_TOKENS = frozenset({"true", "t", "yes", "y", "1"})
 _FALSE_TOKENS = frozenset({"false", "f", "no", "n", "0"})
 _LENGTHSCALE_RANGE = (1e-6, 1e6)
@@ -301,7 +305,10 @@ class ColumnSpec:
         Column name in the table.
     kind : {"continuous", "integer", "categorical", "boolean", "datetime"}
         A datetime is continuous in days since 1970-01-01; a boolean is a categorical column with the
-        categories ``(False, True)``.
+        categories ``(False, True)``: it reads ``True``/``False``, ``yes``/``no``, ``y``/``n``, ``t``/``f`` and
+        ``1``/``0`` (any case), and decoded rows say ``True``/``False`` whatever the file wrote (the schema does
+        not keep the file's labels). To keep labels such as yes/no, declare a categorical column with
+        ``categories=["no", "yes"]`` instead.
     lower, upper : float, int or date, optional
         Declared bounds (required for continuous, integer and datetime columns; integers for an integer
         column, dates such as ``"2012-01-01"`` for a datetime column). Values outside are clipped.
@@ -942,6 +949,8 @@ class EncodeReport:
             parts = [f"{int(v)} {words[k]}" for k, v in c.items() if v]
             if parts:
                 out.append(f"{_q(name)}: " + ", ".join(parts) + f" (of {self.n_rows} rows).")
+        if any(c.get("missing") for c in self.counts.values()):
+            out.append(_MISSING_MARKERS_NOTE)
         if self.ignored_columns:
             out.append(f"not in the schema (ignored): {', '.join(map(_q, self.ignored_columns))}.")
         return out

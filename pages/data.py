@@ -7,8 +7,18 @@ import pandas as pd
 import streamlit as st
 
 from dpkme.datasets import GENERATORS, SAMPLES
-from dpkme.io import MAX_COLUMNS, MAX_ROWS, MAX_UPLOAD_BYTES, MIN_ROWS, load_table, nonprivate_summary, numeric_columns
+from dpkme.io import (
+    MAX_COLUMNS,
+    MAX_ROWS,
+    MAX_UPLOAD_BYTES,
+    MIN_ROWS,
+    load_table,
+    nonprivate_summary,
+    numeric_columns,
+    numeric_matrix,
+)
 from ui import state as S
+from ui import table_views as TV
 from ui import tables as T
 from ui.datasets import PUBLIC_STATEMENT, SCALING_MODES, build_dataset, cached_dataset, spec_json, split_indices
 from ui.figures import data_figure, pca_basis
@@ -41,7 +51,10 @@ ss.setdefault("data.source", "generated")
 source = st.radio("Where do the rows come from?", list(SOURCES), format_func=SOURCES.get, key="data.source",
                   horizontal=True, persist_state="session")
 
-TABLE_MODES = {"numeric": "Numeric columns (as before)", "schema": "Mixed table with a declared schema"}
+TABLE_MODES = {"numeric": "Numeric columns only", "schema": "Mixed table with a declared schema"}
+#: Help of the "drop rows with missing values" boxes (uploads and bundled tables alike).
+DROP_HELP = ("Otherwise missing cells are an error. Dropping makes N depend on the private data: the number of "
+             "rows is then itself a statistic of them (declare N as public only if it is).")
 table_mode = False
 if source in ("sample", "upload"):
     ss.setdefault("data.mode", "numeric")
@@ -53,6 +66,7 @@ if source in ("sample", "upload"):
 
 spec: dict | None = None
 upload_df = None
+source_failed = False             # the table could not be read or used: its error shows, nothing of other data
 table_ctx: dict | None = None     # schema mode: the whole table and where it comes from
 left, right = st.columns([1, 1], gap="large")
 
@@ -94,11 +108,12 @@ with left:
         st.caption(f"{info.description}  \nSource: {info.source}. Licence: {info.licence}.  \n"
                    f"Cite: {info.citation}")
         frame = None
-        with guard(f"load the sample {name!r}"):
+        with guard(f"load the sample {name!r}") as loaded:
             frame = load_table(info.path.read_bytes(), filename=info.filename)
             if table_mode:
                 table_ctx = {"frame": frame, "src_key": f"sample:{name}", "bundled": bundled_schema(name),
                              "label": name, "spec": {"source": "sample", "sample": name}}
+        source_failed = not loaded.ok
         if not table_mode and getattr(info, "schema", None):
             st.info("This table comes with a declared schema (categorical columns, missing values): read it as a "
                     "**mixed table** (above) to release every column.", icon=":material/table_chart:")
@@ -108,7 +123,12 @@ with left:
             ss.setdefault(key, list(info.numeric_columns))
             chosen = st.multiselect("Columns to release", options, key=key, persist_state="session",
                                     help="Numeric feature columns; the label column is not a feature.")
-            spec = {"source": "sample", "sample": name, "columns": list(chosen)}
+            # the same option as for uploads (issue 16 walk, finding 9): bundled tables may have missing cells
+            drop_key = f"data.drop_missing.{name}"
+            ss.setdefault(drop_key, False)
+            drop = st.checkbox("Drop rows with missing values in these columns", key=drop_key,
+                               persist_state="session", help=DROP_HELP)
+            spec = {"source": "sample", "sample": name, "columns": list(chosen), "drop_missing": bool(drop)}
 
     else:
         st.caption(
@@ -125,7 +145,8 @@ with left:
                 "values*.\n"
                 f"- **{MAX_COLUMNS} columns**: kernel mean embeddings lose resolution quickly with the dimension; the "
                 "header is checked before anything else is read, so a huge header is refused at once.\n"
-                f"- **At least {MIN_ROWS} data rows and one numeric column**, with a header line of column names. "
+                f"- **At least {MIN_ROWS} data rows**, with a header line of column names; the numeric mode needs "
+                "a numeric column, a mixed table may hold text columns (categories) only. "
                 "Excel or other spreadsheet files: save them as 'CSV UTF-8' first."
             )
         # No type filter: the loader recognises the content whatever the name (Parquet, or an Excel workbook
@@ -138,12 +159,13 @@ with left:
             state = ss.get(S.UPLOAD)
             if state is None or state.get("file_id") != up.file_id:
                 ss.pop(S.UPLOAD, None)
-                with guard(f"read {up.name!r}"):
+                with guard(f"read {up.name!r}") as read:
                     data = up.getvalue()
                     df = load_table(data, filename=up.name)
                     ss[S.UPLOAD] = {"file_id": up.file_id, "name": up.name, "df": df,
                                     "hash": hashlib.sha256(data).hexdigest()[:16]}
                     del data
+                source_failed = not read.ok
         state = ss.get(S.UPLOAD)
         if state is not None:
             upload_df = state["df"]
@@ -156,15 +178,22 @@ with left:
                 table_ctx = {"frame": upload_df, "src_key": f"upload:{state['hash']}", "bundled": None,
                              "label": state["name"].rsplit(".", 1)[0],
                              "spec": {"source": "upload", "filename": state["name"], "upload_hash": state["hash"]}}
-        if state is not None and not table_mode:
+        if state is not None and not table_mode and not numeric_columns(upload_df):
+            # a table of text columns is read (a mixed table may be all categories); the numeric mode cannot use it
+            try:
+                numeric_matrix(upload_df)
+            except ValueError as exc:
+                st.error(f"{exc} Choose **Mixed table with a declared schema** above to release its columns as "
+                         "categories.", icon=":material/warning:")
+            source_failed = True
+        elif state is not None and not table_mode:
             key = f"data.upcols.{state['hash']}"
             ss.setdefault(key, numeric_columns(upload_df)[:MAX_COLUMNS])
             chosen = st.multiselect("Columns to release", list(upload_df.columns), key=key,
                                     persist_state="session", help="Only numeric columns can be released.")
             ss.setdefault("data.drop_missing", False)
             drop = st.checkbox("Drop rows with missing values in these columns", key="data.drop_missing",
-                               persist_state="session",
-                               help="Otherwise missing cells are an error. Dropping makes N depend on the data.")
+                               persist_state="session", help=DROP_HELP)
             spec = {"source": "upload", "filename": state["name"], "upload_hash": state["hash"],
                     "columns": list(chosen), "drop_missing": bool(drop)}
 
@@ -309,7 +338,7 @@ if candidate is not None:
         c2.info("These settings are not in use yet: click **Use this dataset**. "
                 f"(Now in use: {current.describe() if current else 'nothing'}.)")
 
-if (spec is not None and candidate is None) or (table_ctx is not None and spec is None):
+if source_failed or (spec is not None and candidate is None) or (table_ctx is not None and spec is None):
     # the settings above failed (their error is shown): no notes or preview of other data next to it
     if current is not None:
         st.info(f"The data in use is unchanged: {current.describe()}.")
@@ -359,7 +388,7 @@ with tab_plot:
                                 projection=projection), key="data.fig")
 with tab_table:
     if shown.is_table:
-        st.dataframe(shown.decode(shown.X[:200]), height=300)
+        st.dataframe(shown.decode(shown.X[:200]), height=300, column_config=TV.date_columns(shown.schema))
         st.caption(f"First {min(200, shown.n)} private rows as the schema reads them (clipped to the declared bounds, "
                    "missing values as declared), in the original columns and types.")
     else:

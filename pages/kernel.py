@@ -15,6 +15,7 @@ from dpkme.privacy.planning import (
     expected_mean_error,
     expected_rkhs_error,
 )
+from dpkme.release.charges import algorithm2_charge
 from dpkme.reproduce import paper_kernel
 from ui import compute as C
 from ui import glossary as G
@@ -22,6 +23,7 @@ from ui import state as S
 from ui.datasets import median_heuristic
 from ui.figures import kernel_profile, sigma_figure
 from ui.frame import require_frame
+from ui.mechanisms import REGISTRY, current_mechanism
 from ui.runner import check_budget
 from ui.widgets import PAGE_LEDGER, PAGE_RELEASE, delta_control, epsilon_control, guard, require_dataset, size_guard
 
@@ -180,8 +182,11 @@ with left:
             "**Mixed table with a declared schema.** The kernel acts on the rows *embedded* by the schema, and the "
             "per-column lengthscales (as fractions of each declared range) and the similarities of two different "
             "categories are declared **in the schema** (Data page). The Gaussian kernel with ℓ = 1 (the suggestion) "
-            "is exactly the declared mixed kernel k(x, y) = Πⱼ exp(−(xⱼ − yⱼ)²/(2ℓⱼ²(hiⱼ − loⱼ)²)) · Π꜀ κ꜀^[x꜀ ≠ y꜀]. "
-            "Another ℓ multiplies every column's lengthscale by ℓ and turns every similarity κ into κ^(1/ℓ²); "
+            r"is exactly the declared mixed kernel $k(x, y) = \prod_j \exp\!\big(-\frac{(x_j - y_j)^2}"
+            r"{2\ell_j^2(\mathrm{hi}_j - \mathrm{lo}_j)^2}\big)\cdot\prod_c \kappa_c^{[x_c \neq y_c]}$ "
+            "(j: numeric columns, c: categorical ones). "
+            r"Another ℓ multiplies every column's lengthscale by ℓ and turns every similarity $\kappa$ into "
+            r"$\kappa^{1/\ell^2}$; "
             "another kernel family changes the per-column factors. Change the columns' scales in the schema instead.",
             icon=":material/table_chart:")
         if ss[S.KERNEL] != "gaussian" or abs(float(ss.get(S.LENGTHSCALE, 1.0)) - 1.0) > 1e-12:
@@ -313,6 +318,14 @@ if ds.n_public:
 F_shown = F if F is not None else m_default
 noise_norm = cal.sigma * math.sqrt(F_shown)
 
+# Which mechanism these numbers are for (issue 16 walk, finding 6): Algorithm 1 and Algorithm 2 have different
+# sensitivities (√2/N or 2/N as chosen above; always 2/N), so both rows are shown and the one that runs is named.
+run_spec = REGISTRY[current_mechanism(ds, ss.get(S.MECHANISM))]
+row = ("the **Algorithm 1** row below" if "algorithm1" in run_spec.tags else
+       "the **Algorithm 2** row below" if "algorithm2" in run_spec.tags else
+       "its own Δ and σ, shown in the Release page's banner (the rows below are Algorithms 1 and 2)")
+st.markdown(f"The Release page will run **{run_spec.label}**: its noise is {row}. Choose the mechanism there.")
+st.markdown("**Algorithm 1** — the embedding projected on M points; the sensitivity chosen above.")
 c1, c2, c3, c4 = st.columns(4)
 c1.metric("Sensitivity Δ", S.fmt(sens, 4), help=G.help_text("Δ"))
 c2.metric("Noise σ per coordinate", S.fmt(cal.sigma, 4), help=G.help_text("σ"))
@@ -321,6 +334,17 @@ c3.metric("Expected noise norm σ√F", S.fmt(noise_norm),
                + (", publishable subset" if F is not None else ", upper bound F ≤ M") + ").")
 c4.metric("Noise multiplier σ/Δ", S.fmt(cal.noise_multiplier),
           help=G.help_text("σ/Δ") + " (Budget ledger page)")
+st.markdown("**Algorithm 2** — the mean of J unit-norm random features: Δ = 2/N whatever is chosen above.")
+a2 = algorithm2_charge(n_private=ds.n, epsilon=eps, delta=delta, calibration=ss[S.CALIBRATION])
+J = int(ss.get(S.N_FEATURES, 1000))
+d1, d2, d3, d4 = st.columns(4)
+d1.metric("Sensitivity Δ (Algorithm 2)", S.fmt(a2.details["sensitivity"], 4),
+          help="2b/N with b = sup‖φ(x)‖ = 1 (Balog et al., Proposition 9), from the library's charge.")
+d2.metric("Noise σ (Algorithm 2)", S.fmt(a2.details["sigma"], 4), help="Per coordinate. " + G.help_text("σ"))
+d3.metric("Noise norm σ√J (Algorithm 2)", S.fmt(a2.details["sigma"] * math.sqrt(J)),
+          help=f"Expected norm of the noise, with J = {J:,} random features (the Release page's setting).")
+d4.metric("σ/Δ (Algorithm 2)", S.fmt(a2.noise_multiplier),
+          help="Noise multiplier. " + G.help_text("σ/Δ") + " (Budget ledger page)")
 
 a = kernel.diag_value
 N = ds.n

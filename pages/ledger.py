@@ -74,8 +74,10 @@ else:
         st.caption(S.ledger_counts(led))
         a, b, c, d = st.columns(4)
         a.metric("Charges", len(led), help="A repeat-draw batch of k releases is one charge with count k.")
-        b.metric("Basic composition", f"ε = {basic[0]:.3g}", f"δ = {basic[1]:.1e}", delta_color="off",
-                 help="The plain sum of the charges' ε and δ: always valid, never the tightest for many releases.")
+        b.metric("Basic composition", f"ε = {basic[0]:.3g}",
+                 help=f"The plain sum of the charges' ε and δ (here δ = {basic[1]:.1e}): always valid, never the "
+                      "tightest for many releases.")
+        b.caption(f"with δ = {basic[1]:.1e}")        # a caption, not a metric's delta (no "↑": nothing changed)
         c.metric(f"Rényi DP at δ = {delta_b:.0e}", f"ε = {tot['rdp'][0]:.4g}")
         d.metric(f"PLD at δ = {delta_b:.0e}", f"ε = {tot['pld'][0]:.4g}")
         st.caption(f"Three valid bounds on the same releases. The headline above is the smallest one valid at the "

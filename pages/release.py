@@ -6,14 +6,15 @@ import streamlit as st
 
 from dpkme.release.gp import NOTES as _GP_NOTES
 from ui import compute as C
+from ui import downloads as DL
 from ui import explorer as XP
 from ui import noise as N
 from ui import state as S
 from ui import table_views as TV
-from ui.export import file_stem, function_csv, function_json, release_csv, release_json
+from ui.export import function_csv, function_json
 from ui.figures import function_figure, kme_heatmaps, release_figure, repeat_figure, weight_histogram
 from ui.frame import require_frame
-from ui.mechanisms import REGISTRY
+from ui.mechanisms import REGISTRY, charge_words, default_mechanism, preview_charge
 from ui.runner import make_context, perform, private_problems, release_cost, repeat_draws, replay
 from ui.widgets import PAGE_KERNEL, PAGE_LEDGER, PAGE_USE, epsilon_control, guard, require_dataset, size_guard
 
@@ -42,10 +43,10 @@ if kernel is None:
 
 problems = private_problems(ds=ds)
 settings = (f"Kernel **{C.KERNEL_LABELS[ss[S.KERNEL]]}**, ℓ = {kernel.lengthscale:.4g} · ε = **{eps:g}**, "
-            f"δ = {S.delta():.0e} · {ss[S.CALIBRATION]} calibration, Δ = "
-            + ("√2/N" if ss[S.SENS_MODE] == "tight" else "2/N"))
+            f"δ = {S.delta():.0e} · {ss[S.CALIBRATION]} calibration")
 c1, c2 = st.columns([4, 1])
-c1.info(settings)
+banner = c1.empty()     # completed below with the Δ and σ of the mechanism that will run (its library charge)
+banner.info(settings)
 c2.page_link(PAGE_KERNEL, label="Change", icon=":material/tune:")
 for p in problems:
     st.error(f"Releases are NOT differentially private right now: {p}.")
@@ -61,7 +62,7 @@ with left:
         st.stop()
     keys = list(REGISTRY)
     if ss.get(S.MECHANISM) not in keys:
-        ss[S.MECHANISM] = "alg2" if ds.is_table else "alg1-public" if ds.n_public else "alg1-q"
+        ss[S.MECHANISM] = default_mechanism(ds)
     key = st.selectbox("Mechanism", keys, format_func=lambda k: REGISTRY[k].label, key=S.MECHANISM,
                        persist_state="session")
     if not ds.n_public:
@@ -80,6 +81,15 @@ with left:
         if params is not None and spec.teach is not None:
             with guard("draw the explanation"):
                 spec.teach(ds, params)
+    # the banner: Δ and σ of *this* mechanism, from the charge the runner will check and record (issue 16 walk,
+    # finding 6: it said √2/N while Algorithm 2, with 2/N, was selected)
+    noise_words = f"**{spec.label}**: not usable with these settings"
+    if params is not None:
+        with guard("compute the mechanism's charge"):
+            noise_words = charge_words(spec, preview_charge(
+                spec, ds, params, kernel=kernel, epsilon=eps, delta=S.delta(), calibration=ss[S.CALIBRATION],
+                sensitivity_mode=ss[S.SENS_MODE]), ds.n)
+    banner.info(settings + " · " + noise_words)
 
     noise_source, seed = N.noise_controls(S.NOISE_SOURCE, S.SEED, options=N.release_options(spec),
                                           what="releases")
@@ -208,6 +218,7 @@ if rec.kind == "function":
     g7.metric("Less noise than Hall et al.'s constant", f"{r.params.get('noise_reduction_vs_hall', 0):.0%}")
     g8.metric("Seed", str(r.seed) if r.noise_source == "seeded" and r.seed is not None else "not recorded")
     st.markdown("**Download the release**")
+    DL.guarantee_box(rec, ds)
     d1, d2 = st.columns(2)
     d1.download_button("CSV: grid points + released values", data=function_csv(rec, ds),
                        file_name=f"dpkme_gp_release_{rec.id}.csv", mime="text/csv", key="rel.gp_csv",
@@ -314,19 +325,9 @@ with c1:
     st.caption(f"{neg} of {r.n_points} weights are negative (black-edged diamonds in the plot); Σ w = {r.weights.sum():.4g}, "
                f"Σ |w| = {r.weight_l1:.4g}. Negative weights are legitimate: the release is a signed measure.")
 with c2:
-    if ds.is_table:
-        with guard("prepare the downloads"):
-            TV.downloads(rec, ds)
-    else:
-        st.markdown("**Download the release**")
-        st.caption("The CSV has one row per synthetic point (original units) and its weight; the JSON has every "
-                   "parameter needed to interpret it (mechanism, ε, δ, σ, kernel, version) and says whether it is "
-                   "differentially private; only a replay-mode demo carries its seed.")
-        d1, d2 = st.columns(2)
-        d1.download_button("CSV: points + weights", data=release_csv(rec, ds), file_name=file_stem(rec) + ".csv",
-                           mime="text/csv", key="rel.dl_csv", on_click="ignore", icon=":material/download:")
-        d2.download_button("JSON: parameters", data=release_json(rec, ds), file_name=file_stem(rec) + ".json",
-                           mime="application/json", key="rel.dl_json", on_click="ignore", icon=":material/download:")
+    # the guarantee in plain words, the files (CSV, JSON, N synthetic rows) and the recipe: ui/downloads.py
+    with guard("prepare the downloads"):
+        DL.release_downloads(rec, ds)
     with st.expander("Replay this release"):
         if r.noise_source != "seeded" or r.seed is None:
             st.markdown("This release drew its noise from OS entropy and recorded no seed: it cannot be replayed "

@@ -177,7 +177,6 @@ HOSTILE = [
     ("bom_only.csv", b"\xef\xbb\xbf", ["empty", "header line"]),
     ("header_only.csv", b"a,b\n", ["0 data row", "at least 2", "Upload the whole table"]),
     ("one_row.csv", b"a,b\n1,2\n", ["1 data row", "at least 2", "Upload the whole table"]),
-    ("text.csv", b"a,b\nx,y\nz,w\nu,v\n", ["no numeric column", "check for stray text"]),
     ("binary.csv", b"\x89PNG\r\n\x1a\n" + bytes(200), ["PNG image", "upload the table as CSV"]),
     ("random.csv", _RANDOM, ["binary file", "save it as CSV UTF-8"]),
     ("high_bytes.csv", _HIGH, ["not UTF-8", "CSV UTF-8"]),
@@ -189,7 +188,6 @@ HOSTILE = [
     ("old.xls", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(500), ["Excel .xls", "Save As", "CSV UTF-8"]),
     ("colons.csv", b"a:b\n1:2\n3:4\n5:6\n", ["single text column", "':'", "delimiter", "comma"]),
     ("ragged.csv", b"a,b\n1,2\n3,4,5,6\n7,8\n", ["could not be parsed", "same number of fields"]),
-    ("names.parquet", _parquet_bytes(pd.DataFrame({"name": ["a", "b", "c"]})), ["no numeric column"]),
     ("fake.parquet", b"a,b\n1,2\n3,4\n", ["Parquet marker"]),
 ]
 
@@ -206,7 +204,9 @@ def test_hostile_uploads_show_a_clear_error_and_the_page_stays_usable(data_page,
         assert fragment in message, (fragment, message)
     assert S.UPLOAD not in at.session_state                   # nothing half-read is kept
     assert at.session_state[S.DATASET].key == before         # the current data is untouched
-    assert metric(at, "Private rows N") == "4,500"            # and still shown
+    # and said so, without its preview, notes or guarantee under the error (issue 16 walk, finding 8)
+    assert any("data in use is unchanged" in i.value and "N = 4,500" in i.value for i in at.info)
+    assert not any(i.value.startswith("Guarantee:") for i in at.info)
     # still usable: a good file is read at once
     at.file_uploader(key="data.upload").set_value(("people.csv", GOOD_CSV, "text/csv")).run()
     ok(at)
@@ -306,6 +306,8 @@ def test_missing_values_are_an_error_unless_rows_are_dropped(data_page):
     rows = b"".join(f"{i},{'' if i % 7 == 3 else i * 2}\n".encode() for i in range(60))
     at = _upload(data_page, "gaps.csv", b"a,b\n" + rows)
     assert "missing" in errors(at)
+    # worded for the app (issue 16 walk, finding 9): the option on the page, not a Python keyword
+    assert "drop_missing" not in errors(at) and "Drop rows with missing values" in errors(at)
     at.checkbox(key="data.drop_missing").check().run()
     ok(at)
     assert any("dropped" in w.value for w in at.warning)
@@ -401,3 +403,100 @@ def test_a_failing_choice_shows_its_error_without_stale_notes_of_the_data_in_use
     shown = [w.value for w in at.warning]
     assert not any(n in shown for n in notes_in_use)
     assert any("unchanged" in i.value for i in at.info)
+
+
+# ---------------------------------------------------------------------- issue 16 walk: findings 8, 9 and 11
+TEXT_TABLES = [     # 40 rows: enough for the default held-out split
+    ("text.csv", b"a,b\n" + b"x,y\nz,w\nu,v\nz,y\n" * 10, "column 'a' holds 'x'"),
+    ("names.parquet", _parquet_bytes(pd.DataFrame({"name": ["a", "b", "c", "b"] * 10})), "column 'name' holds 'a'"),
+    ("species.csv", b"species\n" + b"Adelie\nGentoo\nAdelie\nChinstrap\n" * 10, "column 'species' holds 'Adelie'"),
+]
+
+
+@pytest.mark.parametrize("name,content,example", TEXT_TABLES, ids=[t[0] for t in TEXT_TABLES])
+def test_a_text_only_table_is_refused_by_the_numeric_mode_and_read_as_a_mixed_table(data_page, name, content,
+                                                                                   example):
+    """Finding 8: a table of categories was refused at upload ("has no numeric column", or for one column "the
+    delimiter was not recognised"), although a mixed table with only categorical columns is legitimate."""
+    at = _upload(data_page, name, content)
+    assert not at.exception
+    assert any(f"Read {name!r}" in s.value for s in at.success)
+    message = errors(at)
+    for fragment in ("has no numeric column", example, "check for stray text", "Mixed table with a declared schema"):
+        assert fragment in message, (fragment, message)
+    assert "delimiter" not in message
+    # nothing of the data in use below the error: no guarantee, no preview
+    assert not any(i.value.startswith("Guarantee:") for i in at.info)
+    assert any("unchanged" in i.value for i in at.info)
+    at.radio(key="data.mode").set_value("schema").run()
+    assert not at.exception
+    cand = at.session_state["data._candidate"]
+    assert cand is not None and cand.is_table
+    assert {c.kind for c in cand.schema.columns} == {"categorical"}
+
+
+def _with_notes(at):
+    """The data in use has a note (rows with missing cells dropped), which must not follow a failed upload."""
+    rows = b"".join(f"{i},{'' if i % 7 == 3 else i * 2}\n".encode() for i in range(60))
+    at = _upload(at, "gaps.csv", b"a,b\n" + rows)
+    at.checkbox(key="data.drop_missing").check().run()
+    _use(at)
+    ok(at)
+    notes = list(at.session_state[S.DATASET].notes)
+    assert any("dropped" in n for n in notes) and any(w.value in notes for w in at.warning)
+    return at, notes
+
+
+def test_a_failed_upload_in_mixed_mode_shows_nothing_of_the_data_in_use(data_page):
+    """Finding 8: after a failed upload in mixed mode the page below showed the previous table's notes and
+    guarantee (only the numeric path stopped)."""
+    at, notes = _with_notes(data_page)
+    at.radio(key="data.mode").set_value("schema").run()
+    at.file_uploader(key="data.upload").set_value(("binary.csv", b"\x89PNG\r\n\x1a\n" + bytes(200),
+                                                   "text/csv")).run()
+    assert not at.exception
+    assert "Could not read 'binary.csv'" in errors(at)
+    assert not any(n in [w.value for w in at.warning] for n in notes)
+    assert not any(i.value.startswith("Guarantee:") for i in at.info)
+    assert any("unchanged" in i.value for i in at.info)
+
+
+def test_a_failed_bundled_table_shows_nothing_of_the_data_in_use(data_page):
+    """The numeric mode of a bundled table with missing cells stops the page below its error as well."""
+    at, notes = _with_notes(data_page)
+    at.radio(key="data.source").set_value("sample").run()
+    at.selectbox(key="data.sample").set_value("penguins").run()
+    assert not at.exception and "missing values" in errors(at)
+    assert not any(n in [w.value for w in at.warning] for n in notes)
+    assert not any(i.value.startswith("Guarantee:") for i in at.info)
+
+
+def test_bundled_penguins_in_numeric_mode_offer_to_drop_incomplete_rows(data_page):
+    """Finding 9: the bundled penguins (two rows without measurements) showed "Fill them in or remove those rows
+    before uploading… (drop_missing=True)": bundled data is not uploaded, and there was no drop option."""
+    at = data_page
+    at.radio(key="data.source").set_value("sample").run()
+    at.selectbox(key="data.sample").set_value("penguins").run()
+    assert not at.exception
+    message = errors(at)
+    assert "2 of 344 row(s) have missing values" in message
+    assert "drop_missing" not in message and "uploading" not in message
+    assert "Drop rows with missing values" in message and "mixed table" in message
+    at.checkbox(key="data.drop_missing.penguins").check().run()
+    ok(at)
+    assert any("2 row(s) with missing values were dropped" in w.value and "N now depends" in w.value
+               for w in at.warning)
+    _use(at)
+    ok(at)
+    ds = at.session_state[S.DATASET]
+    assert ds.n + ds.n_public + ds.n_heldout == 342 and ds.data_key == "sample:penguins"
+    assert ds.labels is not None and len(ds.labels) == ds.n          # the species labels follow the kept rows
+    help_text = at.checkbox(key="data.drop_missing.penguins").help
+    assert "depend" in help_text
+
+
+def test_the_numeric_mode_is_called_numeric_columns_only(data_page):
+    """Finding 11: the label "Numeric columns (as before)" referred to an older version of the app."""
+    at = data_page
+    at.radio(key="data.source").set_value("sample").run()
+    assert at.radio(key="data.mode").options == ["Numeric columns only", "Mixed table with a declared schema"]

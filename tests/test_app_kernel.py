@@ -173,3 +173,125 @@ def test_median_heuristic_of_mostly_identical_rows_is_an_error_not_a_traceback(b
     assert at.session_state[S.LENGTHSCALE] == before
     at.button(key="kern.paper").click().run()          # the page still works, and the error is gone
     ok(at)
+
+
+# ---------------------------------------------------------------------- issue 16 walk: one ε, the mechanism's Δ and σ
+def test_the_exact_epsilon_box_starts_at_the_slider_and_one_epsilon_is_used(kernel_page):
+    """Finding 5: after moving the slider to 2, "Type an exact ε instead" showed 1 (its own old value) and that ε
+    was used. The box starts at the slider's value; switching back puts the slider on the step nearest (log scale)
+    to the typed ε."""
+    at = kernel_page
+    ds = at.session_state[S.DATASET]
+    at.select_slider(key=S.EPS).set_value(2.0).run()
+    at.toggle(key=S.EPS_TYPED).set_value(True).run()
+    ok(at)
+    assert at.number_input(key=S.EPS_VALUE).value == 2.0
+    lib = calibrate_gaussian(epsilon=2.0, delta=1e-6, sensitivity=math.sqrt(2) / ds.n)
+    assert _sigma(at) == pytest.approx(lib.sigma, rel=1e-3)
+    at.number_input(key=S.EPS_VALUE).set_value(0.37).run()
+    at.toggle(key=S.EPS_TYPED).set_value(False).run()
+    ok(at)
+    assert at.select_slider(key=S.EPS).value == 0.3          # |ln(0.37/0.3)| < |ln(0.5/0.37)|
+    lib = calibrate_gaussian(epsilon=0.3, delta=1e-6, sensitivity=math.sqrt(2) / ds.n)
+    assert _sigma(at) == pytest.approx(lib.sigma, rel=1e-3)
+
+
+def test_the_release_page_uses_the_slider_value_after_switching_to_an_exact_epsilon():
+    """Finding 5 on the Release page (the same control): the next release uses the ε that was on the slider."""
+    at = public_app().run()
+    at.switch_page("pages/release.py").run()
+    at.select_slider(key=S.EPS).set_value(2.0).run()
+    at.toggle(key=S.EPS_TYPED).set_value(True).run()
+    ok(at)
+    assert at.number_input(key=S.EPS_VALUE).value == 2.0
+    at.button(key="rel.go").click().run()
+    ok(at)
+    assert at.session_state[S.RELEASES][-1].release.epsilon == 2.0
+
+
+def _banner(at) -> str:
+    return next(i.value for i in at.info if i.value.startswith("Kernel **"))
+
+
+def test_the_release_banner_shows_the_sensitivity_and_sigma_of_the_mechanism_that_will_run():
+    """Finding 6: the banner said Δ = √2/N while Algorithm 2 (2/N) was selected. It shows the library's charge of
+    the selected mechanism (dpkme.release.charges), and σ equals the σ the release then records."""
+    from dpkme.release.charges import algorithm1_charge, algorithm2_charge
+
+    at = public_app().run()
+    at.switch_page("pages/release.py").run()
+    ok(at)
+    ds = at.session_state[S.DATASET]
+    assert at.selectbox(key=S.MECHANISM).value == "alg1-public"
+    a1 = algorithm1_charge(n_private=ds.n, kernel=GaussianKernel(lengthscale=float(at.session_state[S.LENGTHSCALE])),
+                           epsilon=1.0, delta=1e-6)
+    banner = _banner(at)
+    assert "Algorithm 1" in banner and "Δ = √2/N" in banner and f"σ = {a1.details['sigma']:.3g}" in banner
+    assert "2/N" not in banner.replace("√2/N", "")
+    at.selectbox(key=S.MECHANISM).set_value("alg2").run()
+    ok(at)
+    a2 = algorithm2_charge(n_private=ds.n, epsilon=1.0, delta=1e-6)
+    banner = _banner(at)
+    assert "Algorithm 2" in banner and "Δ = 2/N" in banner and "√2" not in banner
+    assert f"σ = {a2.details['sigma']:.3g}" in banner
+    at.button(key="rel.go").click().run()
+    ok(at)
+    assert at.session_state[S.RELEASES][-1].release.sigma == pytest.approx(a2.details["sigma"], rel=1e-12)
+    # the baseline spends nothing and adds no noise: no Δ or σ to show
+    at.selectbox(key=S.MECHANISM).set_value("baseline").run()
+    ok(at)
+    assert "σ =" not in _banner(at) and "no noise" in _banner(at)
+
+
+def test_the_kernel_page_shows_both_algorithms_and_says_which_one_the_release_page_runs(kernel_page):
+    """Finding 6 on the Kernel page: its Δ and σ were Algorithm 1's only, without saying so."""
+    from dpkme.release.charges import algorithm2_charge
+
+    at = kernel_page
+    ds = at.session_state[S.DATASET]
+    assert as_float(metric(at, "Sensitivity Δ")) == pytest.approx(math.sqrt(2) / ds.n, rel=1e-3)   # Algorithm 1
+    a2 = algorithm2_charge(n_private=ds.n, epsilon=1.0, delta=1e-6)
+    assert as_float(metric(at, "Sensitivity Δ (Algorithm 2)")) == pytest.approx(2 / ds.n, rel=1e-3)
+    assert as_float(metric(at, "Noise σ (Algorithm 2)")) == pytest.approx(a2.details["sigma"], rel=1e-3)
+    text = " ".join(m.value for m in at.markdown) + " ".join(c.value for c in at.caption)
+    assert "The Release page will run **Algorithm 1" in text
+    at.session_state[S.MECHANISM] = "alg2"
+    at.run()
+    ok(at)
+    text = " ".join(m.value for m in at.markdown) + " ".join(c.value for c in at.caption)
+    assert "The Release page will run **Algorithm 2" in text
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_one_epsilon_in_a_browser_across_the_toggle_and_the_pages(app_page, nav, expect_rerun, assert_no_exception):
+    """Finding 5 in a real browser: the box starts at the slider's ε, keeps a typed ε across pages (no toggle
+    callback on a page change), and switching back puts the slider on the nearest step."""
+    import re
+
+    from playwright.sync_api import expect
+
+    page = app_page
+    page.set_viewport_size({"width": 1400, "height": 900})
+    nav(page, "Release")
+    main = page.get_by_test_id("stMain")
+    slider = main.get_by_role("slider").first
+    for _ in range(2):                                   # 1 -> 1.5 -> 2
+        with expect_rerun(page):
+            slider.press("ArrowRight")
+    expect(main.get_by_text(re.compile(r"ε = 2,")).first).to_be_visible()
+    with expect_rerun(page):
+        main.get_by_text("Type an exact ε instead").click()
+    box = main.get_by_role("spinbutton", name="Exact ε")
+    expect(box).to_have_value("2")
+    with expect_rerun(page):
+        box.fill("0.37")
+        box.press("Enter")
+    nav(page, "Kernel & privacy")
+    expect(main.get_by_role("spinbutton", name="Exact ε")).to_have_value("0.37")
+    nav(page, "Release")
+    expect(main.get_by_text(re.compile(r"ε = 0\.37,")).first).to_be_visible()
+    with expect_rerun(page):
+        main.get_by_text("Type an exact ε instead").click()
+    expect(main.get_by_text(re.compile(r"ε = 0\.3,")).first).to_be_visible()
+    assert_no_exception(page)

@@ -122,3 +122,24 @@ def test_importing_another_datas_ledger_or_garbage_is_a_clear_error():
     assert not at.exception
     assert any("Could not import 'junk.json'" in e.value for e in at.error)
     assert len(at.session_state[S.LEDGERS][ds.data_key]) == 1
+
+
+# ---------------------------------------------------------------------- issue 16 walk, finding 11
+def test_basic_composition_shows_delta_as_a_caption_not_as_a_change():
+    """The metric showed "↑ δ = 1.0e-06" (a delta arrow, as if δ had changed)."""
+    at = _with_releases(1)
+    m = next(m for m in at.metric if m.label == "Basic composition")
+    assert m.value == "ε = 1" and not m.delta
+    assert any(c.value == "with δ = 1.0e-06" for c in at.caption)
+
+
+def test_the_ledger_counts_name_private_discovery_among_the_other_private_steps():
+    """The sidebar listed "a private choice of ℓ, a two-sample test or a clustering run" but not the private
+    discovery of bounds and categories (Data page), which is charged too."""
+    from dpkme.privacy.accounting import BudgetLedger, pure_dp_charge
+
+    led = BudgetLedger(epsilon_budget=5.0, delta_budget=1e-5)
+    led.add(pure_dp_charge("private bounds of 'age'", epsilon=0.1, mechanism="exponential"))
+    text = S.ledger_counts(led)
+    assert "1 other private step" in text and "private discovery of bounds or categories" in text
+    assert "a private choice of ℓ" in text and "two-sample test" in text and "clustering run" in text

@@ -6,6 +6,7 @@ import pytest
 from test_app_shared import as_float, decode, errors, metric, ok, plotly_figures, public_app
 
 from ui import state as S
+from ui.export import RECIPE_MECHANISMS
 from ui.mechanisms import REGISTRY
 
 
@@ -57,11 +58,12 @@ def test_default_release_is_algorithm1_with_the_publishable_subset(release_page)
     synth = [t for t in fig["data"] if t["name"].startswith("synthetic")]
     weights = np.concatenate([decode(t["marker"]["color"]) for t in synth])
     assert sorted(weights) == pytest.approx(sorted(r.weights))
-    assert any(t["marker"]["symbol"] == "diamond" for t in synth if (decode(t["marker"]["color"]) < 0).all())
+    # probability weights by default (issue 16); the paper's signed weights are drawn as diamonds when negative
+    assert r.params["weights"] == "simplex" and (r.weights >= 0).all() and r.weights.sum() == pytest.approx(1.0)
     # heat-maps: private KME, released, difference on a 60 x 60 grid
     heat = plotly_figures(at)[1]
     assert [t["type"] for t in heat["data"][:3]] == ["heatmap"] * 3
-    assert len(at.get("download_button")) == 2
+    assert len(at.get("download_button")) == 5          # + N synthetic rows and the recipe (script, notebook)
 
 
 def test_changing_epsilon_changes_the_release(release_page):
@@ -92,7 +94,10 @@ def test_every_registered_mechanism_releases(release_page, key):
     assert rec.mechanism_key == key and rec.kind == REGISTRY[key].output
     if rec.kind == "points":
         assert np.isfinite(rec.metrics["distance"])
-        assert len(at.get("download_button")) == 2
+        # points + weights, parameters, N synthetic rows; the recipe (script, notebook) where one can be made
+        keys = {b.key for b in at.get("download_button")}
+        recipe = {"rel.dl_recipe_py", "rel.dl_recipe_nb"} if key in RECIPE_MECHANISMS else set()
+        assert keys == {"rel.dl_csv", "rel.dl_json", "rel.dl_rows"} | recipe
     else:                                   # a function on a grid: L2 errors, no RKHS distance
         assert 0 < rec.metrics["l2"] < rec.metrics["truth_l2"]
         assert metric(at, "RKHS distance") == "∞"

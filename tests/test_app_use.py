@@ -72,7 +72,8 @@ def test_mmd_detects_a_shifted_population(used):
 def test_probability_weights_turn_signed_weights_into_a_probability():
     at = public_app().run()
     at.switch_page("pages/release.py").run()
-    at.button(key="rel.go").click().run()               # the paper's free (signed) weights
+    at.radio(key=S.WEIGHTS).set_value("free").run()     # the paper's free (signed) weights (default: simplex)
+    at.button(key="rel.go").click().run()
     at.switch_page("pages/use.py").run()
     ok(at)
     assert at.radio(key="use.weights").value == "normalised"

@@ -701,3 +701,36 @@ def test_suggestion_with_public_rows_takes_kinds_from_the_public_rows():
         schemas.append(s.schema)
     assert schemas[0] == schemas[1] and schemas[0]["age"].kind == "integer"
     assert schemas[0]["score"].kind == "continuous"
+
+
+# ---------------------------------------------------------------------- issue 16 walk: findings 8 and 10
+def test_the_encode_report_says_that_missing_value_markers_are_read_as_missing():
+    """Finding 8: a text cell "n/a" became a missing value silently; the owner's report says so."""
+    from dpkme.io import load_table
+
+    rows = "".join(f"{c},{s}\n" for c, s in [("red", 1), ("n/a", 2), ("blue", "NA"), ("red", 4), ("null", 5)])
+    df = load_table(("colour,size\n" + rows).encode(), filename="t.csv")
+    schema = TableSchema([C("colour", "categorical", categories=["blue", "red"], missing="category"),
+                          C("size", "continuous", lower=0, upper=10, missing="category")])
+    rep = schema.encode_report(df)
+    assert rep.counts["colour"]["missing"] == 2 and rep.counts["size"]["missing"] == 1
+    lines = rep.lines()
+    assert '"colour": 2 missing (of 5 rows).' in lines                  # the per-column lines are unchanged
+    marker = [ln for ln in lines if "'n/a'" in ln]
+    assert marker and "read as missing" in marker[0] and "'NA'" in marker[0] and "'null'" in marker[0]
+    # nothing missing: no such line
+    full = TableSchema([C("colour", "categorical", categories=["blue", "red"])])
+    assert not any("'n/a'" in ln for ln in full.encode_report(pd.DataFrame({"colour": ["red", "blue"]})).lines())
+
+
+def test_a_boolean_column_decodes_to_true_false_and_a_categorical_one_keeps_the_files_labels():
+    """Finding 10: "yes"/"no" declared boolean comes back as True/False (the schema does not know the labels; the
+    docs say so and say to declare a categorical column to keep them)."""
+    df = pd.DataFrame({"smoker": ["yes", "no", "no", "yes"]})
+    as_bool = TableSchema([C("smoker", "boolean")])
+    out = as_bool.decode(as_bool.encode(df))
+    assert out["smoker"].tolist() == [True, False, False, True]
+    as_cat = TableSchema([C("smoker", "categorical", categories=["no", "yes"])])
+    assert as_cat.decode(as_cat.encode(df))["smoker"].tolist() == ["yes", "no", "no", "yes"]
+    doc = " ".join(ColumnSpec.__doc__.replace("``", "").split())
+    assert "True/False" in doc and "categorical" in doc and "yes/no" in doc

@@ -20,7 +20,7 @@ import pandas as pd
 import streamlit as st
 
 from dpkme.datasets import GENERATORS, SAMPLES, load_sample
-from dpkme.io import numeric_matrix
+from dpkme.io import numeric_columns, numeric_matrix
 from dpkme.preprocessing import DeclaredScaling, clip_to_box, public_private_split
 from dpkme.reproduce import paper_kernel
 
@@ -108,6 +108,36 @@ def generator_geometry(name: str, params: dict, dim: int) -> tuple[float, np.nda
     return 1.0, zero, 1.0, "a generic default"
 
 
+#: The app's words for the library's advice to pass ``drop_missing=True`` (issue 16 walk, finding 9).
+DROP_OPTION = "tick 'Drop rows with missing values in these columns' (N then depends on the private data)"
+
+
+def _numeric_rows(frame: pd.DataFrame, cols: list, *, drop: bool, instead: str) -> tuple[np.ndarray, np.ndarray, int]:
+    """(rows, positions of the kept rows, number dropped) of the numeric columns ``cols`` of ``frame``.
+
+    Missing cells are an error unless ``drop``; the error names the page's option (never the library keyword)
+    and ``instead``, what else the user can do with this source.
+    """
+    if drop:
+        X, dropped = numeric_matrix(frame, cols, drop_missing=True)       # the library's checks and messages
+        if not dropped:
+            return X, np.arange(len(frame)), 0
+        pos = "__dpkme_row__"                  # which rows were kept (labels follow them): their positions
+        while pos in frame.columns:
+            pos += "_"
+        with_pos = frame[cols].assign(**{pos: np.arange(len(frame), dtype=float)})
+        M, _ = numeric_matrix(with_pos, [*cols, pos], drop_missing=True)
+        return M[:, :-1], M[:, -1].astype(np.int64), int(dropped)
+    try:
+        X = numeric_matrix(frame, cols)
+    except ValueError as exc:
+        msg = str(exc)
+        if "(drop_missing=True)" in msg and " Fill them in" in msg:
+            msg = msg.split(" Fill them in", 1)[0] + f" Deselect those columns, {DROP_OPTION}, or {instead}."
+        raise ValueError(msg) from None
+    return X, np.arange(len(frame)), 0
+
+
 def _raw_rows(spec: dict, df: pd.DataFrame | None):
     """(rows, column names, labels or None, display name, data_key, generator record)."""
     src = spec["source"]
@@ -129,21 +159,23 @@ def _raw_rows(spec: dict, df: pd.DataFrame | None):
     if src == "sample":
         frame, info = load_sample(spec["sample"])
         cols = list(spec.get("columns") or info.numeric_columns)
-        X = numeric_matrix(frame, cols)
+        X, kept, dropped = _numeric_rows(frame, cols, drop=bool(spec.get("drop_missing")),
+                                         instead="read the table as a mixed table with a declared schema (missing "
+                                                 "values as a category)")
         labels = None
         if info.label_column:
-            labels = pd.factorize(frame[info.label_column])[0]
-        return X, cols, labels, info.label, "sample:" + info.name, None
+            labels = pd.factorize(frame[info.label_column])[0][kept]
+        return X, cols, labels, info.label, "sample:" + info.name, {"dropped_rows": dropped} if dropped else None
     if src == "upload":
         if df is None:
             raise ValueError("no uploaded table; upload a CSV or Parquet file first.")
         cols = list(spec.get("columns") or [])
         if not cols:
+            if not numeric_columns(df):
+                numeric_matrix(df)            # the library's message: no numeric column, with an example cell
             raise ValueError("no columns selected; choose at least one numeric column.")
-        if spec.get("drop_missing"):
-            X, dropped = numeric_matrix(df, cols, drop_missing=True)
-        else:
-            X, dropped = numeric_matrix(df, cols), 0
+        X, _, dropped = _numeric_rows(df, cols, drop=bool(spec.get("drop_missing")),
+                                      instead="fill the cells in before uploading")
         return X, cols, None, f"upload '{spec.get('filename', 'table')}'", "upload:" + spec["upload_hash"], {
             "dropped_rows": dropped} if dropped else None
     raise ValueError(f"unknown data source {src!r}.")

@@ -33,7 +33,7 @@ show. It turns each row into a vector (its *embedding*), and the kernel compares
 | integer | a whole number (a count, a year) | lower and upper bound (whole numbers) |
 | datetime | a date or time, treated as a number of days since 1970-01-01 | first and last possible date (YYYY-MM-DD) |
 | categorical | one label out of a list | the list of categories, separated by `|` |
-| boolean | true / false | nothing (the categories are false, true) |
+| boolean | true / false (also read: yes / no, y / n, t / f, 1 / 0) | nothing (the categories are false, true); released rows say True / False — to keep labels such as yes / no, declare the column categorical with them |
 
 **Missing values**: `error` refuses them (the message names the column and how many rows), `impute` replaces
 them by the declared value, `category` makes "missing" a level of its own (for a number: a missing flag plus

@@ -105,7 +105,7 @@ DEFAULTS: dict[str, Any] = {
     SENS_MODE: "tight",
     N_POINTS: 200,
     BASIS: "full",
-    WEIGHTS: "free",
+    WEIGHTS: "simplex",              # probability weights; "free" (signed) is the paper's option (issue 16)
     NOISE_SOURCE: "os-entropy",
     SEED: 0,
     N_FEATURES: 1000,
@@ -628,8 +628,8 @@ def ledger_counts(led: BudgetLedger) -> str:
 
     A release recorded by the app carries ``details["release_id"]`` (:func:`ui.runner.perform`); a batch of
     repeat draws is one charge with ``details["repeat_draws"]``; every other charge is a private step that is not
-    a release (a private choice of ℓ, a two-sample test, a clustering run). Release numbers count every release of
-    the session, for all data.
+    a release (a private choice of ℓ, a private discovery of bounds or categories, a two-sample test, a clustering
+    run). Release numbers count every release of the session, for all data.
     """
     ids, draws, other = [], [], 0
     for c in led.charges:
@@ -645,8 +645,8 @@ def ledger_counts(led: BudgetLedger) -> str:
     if draws:
         parts.append(f"{_plural(len(draws), 'batch')} of repeat draws ({sum(draws)} draws)")
     if other:
-        parts.append(f"{other} other private step{'' if other == 1 else 's'} (a private choice of ℓ, a two-sample "
-                     "test or a clustering run)")
+        parts.append(f"{other} other private step{'' if other == 1 else 's'} (a private choice of ℓ, a private "
+                     "discovery of bounds or categories, a two-sample test or a clustering run)")
     listed = ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1] if parts else "none"
     text = f"{_plural(len(led), 'charge')} in the ledger: {listed}."
     if ids:

@@ -59,6 +59,27 @@ def synthetic_csv(rec, ds, n: int, spread: float) -> bytes:
     return entry["csv"]
 
 
+def date_columns(schema) -> dict:
+    """``column_config`` for the datetime columns of ``schema``: dates as dates (``2020-04-06``, not
+    ``2020-04-06 00:00:00``) when the column is declared in whole days (no ``decimals``), else with the time."""
+    out = {}
+    for c in schema.columns:
+        if c.kind == "datetime":
+            out[c.name] = (st.column_config.DateColumn(c.name, format="YYYY-MM-DD") if not c.decimals else
+                           st.column_config.DatetimeColumn(c.name, format="YYYY-MM-DD HH:mm"))
+    return out
+
+
+def boolean_note(schema) -> str | None:
+    """What a boolean column's released values look like (True/False) and how to keep a file's own labels."""
+    names = [c.name for c in schema.columns if c.kind == "boolean"]
+    if not names:
+        return None
+    return (f"Boolean column(s) {', '.join(repr(n) for n in names)} come back as True/False, whatever the file "
+            "wrote (yes/no, 1/0, t/f): the schema does not keep the file's labels. To keep them, declare the "
+            "column categorical with those labels as its categories (e.g. no|yes) on the Data page.")
+
+
 def release_table_panel(rec, ds) -> None:
     """The weighted rows of the release (original columns and types), heaviest first."""
     tr = E.table_release(rec, ds)
@@ -67,10 +88,12 @@ def release_table_panel(rec, ds) -> None:
     order = np.argsort(-np.abs(tab[wcol].to_numpy()), kind="stable")
     st.markdown(f"**The released table**: {tr.n_points} weighted rows in the original columns and types "
                 "(heaviest first). This is what a recipient gets.")
-    st.dataframe(tab.iloc[order].reset_index(drop=True), height=320)
+    st.dataframe(tab.iloc[order].reset_index(drop=True), height=320, column_config=date_columns(ds.schema))
     w = tab[wcol].to_numpy()
     st.caption(f"{int((w != 0).sum())} of {w.size} rows carry weight; Σ w = {w.sum():.4g}, "
                f"{int((w < 0).sum())} negative. Every row lies in the schema's declared domain.")
+    if (note := boolean_note(ds.schema)) is not None:
+        st.caption(note)
 
 
 def owner_view(rec, ds) -> None:
@@ -154,7 +177,7 @@ def use_view(rec, ds, w: np.ndarray) -> None:
         true = true.set_index("category").reindex(levels, fill_value=0.0)
         tab = pd.DataFrame({"estimated proportion": est["proportion"], "true proportion": true["proportion"],
                             "error": est["proportion"] - true["proportion"], "estimated count": est["count"],
-                            "true count": true["count"]}).rename_axis(c.name)
+                            "true count": true["count"].round().astype("int64")}).rename_axis(c.name)
         st.markdown(f"**{c.name}**")
         st.dataframe(tab.style.format(precision=3))
 

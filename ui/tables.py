@@ -551,12 +551,17 @@ def association_figure(private: pd.DataFrame, released: pd.DataFrame, *,
 
 # --------------------------------------------------------------------------- a third party's statistics
 def category_table(df: pd.DataFrame, spec, w=None, *, n: int | None = None) -> pd.DataFrame:
-    """Shares of each category (weighted), and counts scaled to ``n`` rows (default: the table's rows)."""
+    """Shares of each category (weighted), and counts scaled to ``n`` rows (default: the table's rows).
+
+    Unweighted rows counted as themselves (no ``w``, no ``n``) give exact counts: whole numbers (``int64``).
+    """
     wn = norm_weights(w, len(df))
     levels = category_levels(spec, df[spec.name])
     p = proportions(df[spec.name], wn, levels)
+    exact = w is None and n is None
     n = len(df) if n is None else int(n)
-    return pd.DataFrame({"category": levels, "proportion": p, "count": p * n})
+    count = np.rint(p * n).astype(np.int64) if exact else p * n
+    return pd.DataFrame({"category": levels, "proportion": p, "count": count})
 
 
 def crosstab_values(a: pd.Series, b: pd.Series, w: np.ndarray) -> pd.DataFrame:

@@ -106,11 +106,48 @@ def fmt_eps(v: float) -> str:
     return f"{v:g}"
 
 
+def nearest_epsilon_step(eps: float) -> float:
+    """The step of the ε slider nearest to ``eps`` on the log scale (the slider's own scale)."""
+    return min(epsilon_grid(), key=lambda g: abs(math.log(g) - math.log(max(float(eps), 1e-9))))
+
+
+#: The toggle's position when it was last drawn: the callback acts on a real switch only.
+_EPS_TYPED_SEEN = "cfg._eps_typed_seen"
+
+
+def _eps_typed_toggled() -> None:
+    """Toggle callback: one ε everywhere (issue 16 walk, finding 5).
+
+    Switching to an exact ε starts the box at the slider's value (it kept its own, older value, and the next
+    release used that). Switching back puts the slider on the step nearest (log scale) to the typed ε, so the
+    ε in use moves as little as the slider's steps allow instead of jumping back to an older slider position.
+    """
+    ss = st.session_state
+    typed_on = bool(ss.get(S.EPS_TYPED))
+    if _EPS_TYPED_SEEN in ss and ss[_EPS_TYPED_SEEN] == typed_on:
+        return                       # not a switch (a page change re-registering the toggle): keep both values
+    ss[_EPS_TYPED_SEEN] = typed_on
+    if typed_on:
+        ss[S.EPS_VALUE] = float(ss.get(S.EPS, S.DEFAULT_EPSILON))
+        return
+    typed = ss.get(S.EPS_VALUE)
+    try:
+        typed = float(typed)
+    except (TypeError, ValueError):
+        return
+    if typed > 0 and math.isfinite(typed):
+        ss[S.EPS] = nearest_epsilon_step(typed)
+
+
 def epsilon_control(*, key_suffix: str = "") -> float | None:
-    """The log-scale ε slider (0.01-10) plus an optional exact value; returns ε or None if invalid."""
+    """The log-scale ε slider (0.01-10) plus an optional exact value; returns ε or None if invalid.
+
+    The slider and the exact box hold one ε: switching to the box starts it at the slider's value, switching
+    back puts the slider on the step nearest to the typed value (:func:`_eps_typed_toggled`).
+    """
     grid = epsilon_grid()
     if st.session_state.get(S.EPS) not in grid:
-        st.session_state[S.EPS] = min(grid, key=lambda g: abs(math.log(g) - math.log(max(S.DEFAULT_EPSILON, 1e-9))))
+        st.session_state[S.EPS] = nearest_epsilon_step(S.DEFAULT_EPSILON)
     st.select_slider(
         "Privacy parameter ε (log scale)",
         options=grid,
@@ -120,7 +157,10 @@ def epsilon_control(*, key_suffix: str = "") -> float | None:
         help=G.help_text("ε") + " Each step multiplies ε by about 1.5.",
         disabled=bool(st.session_state.get(S.EPS_TYPED)),
     )
-    st.toggle("Type an exact ε instead", key=S.EPS_TYPED, persist_state="session")
+    st.toggle("Type an exact ε instead", key=S.EPS_TYPED, persist_state="session", on_change=_eps_typed_toggled,
+              help="The box starts at the slider's ε; switching back puts the slider on the step nearest to the "
+                   "typed ε. Either way one ε is used on every page.")
+    st.session_state[_EPS_TYPED_SEEN] = bool(st.session_state.get(S.EPS_TYPED))
     if st.session_state.get(S.EPS_TYPED):
         st.number_input(
             "Exact ε", min_value=0.0, max_value=1000.0, step=0.01, format="%.4g", key=S.EPS_VALUE,

@@ -13,7 +13,7 @@ pages need no change.
 from __future__ import annotations
 
 from . import algorithm1, algorithm2, baseline, clusterwise, exponential, gp
-from .spec import MechanismSpec, RunContext
+from .spec import MechanismSpec, RunContext, charge_words, preview_charge
 
 #: The mechanism modules, in the order of the Release page's menu.
 MODULES = (baseline, algorithm1, algorithm2, exponential, clusterwise, gp)
@@ -33,4 +33,18 @@ def _build(modules) -> dict[str, MechanismSpec]:
 REGISTRY: dict[str, MechanismSpec] = _build(MODULES)
 
 
-__all__ = ["MODULES", "REGISTRY", "MechanismSpec", "RunContext"]
+
+
+def default_mechanism(ds) -> str:
+    """The Release page's mechanism before the user picks one: Algorithm 2 for a mixed table, else Algorithm 1
+    with the publishable subset when there is one, else Algorithm 1 with points from q."""
+    return "alg2" if ds.is_table else "alg1-public" if ds.n_public else "alg1-q"
+
+
+def current_mechanism(ds, selected: str | None) -> str:
+    """The mechanism the Release page will run: the selected one when it is registered, else the default."""
+    return selected if selected in REGISTRY else default_mechanism(ds)
+
+
+__all__ = ["MODULES", "REGISTRY", "MechanismSpec", "RunContext", "charge_words", "current_mechanism",
+           "default_mechanism", "preview_charge"]

@@ -80,9 +80,12 @@ def _run(ctx: RunContext, p: dict):
         if p["n_points"] > ds.n_public and not spec.uses_pool:
             raise ValueError(f"the {p['solver']} solver starts from M = {p['n_points']} public points but the "
                              f"publishable subset has {ds.n_public}; lower M or start from q.")
+    # probability weights (≥ 0, Σ = 1) wherever the solver takes a weight constraint (issue 16: usable data)
+    options = {"weights": "simplex"} if spec.accepts("weights") else None
     return algorithm2(
         ds.X, kernel=ctx.kernel, epsilon=ctx.epsilon, delta=ctx.delta, n_points=p["n_points"],
         n_features=p["n_features"], solver=p["solver"], calibration=ctx.calibration, initial_points=initial,
+        solver_options=options,
         q_scale=p["q_scale"], q_loc=ds.q_center if ds.q_center is not None else 0.0,
         random_state=ctx.random_state, progress=ctx.progress, preset=PRESET, noise=ctx.noise,
         **({"domain": ds.schema.domain} if ds.schema is not None else {}),

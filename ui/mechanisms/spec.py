@@ -88,3 +88,40 @@ def needs_public(ds: S.Dataset) -> str | None:
     if ds.n_public < 1:
         return "needs a publishable subset: choose a publishable fraction > 0 on the Data page."
     return None
+
+
+# --------------------------------------------------------------------------- the charge before the run, in words
+def preview_charge(spec: MechanismSpec, ds: S.Dataset, params: dict, *, kernel, epsilon: float, delta: float,
+                   calibration: str, sensitivity_mode: str) -> PrivacyCharge | None:
+    """The library's charge of ``spec`` with these public settings, for display before any release.
+
+    The same ``spec.charge`` the runner checks the budget with (``dpkme.release.*_charge``), so a page shows the
+    Δ and σ of the mechanism that will run. Nothing is drawn and no seed is claimed (the context has none); the
+    charges read only public sizes. ``None`` for a mechanism that spends no budget (the baseline).
+    """
+    if not spec.spends_budget:
+        return None
+    ctx = RunContext(ds=ds, kernel=kernel, epsilon=float(epsilon), delta=float(delta), calibration=calibration,
+                     sensitivity_mode=sensitivity_mode, random_state=None, noise_source="os-entropy")
+    return spec.charge(ctx, params)
+
+
+def sensitivity_words(sens: float, n: int) -> str:
+    """Δ as the Release and Kernel pages write it: ``√2/N`` or ``2/N`` with its value, else the value alone."""
+    for formula, value in (("√2/N", 2 ** 0.5 / n), ("2/N", 2.0 / n)):
+        if abs(sens - value) <= 1e-9 * value:
+            return f"Δ = {formula} = {sens:.3g}"
+    return f"Δ = {sens:.3g}"
+
+
+def charge_words(spec: MechanismSpec, charge: PrivacyCharge | None, n: int) -> str:
+    """The noise of the mechanism that will run, in one line: its Δ and σ (from its charge), or why it has none."""
+    if charge is None:
+        return f"**{spec.label}**: spends no budget and adds no noise"
+    d = charge.details
+    if charge.mechanism == "gaussian" and "sigma" in d and "sensitivity" in d:
+        scale = "noise scale s" if d.get("mechanism") == "gp-release" else "σ"
+        return f"**{spec.label}**: {sensitivity_words(float(d['sensitivity']), n)}, {scale} = {float(d['sigma']):.3g}"
+    if charge.delta == 0 and charge.mechanism != "gaussian":
+        return f"**{spec.label}**: pure ε-DP ({charge.mechanism} mechanism), no Gaussian noise"
+    return f"**{spec.label}**: composed noise multiplier σ/Δ = {float(charge.noise_multiplier):.3g}"
