@@ -488,6 +488,7 @@ def main(argv=None) -> int:
     OWNER ONLY - NOT FOR PUBLICATION: counts from the private rows of 'penguins.csv' (344 rows, 8 columns).
     ...
       "sex": 11 missing (of 344 rows).
+      Missing cells include empty cells and text cells holding a missing-value marker ...
     OK: the schema accepts the table (8 columns, embedding dimension 22).
     0
     """
