@@ -309,8 +309,8 @@ def test_readme_links_point_to_files_that_exist():
     assert any(t.startswith("docs/screenshots/") for t in targets)
     missing = sorted(t for t in targets if not (REPO_ROOT / t).exists())
     assert not missing, missing
-    # the screenshots come from the browser test of the main flow, which retakes every one of them
-    flow = (REPO_ROOT / "tests" / "test_browser_flow.py").read_text()
+    # the screenshots come from the browser tests (the main flow, the five-minute path), which retake every one
+    flow = "\n".join(p.read_text() for p in sorted((REPO_ROOT / "tests").glob("test_browser_*.py")))
     for t in targets:
         if t.startswith("docs/screenshots/") and t.endswith(".png"):
             assert f'screenshot(page, "{Path(t).stem}")' in flow, t
