@@ -322,8 +322,13 @@ c1, c2 = st.columns([1, 1])
 with c1:
     st.plotly_chart(weight_histogram(r.weights), key="rel.hist")
     neg = int((r.weights < 0).sum())
-    st.caption(f"{neg} of {r.n_points} weights are negative (black-edged diamonds in the plot); Σ w = {r.weights.sum():.4g}, "
-               f"Σ |w| = {r.weight_l1:.4g}. Negative weights are legitimate: the release is a signed measure.")
+    if neg:
+        st.caption(f"{neg} of {r.n_points} weights are negative (black-edged diamonds in the plot); "
+                   f"Σ w = {r.weights.sum():.4g}, Σ |w| = {r.weight_l1:.4g}. Signed weights (the paper's option) are "
+                   "legitimate: the release is a signed measure.")
+    else:
+        st.caption(f"Probability weights: all {r.n_points} are ≥ 0 and Σ w = {r.weights.sum():.4g}; "
+                   f"{int((r.weights > 0).sum())} points carry weight.")
 with c2:
     # the guarantee in plain words, the files (CSV, JSON, N synthetic rows) and the recipe: ui/downloads.py
     with guard("prepare the downloads"):
