@@ -20,35 +20,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 from playwright.sync_api import Page, expect
+from test_browser_flow import WIDTH, main, screenshot  # the README screenshots are taken one way
 
 pytestmark = pytest.mark.browser
 
-SHOTS = Path(__file__).resolve().parents[1] / "docs" / "screenshots"
-WIDTH = 1400
 N_ROWS = 600
 COLUMNS = ["age", "height_cm", "weight_kg"]
-
-# True once every Plotly chart on the page is drawn at its container's current width (as in test_browser_flow.py).
-PLOTS_SETTLED = """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].every(chart => {
-    const plot = chart.querySelector('.js-plotly-plot');
-    const svg = plot && plot.querySelector('svg.main-svg');
-    return svg !== null && Math.abs(svg.getBoundingClientRect().width - plot.getBoundingClientRect().width) <= 1;
-})"""
-
-
-def screenshot(page: Page, name: str) -> None:
-    """Full-height screenshot of the page (the main area scrolls, so the viewport is resized to fit)."""
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    height = page.evaluate(
-        "() => { const m = document.querySelector('[data-testid=\"stMain\"]'); return m ? m.scrollHeight : 900; }")
-    page.set_viewport_size({"width": WIDTH, "height": int(min(max(900, height + 40), 6000))})
-    page.wait_for_function(PLOTS_SETTLED)  # Plotly redrawn at the new size (no fixed sleep)
-    page.screenshot(path=str(SHOTS / f"{name}.png"))
-    page.set_viewport_size({"width": WIDTH, "height": 900})
-
-
-def main(page: Page):
-    return page.get_by_test_id("stMain")
 
 
 def survey_csv(path: Path) -> Path:
