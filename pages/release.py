@@ -50,6 +50,13 @@ banner.info(settings)
 c2.page_link(PAGE_KERNEL, label="Change", icon=":material/tune:")
 for p in problems:
     st.error(f"Releases are NOT differentially private right now: {p}.")
+if ds.q_note.startswith("a placeholder") and ss.get(S.LENGTHSCALE_SOURCE) != "declared":
+    # issue 16, finding 3: on a table in its own units with nothing public, the defaults give nonsense
+    st.warning("The app knows nothing public about this table's units: the lengthscale ℓ and the spread of "
+               "random synthetic points (q) are **placeholders** (ℓ = 1, q = N(0, 1²·I)), so synthetic points may "
+               "land far from the data and the release says little. Declare each column's range on the Data page "
+               "(*Units and bounds*), declare a publishable subset, or declare ℓ and q yourself.",
+               icon=":material/straighten:")
 
 left, right = st.columns([1, 2], gap="large")
 with left:

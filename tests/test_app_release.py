@@ -356,3 +356,29 @@ def test_opendp_sampler_is_offered_for_algorithm1_and_gives_a_real_release(relea
     assert rec.release.noise_source == "opendp" and rec.release.seed is None and rec.private
     assert rec.release.metadata()["differentially_private"] is True
     assert len(_ledger(at)) == 1
+
+
+def test_placeholder_units_are_named_on_the_release_page():
+    """Issue 16, finding 3: a table in its own units with no publishable rows and no declared range gave nonsense
+    (q = N(0, I) far from the data) without a word on the Release page."""
+    from test_app_shared import new_app
+
+    from ui.datasets import build_dataset
+
+    at = new_app()
+    spec = {"source": "sample", "sample": "iris", "columns": None, "public_fraction": 0.0, "heldout_fraction": 0.1,
+            "split_seed": 0, "scaling": "none", "box": None, "clip": False}
+    ds = build_dataset(spec)
+    for key, value in {S.DATASET: ds, S.LENGTHSCALE: float(ds.suggested_lengthscale),
+                       S.LENGTHSCALE_SOURCE: "suggested", S.Q_SCALE: float(ds.q_scale)}.items():
+        at.session_state[key] = value
+    at.run()
+    at.switch_page("pages/release.py").run()
+    assert not at.exception
+    assert any("placeholders" in w.value for w in at.warning)
+    # with a declared range (scaling from the box) the warning goes
+    spec.update(scaling="box", box=([4.0, 2.0, 1.0, 0.0], [8.0, 4.5, 7.0, 2.5]))
+    ds = build_dataset(spec)
+    at.session_state[S.DATASET] = ds
+    at.run()
+    assert not any("placeholders" in w.value for w in at.warning)
