@@ -13,6 +13,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from test_random_features import Sentinel  # the one private-data sentinel of the suite
 
 import dpkme
 import dpkme.privacy.calibration as mechanisms
@@ -208,41 +209,6 @@ def test_schema_read_from_the_private_rows_makes_the_release_not_private():
     meta = rel.metadata()
     assert meta["differentially_private"] is False
     assert any("bill_mm" in r for r in meta["not_private_because"])
-
-
-class _ReadAfterNoise(Exception):
-    pass
-
-
-class Sentinel:
-    """The encoded private rows: readable until the noise is drawn, then every read raises."""
-
-    def __init__(self, data):
-        self._data = np.asarray(data)
-        self.locked = False
-        self.reads_after_lock = 0
-
-    def _check(self):
-        if self.locked:
-            self.reads_after_lock += 1
-            raise _ReadAfterNoise("private rows read after the noise was added")
-
-    @property
-    def shape(self):
-        self._check()
-        return self._data.shape
-
-    def __array__(self, dtype=None, copy=None):
-        self._check()
-        return np.array(self._data, dtype=dtype, copy=True)
-
-    def __len__(self):
-        self._check()
-        return len(self._data)
-
-    def __getitem__(self, item):
-        self._check()
-        return self._data[item]
 
 
 def test_the_solver_never_sees_the_private_rows(monkeypatch):
