@@ -10,6 +10,7 @@ import streamlit as st
 from dpkme.datasets import GENERATORS
 from dpkme.metrics import mmd
 from ui import compute as C
+from ui import presentation as P
 from ui import state as S
 from ui import table_views as TV
 from ui.figures import release_figure
@@ -20,6 +21,8 @@ require_frame(__file__)
 
 ss = st.session_state
 ds = require_dataset()
+P.stepper("use")
+own = P.show_owner_details()        # the private truth next to each estimate: hidden in presentation mode
 
 st.title("Third-party use of the release")
 st.markdown(
@@ -90,6 +93,8 @@ else:
     mean_true = X.mean(axis=0)
     tab = pd.DataFrame({"column": cols, "estimate from release": mean_est, "true private mean": mean_true,
                         "error": mean_est - mean_true})
+    if not own:
+        tab = tab[["column", "estimate from release"]]
     st.dataframe(tab.style.format(precision=4), hide_index=True)
     with st.expander("Covariance matrix"):
         Zc = Z[:, :shown] - mean_est[:shown]
@@ -100,10 +105,14 @@ else:
         c1, c2 = st.columns(2)
         c1.markdown("**Estimated from the release**: Σ wₘ (zₘ − m)(zₘ − m)ᵀ")
         c1.dataframe(pd.DataFrame(cov_est, index=cols[:shown], columns=cols[:shown]).style.format(precision=3))
-        c2.markdown("**True (private)**")
-        c2.dataframe(pd.DataFrame(cov_true, index=cols[:shown], columns=cols[:shown]).style.format(precision=3))
-        rel = np.linalg.norm(cov_est - cov_true) / max(np.linalg.norm(cov_true), 1e-300)
-        st.caption(f"Relative Frobenius error: {rel:.1%}.")
+        if own:
+            c2.markdown("**True (private)**")
+            c2.dataframe(pd.DataFrame(cov_true, index=cols[:shown], columns=cols[:shown]).style.format(precision=3))
+            rel = np.linalg.norm(cov_est - cov_true) / max(np.linalg.norm(cov_true), 1e-300)
+            st.caption(f"Relative Frobenius error: {rel:.1%}.")
+        else:
+            with c2:
+                P.hidden_note("The true (private) covariance")
 
     # ---------------------------------------------------------------------- box probabilities
     st.subheader("Probability of a box")
@@ -141,7 +150,8 @@ else:
 
 
     if ds.dim >= 2:
-        fig = release_figure(X, Z, r.weights, columns=cols, dims=dims, title="Box-select a region")
+        fig = release_figure(P.owner_rows(X), Z, r.weights, columns=cols, dims=dims, title="Box-select a region",
+                             window=None if own else (Z[:, list(dims)].min(axis=0), Z[:, list(dims)].max(axis=0)))
         fig.add_shape(type="rect", x0=ss["use.box.x0"], x1=ss["use.box.x1"], y0=ss["use.box.y0"], y1=ss["use.box.y1"],
                       line=dict(color="orange", width=3))
         fig.update_layout(dragmode="select")
@@ -165,8 +175,9 @@ else:
         others = {m: float(weights_for(m) @ inside(Z)) for m in WEIGHT_MODES}
         p1, p2, p3, p4 = st.columns(4)
         p1.metric("Estimate from the release", f"{p_est:.3f}")
-        p2.metric("True share of private rows", f"{p_true:.3f}")
-        p3.metric("Error", f"{p_est - p_true:+.3f}")
+        if own:
+            p2.metric("True share of private rows", f"{p_true:.3f}")
+            p3.metric("Error", f"{p_est - p_true:+.3f}")
         if ds.n_public:
             pub = ds.to_original_units(ds.public)
             p4.metric("Publishable subset alone", f"{float(inside(pub).mean()):.3f}",
@@ -236,7 +247,8 @@ with guard("compute the MMD"):
     d_priv, d_ref = _references(ds.key, C.kernel_key(kernel), src, ds.X, Y)
     m1, m2, m3 = st.columns(3)
     m1.metric("MMD(release, held-out)", S.fmt(d_rel))
-    m2.metric("MMD(private data, held-out) — owner only", S.fmt(d_priv))
+    if own:
+        m2.metric("MMD(private data, held-out) — owner only", S.fmt(d_priv))
     m3.metric("Sampling noise: MMD between two halves of the held-out data", S.fmt(d_ref))
     if np.isfinite(d_ref):
         verdict = ("looks like the same distribution (MMD comparable to the sampling noise)"

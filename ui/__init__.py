@@ -12,7 +12,10 @@
   own charge of the release when the mechanism has one, with the part of the data it read);
 * :mod:`.comparisons` -- the Curves page's comparisons at equal ε (exponential mechanism, GP release vs
   Algorithms 1 and 2), plain library calls;
-* :mod:`.export`    -- downloads built in memory (CSV of points and weights, JSON of parameters).
+* :mod:`.export`    -- downloads built in memory (CSV of points and weights, JSON of parameters);
+* :mod:`.presentation` -- presentation mode: the sidebar toggle (``?present=1``), larger type, the one gate of
+  owner-only views and formulas, the stepper Data → Privacy → Release → Use;
+* :mod:`.budget_hint` -- next to the Release button: a release the budget would refuse, and what to do.
 
 ``app.py`` lists the pages with ``st.navigation``; this package is imported by
 them and is never listed as a page. Nothing here writes to disk.

@@ -148,15 +148,22 @@ def epsilon_control(*, key_suffix: str = "") -> float | None:
     grid = epsilon_grid()
     if st.session_state.get(S.EPS) not in grid:
         st.session_state[S.EPS] = nearest_epsilon_step(S.DEFAULT_EPSILON)
-    st.select_slider(
-        "Privacy parameter ε (log scale)",
-        options=grid,
-        format_func=fmt_eps,
-        key=S.EPS,
-        persist_state="session",
-        help=G.help_text("ε") + " Each step multiplies ε by about 1.5.",
-        disabled=bool(st.session_state.get(S.EPS_TYPED)),
-    )
+    if st.session_state.get(S.EPS_TYPED):
+        # issue 16 walk: a disabled slider showed its own, stale position while the typed ε was in use; a caption
+        # shows the ε in use instead (the slider keeps its state and comes back when the box is switched off)
+        typed = st.session_state.get(S.EPS_VALUE)
+        shown = f"{float(typed):g}" if isinstance(typed, (int, float)) else "—"
+        st.markdown(f"Privacy parameter ε: **{shown}** (typed exactly below; the log-scale slider is off while the "
+                    "exact box is on)", help=G.help_text("ε"))
+    else:
+        st.select_slider(
+            "Privacy parameter ε (log scale)",
+            options=grid,
+            format_func=fmt_eps,
+            key=S.EPS,
+            persist_state="session",
+            help=G.help_text("ε") + " Each step multiplies ε by about 1.5.",
+        )
     st.toggle("Type an exact ε instead", key=S.EPS_TYPED, persist_state="session", on_change=_eps_typed_toggled,
               help="The box starts at the slider's ε; switching back puts the slider on the step nearest to the "
                    "typed ε. Either way one ε is used on every page.")

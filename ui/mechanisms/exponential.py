@@ -160,8 +160,13 @@ def _exp_teach(ds: S.Dataset, p: dict) -> None:
 def _exp_show(rec, ds) -> None:
     import plotly.graph_objects as go
 
+    from ..presentation import hidden_note, show_owner_details
+
     m = rec.metrics
     if "exp_hist" not in m:
+        return
+    if not show_owner_details():            # owner-only: hidden in presentation mode
+        hidden_note("The exponential mechanism's choice (owner's view)")
         return
     st.markdown("**The exponential mechanism's choice — owner's view (computed from the private rows; "
                 "never publish these numbers)**")
