@@ -9,8 +9,10 @@ from ui import compute as C
 from ui import downloads as DL
 from ui import explorer as XP
 from ui import noise as N
+from ui import presentation as P
 from ui import state as S
 from ui import table_views as TV
+from ui.budget_hint import release_budget_hint
 from ui.export import function_csv, function_json
 from ui.figures import function_figure, kme_heatmaps, release_figure, repeat_figure, weight_histogram
 from ui.frame import require_frame
@@ -23,6 +25,7 @@ require_frame(__file__)
 
 ss = st.session_state
 ds = require_dataset()
+P.stepper("release")
 if "rel._toast" in ss:
     st.toast(ss.pop("rel._toast"), icon=":material/check_circle:")
 
@@ -76,8 +79,9 @@ with left:
         st.caption("Mechanisms using the publishable subset need a publishable fraction > 0 (Data page).")
     spec = REGISTRY[key]
     st.caption(spec.summary)
-    with st.expander("How it works"):
-        st.markdown(spec.explain)
+    if P.show_owner_details():       # formulas: hidden in presentation mode
+        with st.expander("How it works"):
+            st.markdown(spec.explain)
     reason = spec.requires(ds)
     params = None
     if reason:
@@ -112,6 +116,8 @@ with left:
         with guard("estimate the cost of this release"):
             est = release_cost(spec, ds, params, kernel)
         size_ok = size_guard(est, key="rel.size", what="this release (and its evaluation on your data)")
+    release_budget_hint(ds, spec, params, kernel=kernel, eps=eps, noise_source=noise_source,
+                        allow_over=bool(ss.get(S.ALLOW_OVER)))     # blocked by the budget? say so here, and what to do
     go = st.button("Release", type="primary", disabled=params is None or not size_ok, key="rel.go", width="stretch")
 
 if go and params is not None and size_ok:
@@ -255,7 +261,7 @@ else:
             dims = (ix, iy)
         if ds.dim >= 2:
             window = C.plot_window(ds, dims=dims)
-            st.plotly_chart(release_figure(ds.X, r.points, r.weights, columns=ds.model_labels, dims=dims,
+            st.plotly_chart(release_figure(P.owner_rows(ds.X), r.points, r.weights, columns=ds.model_labels, dims=dims,
                                            window=window, title="Private rows (faint) and the released weighted points"),
                             key="rel.scatter")
         else:
@@ -266,18 +272,22 @@ for w in rec.warnings:
 if not rec.private:
     st.error("This release is NOT differentially private: " + "; ".join(rec.warnings))
 
-st.subheader("How close is it?")
-st.caption("RKHS distance between the private embedding μ̂ and the released Σ wₘ k(zₘ,·) (lower is better). "
-           "Computed from the private rows for you only — not part of the release or of the download.")
-k1, k2, k3, k4 = st.columns(4)
-k1.metric("RKHS distance of this release", S.fmt(m["distance"]),
-          help=f"‖μ̂‖ = {S.fmt(m['kme_norm'])} for scale.")
-k2.metric("Noise-free projection", S.fmt(m.get("projection")),
-          help="The same points with the exact (non-private) weights: the error due to the points alone.")
-k3.metric("Uniform baseline", S.fmt(m.get("baseline")),
-          help="The first M publishable rows with equal weights (the paper's baseline).")
-rel_err = m["distance"] / m["kme_norm"] if m.get("kme_norm") else float("nan")
-k4.metric("Relative error ‖μ̃ − μ̂‖/‖μ̂‖", f"{rel_err:.1%}" if np.isfinite(rel_err) else "n/a")
+if P.show_owner_details():           # owner-only: hidden in presentation mode
+    st.subheader("How close is it?")
+    st.caption("RKHS distance between the private embedding μ̂ and the released Σ wₘ k(zₘ,·) (lower is better). "
+               "Computed from the private rows for you only — not part of the release or of the download.")
+    k1, k2, k3, k4 = st.columns(4)
+    k1.metric("RKHS distance of this release", S.fmt(m["distance"]),
+              help=f"‖μ̂‖ = {S.fmt(m['kme_norm'])} for scale.")
+    k2.metric("Noise-free projection", S.fmt(m.get("projection")),
+              help="The same points with the exact (non-private) weights: the error due to the points alone.")
+    k3.metric("Uniform baseline", S.fmt(m.get("baseline")),
+              help="The first M publishable rows with equal weights (the paper's baseline).")
+    rel_err = m["distance"] / m["kme_norm"] if m.get("kme_norm") else float("nan")
+    k4.metric("Relative error ‖μ̃ − μ̂‖/‖μ̂‖", f"{rel_err:.1%}" if np.isfinite(rel_err) else "n/a")
+    st.caption(C.evaluation_caption(m.get("evaluation")))      # "exact" or "estimate ± CI (95 %)" (large N)
+else:
+    P.hidden_note("How close the release is to the private data (RKHS distances)")
 k5, k6, k7, k8 = st.columns(4)
 k5.metric("ε spent", f"{r.epsilon:g}" if r.epsilon else "0")
 k6.metric("Gaussian noise σ", S.fmt(r.sigma) if r.sigma > 0 else "none",
@@ -292,7 +302,9 @@ if REGISTRY.get(rec.mechanism_key) is not None and REGISTRY[rec.mechanism_key].s
     with guard("show the mechanism's details"):
         REGISTRY[rec.mechanism_key].show(rec, ds)
 
-if ds.is_table:
+if not P.show_owner_details():
+    P.hidden_note("The private embedding next to the released one")
+elif ds.is_table:
     with guard("draw the owner's view of the table"):
         TV.owner_view(rec, ds)
 elif ds.dim >= 2:
@@ -394,7 +406,9 @@ if again and params is not None and repeat_ok:
         st.rerun()
 rep = ss.get(S.REPEAT_DRAWS)
 with rc2:
-    if rep and rep["dataset_key"] == ds.key:
+    if rep and rep["dataset_key"] == ds.key and not P.show_owner_details():
+        P.hidden_note("The draws next to the private embedding")
+    elif rep and rep["dataset_key"] == ds.key:
         for n in rep["notes"]:
             st.warning(n)
         d = np.asarray(rep["distances"])

@@ -18,6 +18,7 @@ import warnings
 import numpy as np
 import streamlit as st
 
+from dpkme.evaluation import EXACT_MAX_ROWS, MeanGramEstimate, estimate_mean_gram, rkhs_distance_report
 from dpkme.kernels import kernel_from_dict, make_kernel
 from dpkme.privacy.calibration import UnprovenCalibrationWarning, calibrate_gaussian
 from dpkme.privacy.sensitivity import kme_sensitivity
@@ -98,6 +99,33 @@ def mean_kxx(ds_key: str, kkey: str, _X: np.ndarray) -> float:
     return float(_kernel(kkey).mean_gram(_X))
 
 
+@st.cache_data(max_entries=32, show_spinner=False)
+def mean_kxx_estimate(ds_key: str, kkey: str, _X: np.ndarray) -> MeanGramEstimate:
+    r"""Unbiased estimate of :math:`\overline{K_{XX}}` from random pairs of private rows, with its standard error
+    (:func:`dpkme.evaluation.estimate_mean_gram`, fresh OS entropy; evaluation only)."""
+    return estimate_mean_gram(_X, kernel=_kernel(kkey), rng=None)
+
+
+def evaluation_method(ds: S.Dataset, kernel) -> str:
+    r"""``"exact"`` or ``"estimate"``: how the owner's RKHS distances get :math:`\overline{K_{XX}}` on this data
+    (exact up to :data:`dpkme.evaluation.EXACT_MAX_ROWS` rows or with exact spectral sums; else estimated)."""
+    return "exact" if ds.n <= EXACT_MAX_ROWS or kernel.spectral_sums_available(ds.X) else "estimate"
+
+
+def kxx_term(ds: S.Dataset, kernel):
+    r""":math:`\overline{K_{XX}}` as the evaluation uses it: a float (exact) or a ``MeanGramEstimate`` (cached)."""
+    kk = kernel_key(kernel)
+    if evaluation_method(ds, kernel) == "exact":
+        return mean_kxx(ds.key, kk, ds.X)
+    return mean_kxx_estimate(ds.key, kk, ds.X)
+
+
+def kxx_value(ds: S.Dataset, kernel) -> float:
+    """The value of :func:`kxx_term` (exact or estimated) as a float."""
+    t = kxx_term(ds, kernel)
+    return float(t.value) if isinstance(t, MeanGramEstimate) else float(t)
+
+
 @st.cache_data(max_entries=64, show_spinner=False)
 def row_means(ds_key: str, kkey: str, zkey: str, _Z: np.ndarray, _X: np.ndarray) -> np.ndarray:
     r""":math:`\bar k_m = \frac1N\sum_n k(z_m, x_n)` (evaluation only)."""
@@ -115,20 +143,30 @@ def projection_distance(ds: S.Dataset, kernel, Z: np.ndarray) -> float:
     kk, zk = kernel_key(kernel), array_key(Z)
     B = basis(kk, zk, Z)
     alpha = B.coordinates(row_means(ds.key, kk, zk, Z, ds.X))
-    return math.sqrt(max(mean_kxx(ds.key, kk, ds.X) - float(alpha @ alpha), 0.0))
+    return math.sqrt(max(kxx_value(ds, kernel) - float(alpha @ alpha), 0.0))
+
+
+def distance_report(ds: S.Dataset, kernel, Z: np.ndarray, w: np.ndarray):
+    r""":math:`\|\hat\mu_X - \sum_m w_m k(z_m,\cdot)\|_{\mathcal H}` as a :class:`dpkme.evaluation.DistanceReport`:
+    exact, or beyond ``EXACT_MAX_ROWS`` rows an unbiased estimate with a 95 % interval (evaluation only)."""
+    kk, zk = kernel_key(kernel), array_key(Z)
+    return rkhs_distance_report(ds.X, Z, w, kernel=kernel, mean_kxx=kxx_term(ds, kernel),
+                                row_means=row_means(ds.key, kk, zk, Z, ds.X))
 
 
 def distance(ds: S.Dataset, kernel, Z: np.ndarray, w: np.ndarray) -> float:
-    r""":math:`\|\hat\mu_X - \sum_m w_m k(z_m,\cdot)\|_{\mathcal H}` (evaluation only)."""
-    kk, zk = kernel_key(kernel), array_key(Z)
-    kbar = row_means(ds.key, kk, zk, Z, ds.X)
-    kxx = mean_kxx(ds.key, kk, ds.X)
-    zz = float(w @ (kernel.cross(Z, Z) @ w)) if Z.shape[0] <= 4000 else None
-    if zz is None:
-        from dpkme.metrics import weighted_mean_gram
+    r""":math:`\|\hat\mu_X - \sum_m w_m k(z_m,\cdot)\|_{\mathcal H}` (evaluation only; see :func:`distance_report`)."""
+    return distance_report(ds, kernel, Z, w).distance
 
-        zz = weighted_mean_gram(Z, w, kernel)
-    return math.sqrt(max(kxx - 2.0 * float(w @ kbar) + zz, 0.0))
+
+def evaluation_caption(ev: dict | None) -> str:
+    """One line saying how the distance was computed: "exact", or "estimate ± CI (95 %)" with its interval."""
+    if not ev or ev.get("method") != "estimate":
+        return "Distance: **exact** (the mean of K_XX over all pairs of private rows)."
+    return (f"Distance: **{ev['label']}**: {S.fmt(ev['distance'])} in [{S.fmt(ev['ci_low'])}, "
+            f"{S.fmt(ev['ci_high'])}]. With N = {ev['n_rows']:,} rows (more than {EXACT_MAX_ROWS:,}) the exact mean "
+            f"of K_XX would take N²/2 kernel values, so it is estimated without bias from {ev['n_pairs']:,} random "
+            "pairs of rows; the other terms are exact. The projection and ‖μ̂‖ use the same estimate.")
 
 
 def baseline_distance(ds: S.Dataset, kernel, m: int) -> float | None:

@@ -101,10 +101,11 @@ def evaluation_cost(ds: S.Dataset, kernel, n_points: int):
     r"""Predicted cost of the owner's evaluation of a weighted-points release (exact RKHS distances).
 
     The exact :math:`\|\hat\mu_X\|^2` (all N²/2 pairs) is paid once per dataset and kernel: it is dropped
-    from the estimate once computed.
+    from the estimate once computed, and never paid beyond ``EXACT_MAX_ROWS`` rows (estimated from random pairs).
     """
     est = estimate_cost("rkhs-distance", n=ds.n, n_points=max(int(n_points), 1), dim=ds.dim)
-    if (ds.key, C.kernel_key(kernel)) in st.session_state.get(KXX_DONE, set()):
+    if ((ds.key, C.kernel_key(kernel)) in st.session_state.get(KXX_DONE, set())
+            or C.evaluation_method(ds, kernel) == "estimate"):
         est = est.without(ALL_PAIRS_TERM)
     return est
 
@@ -126,11 +127,12 @@ def evaluate(ds: S.Dataset, kernel, release, spec: MechanismSpec) -> dict:
     if spec.output == "function":
         return evaluate_function(ds, release)
     Z, w = release.points, release.weights
-    out = {"distance": C.distance(ds, kernel, Z, w)}
+    rep = C.distance_report(ds, kernel, Z, w)        # exact, or an unbiased estimate with a CI for large N
+    out = {"distance": rep.distance, "evaluation": rep.to_dict()}
     if spec.evaluate_projection:
         out["projection"] = C.projection_distance(ds, kernel, Z)
     out["baseline"] = C.baseline_distance(ds, kernel, release.n_points)
-    out["kme_norm"] = float(np.sqrt(max(C.mean_kxx(ds.key, C.kernel_key(kernel), ds.X), 0.0)))
+    out["kme_norm"] = float(np.sqrt(max(C.kxx_value(ds, kernel), 0.0)))
     st.session_state.setdefault(KXX_DONE, set()).add((ds.key, C.kernel_key(kernel)))
     out["eval_seconds"] = time.perf_counter() - t
     return out
