@@ -111,8 +111,12 @@ def check_recipe(recipe: dict) -> dict:
     if r["mechanism"] == "algorithm1":
         r.setdefault("points", "q")
         check_in(r["points"], _POINTS, name="points")
-        if r["points"] == "domain" and r["schema"] is None:
-            raise ValueError("points='domain' draws from a schema's declared domain: give the schema.")
+        data = r.get("data")
+        bounded = isinstance(data, dict) and isinstance(data.get("scaling"), dict) \
+            and data["scaling"].get("lower") is not None      # a declared scaling with bounds on every column
+        if r["points"] == "domain" and r["schema"] is None and not bounded:
+            raise ValueError("points='domain' draws from a schema's declared domain: give the schema (or a "
+                             "data['scaling'] with declared bounds 'lower' and 'upper').")
         if r["points"] == "q" and r["schema"] is None and r["q_scale"] is None:
             raise ValueError("points='q' needs the declared spread q_scale of q.")
         r.setdefault("basis", "full")
@@ -255,8 +259,9 @@ def make_release(data, *, random_state=None):
         if not alg2:
             if r["points"] == "public":       # the first M publishable rows: public, released as they are
                 Z, points = data["public"][: r["n_points"]], {"points_are_sample": True}
-            elif r["points"] == "domain":     # uniform draws from the schema's declared domain
-                Z, points = None, {"n_points": r["n_points"], "point_domain": schema.domain}
+            elif r["points"] == "domain":     # uniform draws from the declared domain (schema or bounds)
+                domain = schema.domain if schema is not None else data["scaling"].box_domain()
+                Z, points = None, {"n_points": r["n_points"], "point_domain": domain}
             else:                             # draws from the declared q = N(q_center, q_scale^2 I)
                 Z, points = None, {"n_points": r["n_points"], "q_scale": r["q_scale"], "q_center": r["q_center"]}
             rel = dpkme.algorithm1(X, Z, sensitivity=r["sensitivity"], basis=r["basis"], weights=r["weights"],
@@ -265,6 +270,8 @@ def make_release(data, *, random_state=None):
             start = {"initial_points": data["public"]} if r["start"] == "public" else {}
             if schema is not None:
                 start["domain"] = schema.domain
+            elif data["scaling"] is not None and data["scaling"].box_domain() is not None:
+                start["domain"] = data["scaling"].box_domain()     # declared bounds: points stay inside them
             rel = dpkme.algorithm2(X, n_points=r["n_points"], n_features=r["n_features"], solver=r["solver"],
                                    preset=r["preset"], solver_options=dict(r["solver_options"]) or None,
                                    q_scale=r["q_scale"] if r["q_scale"] is not None else 500.0,

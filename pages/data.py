@@ -1,6 +1,7 @@
 """Data: generate, load a bundled sample or upload a table; publishable subset; declared preprocessing."""
 
 import hashlib
+import json
 
 import numpy as np
 import pandas as pd
@@ -17,10 +18,22 @@ from dpkme.io import (
     numeric_columns,
     numeric_matrix,
 )
+from dpkme.preprocessing import SOURCE_PRIVATE, DeclaredScaling, scale_warning
+from ui import presentation as P
 from ui import state as S
 from ui import table_views as TV
 from ui import tables as T
-from ui.datasets import PUBLIC_STATEMENT, SCALING_MODES, build_dataset, cached_dataset, spec_json, split_indices
+from ui.datasets import (
+    PUBLIC_STATEMENT,
+    SCALING_MODES,
+    TABLE_SCALING_DEFAULT,
+    build_dataset,
+    cached_dataset,
+    declared_bounds,
+    scaling_suggestion,
+    spec_json,
+    split_indices,
+)
 from ui.figures import data_figure, pca_basis
 from ui.frame import require_frame
 from ui.schema_editor import bundled_schema, schema_editor
@@ -29,6 +42,7 @@ from ui.widgets import PAGE_KERNEL, guard
 require_frame(__file__)
 
 ss = st.session_state
+P.stepper("data")
 
 st.title("Data")
 st.markdown(
@@ -44,6 +58,88 @@ def _forget_upload() -> None:
     state = ss.pop(S.UPLOAD, None)
     if state is not None:
         ss["data._forgotten_upload"] = state["file_id"]
+
+
+def _per_column_scaling(spec: dict, mode: str) -> dict | None:
+    """The per-column scaling block (issue 16, finding 3): the suggestion from public information, editable in
+    the "columns" mode, and the warning when columns differ in scale by orders of magnitude.
+
+    Returns the declared scaling's dict for the dataset spec (``None`` while a column is not declared, or in
+    another mode). Reads the declared bounds (a bundled table's schema) and the publishable rows; the private rows
+    only when the user ticks the box that says so (the columns are then flagged: releases are not private).
+    """
+    probe = {**spec, "public_fraction": float(pct) / 100.0, "public_declared": bool(declared),
+             "split_seed": int(split_seed)}
+    try:
+        sug = scaling_suggestion(probe, upload_df)
+        if mode == "columns" and sug.missing:
+            # as in the schema editor: a suggestion from the private rows only on request, and flagged everywhere
+            if st.checkbox("Suggest the missing columns from the private rows (reads the private data: releases "
+                           "are then NOT differentially private)", key="data.colscale_private",
+                           persist_state="session"):
+                sug = scaling_suggestion(probe, upload_df, use_private=True)
+    except ValueError:
+        return None                      # e.g. missing cells not dropped: the dataset's own error says what to do
+    cols = list(sug.columns)
+    center, scale, sources = sug.center.copy(), sug.scale.copy(), list(sug.sources)
+    result = None
+    if mode == "columns":
+        bounds = declared_bounds(spec["sample"], cols) if spec["source"] == "sample" else {}
+        base = pd.DataFrame({
+            "column": cols, "centre": center, "scale": scale,
+            "declared bounds": [f"[{bounds[c][0]:g}, {bounds[c][1]:g}]" if c in bounds else "—" for c in cols],
+            "source": [s or "nothing public: declare it" for s in sources]})
+        skey = "data.colscale." + hashlib.sha1(json.dumps(
+            [cols, [None if not np.isfinite(v) else float(v) for v in (*center, *scale)], sources]).encode()
+        ).hexdigest()[:10]
+        if skey not in ss:
+            ss[skey] = base
+        ss["data.colscale_current"] = skey          # which table is shown (the tests read it)
+        st.caption("Each column is scaled as (x − centre) / scale before the kernel sees it; releases are converted "
+                   "back to the original units. Suggested from public information only — the declared bounds of a "
+                   "bundled table (centre = middle, scale = half the range) or the publishable subset (mean and "
+                   "std). Edit any value you know better.")
+        edited = st.data_editor(ss[skey], key=skey + ".editor", hide_index=True, width="stretch",
+                                disabled=["column", "declared bounds", "source"],
+                                column_config={"centre": st.column_config.NumberColumn(format="%.4g"),
+                                               "scale": st.column_config.NumberColumn(format="%.4g")})
+        c_new = pd.to_numeric(edited["centre"], errors="coerce").to_numpy(float)
+        s_new = pd.to_numeric(edited["scale"], errors="coerce").to_numpy(float)
+        for j in range(len(cols)):
+            same = all(np.isclose(a, b, rtol=1e-9, atol=0) or (np.isnan(a) and np.isnan(b))
+                       for a, b in ((c_new[j], center[j]), (s_new[j], scale[j])))
+            if not same:
+                sources[j] = "declared by you"
+        center, scale = c_new, s_new
+        missing = [c for j, c in enumerate(cols) if not (np.isfinite(center[j]) and np.isfinite(scale[j]))]
+        bad = [(c, scale[j]) for j, c in enumerate(cols) if np.isfinite(scale[j]) and scale[j] <= 0]
+        if bad:
+            st.error(f"The scale of column {bad[0][0]!r} is {bad[0][1]:g}; every scale must be > 0.")
+        elif missing:
+            st.warning(f"Nothing public is known about the scale of column(s) {', '.join(missing)}: declare a centre "
+                       "and a scale for each (from a data dictionary or physical limits), or declare a publishable "
+                       "subset. Until then the table stays in its **original units**, where the lengthscale and q "
+                       "are placeholders.", icon=":material/straighten:")
+        else:
+            kept = sug.lower is not None                    # declared bounds on every column: points stay inside
+            private = [c for c, src in zip(cols, sources) if src == SOURCE_PRIVATE]     # not edited since
+            if private:
+                st.warning(f"The scale of column(s) {', '.join(private)} is read from the PRIVATE rows: releases "
+                           "with it are NOT differentially private. Declare those values (edit them) to make them "
+                           "public.", icon=":material/visibility:")
+            result = DeclaredScaling(
+                center=center, scale=scale, source="; ".join(sorted(set(sources))), columns=cols, sources=sources,
+                lower=sug.lower if kept else None, upper=sug.upper if kept else None,
+                data_dependent=private).to_dict()
+    known = np.isfinite(scale) & (scale > 0)
+    if known.all() and len(cols) > 1:
+        msg = scale_warning(scale, columns=cols)
+        if msg and mode == "none":
+            st.warning(msg, icon=":material/straighten:")
+        elif msg:
+            st.info(msg.split(" In these units")[0] + ": the scaling chosen here puts every column on the same "
+                    "footing.", icon=":material/straighten:")
+    return result
 
 
 SOURCES = {"generated": "Generate", "sample": "Bundled real data", "upload": "Upload CSV / Parquet"}
@@ -230,9 +326,14 @@ with right:
     if table_mode:
         st.caption("Mixed table: the units, bounds, categories and clipping of every column are declared in the "
                    "schema below; no other scaling applies.")
-    ss.setdefault("data.scaling", "none")
+    # a user's own table (bundled or uploaded) starts with a per-column scaling from public information
+    # (issue 16, finding 3: one set of original units gave released bill lengths of −251 mm); generated data
+    # keep their units (their geometry comes from the generator's parameters)
+    own_table = source in ("sample", "upload")
+    scaling_key = "data.scaling.table" if own_table else "data.scaling"
+    ss.setdefault(scaling_key, TABLE_SCALING_DEFAULT if own_table else "none")
     mode = "none" if table_mode else st.radio("Scaling", list(SCALING_MODES), format_func=SCALING_MODES.get,
-                                              key="data.scaling", persist_state="session")
+                                              key=scaling_key, persist_state="session")
     with st.expander("Why are bounds and scaling never computed from the private data?"):
         st.markdown(
             "A differentially private release protects every row only if **every choice that depends on the "
@@ -268,11 +369,17 @@ with right:
             clip = st.checkbox("Clip values outside the box onto it", key="data.clip", persist_state="session",
                                help="Clipping to a declared box is a per-row map; it bounds every row's influence.")
 
+    declared_scaling = None
+    if spec is not None and not table_mode and (own_table or mode == "columns"):
+        declared_scaling = _per_column_scaling(spec, mode)
+
     if spec is not None:
         spec.update({"public_fraction": float(pct) / 100.0, "public_declared": bool(declared),
                      "heldout_fraction": float(hpct) / 100.0,
                      "split_seed": int(split_seed), "scaling": mode,
                      "box": box, "clip": bool(clip)})
+        if mode == "columns":
+            spec["declared_scaling"] = declared_scaling
 
 # ---------------------------------------------------------------------- the schema of a mixed table
 if table_ctx is not None:
@@ -354,6 +461,10 @@ if 0 < shown.n_public < 30:
             f"{shown.n_public} synthetic points, and scaling or heuristics computed from them are rough. With a small "
             "table, consider a larger publishable fraction — or use random points from q or Algorithm 2.")
 
+if not P.show_owner_details():          # owner-only: hidden in presentation mode (the stepper leads on)
+    st.info("Guarantee: " + shown.guarantee() + ".")
+    P.hidden_note("The preview of the private rows (plot, table and exact statistics)")
+    st.stop()
 st.subheader("Preview (for the data owner — shows private rows)")
 st.info("Guarantee: " + shown.guarantee() + ".")
 m1, m2, m3, m4, m5 = st.columns(5)
@@ -374,6 +485,12 @@ if shown.is_table and shown.table_report is not None:
 if shown.scaling is not None:
     st.caption(f"Scaling: (x − c)/s with constants from the {shown.scaling.source}. Releases are computed in "
                "these units; downloads are converted back to the original units.")
+elif not shown.is_table and shown.dim > 1 and shown.n >= 2:
+    # nothing public to compare the columns' scales with: the owner's view of the private rows (never released)
+    sd = shown.X.std(axis=0, ddof=1)
+    if np.all(sd > 0) and (msg := scale_warning(sd, columns=[str(c) for c in shown.columns])):
+        st.warning(msg + " (Measured on the private rows: for your eyes only — declare the scaling from public "
+                   "knowledge, never from these numbers.)", icon=":material/straighten:")
 
 tab_plot, tab_table, tab_stats = st.tabs(["Plot", "Table", "Summary statistics (not private)"])
 with tab_plot:

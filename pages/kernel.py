@@ -19,6 +19,7 @@ from dpkme.release.charges import algorithm2_charge
 from dpkme.reproduce import paper_kernel
 from ui import compute as C
 from ui import glossary as G
+from ui import presentation as P
 from ui import state as S
 from ui.datasets import median_heuristic
 from ui.figures import kernel_profile, sigma_figure
@@ -31,6 +32,7 @@ require_frame(__file__)
 
 ss = st.session_state
 ds = require_dataset()
+P.stepper("privacy")
 
 
 def tex_num(x: float, digits: int = 4) -> str:
@@ -256,10 +258,13 @@ with left:
                        f"{'seed ' + str(pc['seed']) if pc['seed'] is not None else 'OS entropy'}; "
                        f"utility sensitivity {pc['sensitivity']:.2g}, {pc['pairs']} pairs). Charged to the ledger.")
             st.page_link(PAGE_LEDGER, label="Budget ledger", icon=":material/account_balance_wallet:")
-            with st.popover("Owner's view: the mechanism's probabilities (private)"):
-                st.caption("Computed from the private rows: for you only, never publish it.")
-                st.bar_chart(pd.DataFrame({"ℓ": [f"{v:.3g}" for v in pc["grid"]],
-                                           "probability": pc["owner_probabilities"]}).set_index("ℓ"))
+            if not P.show_owner_details():
+                P.hidden_note("The mechanism's probabilities (owner's view)")
+            else:
+                with st.popover("Owner's view: the mechanism's probabilities (private)"):
+                    st.caption("Computed from the private rows: for you only, never publish it.")
+                    st.bar_chart(pd.DataFrame({"ℓ": [f"{v:.3g}" for v in pc["grid"]],
+                                               "probability": pc["owner_probabilities"]}).set_index("ℓ"))
     with st.expander("Data-driven heuristics on the private rows", icon=":material/warning:"):
         st.markdown(
             "The popular *median heuristic* sets ℓ to the median distance between rows. Computed on the "
@@ -346,29 +351,32 @@ d3.metric("Noise norm σ√J (Algorithm 2)", S.fmt(a2.details["sigma"] * math.sq
 d4.metric("σ/Δ (Algorithm 2)", S.fmt(a2.noise_multiplier),
           help="Noise multiplier. " + G.help_text("σ/Δ") + " (Budget ledger page)")
 
-a = kernel.diag_value
-N = ds.n
-sens_tex = (rf"\Delta = \frac{{\sqrt{{2\,k(x,x)}}}}{{N}} = \frac{{\sqrt{{2\cdot {a:g}}}}}{{{N}}} = {tex_num(sens)}"
-            if ss[S.SENS_MODE] == "tight" else
-            rf"\Delta = \frac{{2\sqrt{{k(x,x)}}}}{{N}} = \frac{{2\cdot{math.sqrt(a):g}}}{{{N}}} = {tex_num(sens)}")
-st.markdown("**Sensitivity** — replacing one row xₙ by x′ moves the embedding by "
-            "‖k(xₙ,·) − k(x′,·)‖/N, and ‖k(x,·) − k(x′,·)‖² = k(x,x) + k(x′,x′) − 2k(x,x′) ≤ 2 for these kernels:")
-st.latex(sens_tex)
-st.caption("Algorithm 2 privatises a vector of unit-norm random features instead; there the sensitivity is "
-           "2/N whatever is chosen here (the random-feature kernel can be negative), and σ is calibrated to it.")
-if ss[S.CALIBRATION] == "analytic":
-    st.markdown("**Noise scale** — the smallest σ that satisfies the exact Gaussian-mechanism condition "
-                "(Balle & Wang 2018, Theorem 8):")
-    st.latex(rf"\Phi\!\left(\tfrac{{\Delta}}{{2\sigma}} - \tfrac{{\varepsilon\sigma}}{{\Delta}}\right) - "
-             rf"e^{{\varepsilon}}\,\Phi\!\left(-\tfrac{{\Delta}}{{2\sigma}} - \tfrac{{\varepsilon\sigma}}{{\Delta}}\right)"
-             rf"\le \delta \;\Rightarrow\; \sigma = {tex_num(cal.sigma)}\quad(\varepsilon = {eps:g},\ \delta = {tex_num(delta)})")
+if P.show_owner_details():           # formulas: hidden in presentation mode
+    a = kernel.diag_value
+    N = ds.n
+    sens_tex = (rf"\Delta = \frac{{\sqrt{{2\,k(x,x)}}}}{{N}} = \frac{{\sqrt{{2\cdot {a:g}}}}}{{{N}}} = {tex_num(sens)}"
+                if ss[S.SENS_MODE] == "tight" else
+                rf"\Delta = \frac{{2\sqrt{{k(x,x)}}}}{{N}} = \frac{{2\cdot{math.sqrt(a):g}}}{{{N}}} = {tex_num(sens)}")
+    st.markdown("**Sensitivity** — replacing one row xₙ by x′ moves the embedding by "
+                "‖k(xₙ,·) − k(x′,·)‖/N, and ‖k(x,·) − k(x′,·)‖² = k(x,x) + k(x′,x′) − 2k(x,x′) ≤ 2 for these kernels:")
+    st.latex(sens_tex)
+    st.caption("Algorithm 2 privatises a vector of unit-norm random features instead; there the sensitivity is "
+               "2/N whatever is chosen here (the random-feature kernel can be negative), and σ is calibrated to it.")
+    if ss[S.CALIBRATION] == "analytic":
+        st.markdown("**Noise scale** — the smallest σ that satisfies the exact Gaussian-mechanism condition "
+                    "(Balle & Wang 2018, Theorem 8):")
+        st.latex(rf"\Phi\!\left(\tfrac{{\Delta}}{{2\sigma}} - \tfrac{{\varepsilon\sigma}}{{\Delta}}\right) - "
+                 rf"e^{{\varepsilon}}\,\Phi\!\left(-\tfrac{{\Delta}}{{2\sigma}} - \tfrac{{\varepsilon\sigma}}{{\Delta}}\right)"
+                 rf"\le \delta \;\Rightarrow\; \sigma = {tex_num(cal.sigma)}\quad(\varepsilon = {eps:g},\ \delta = {tex_num(delta)})")
+    else:
+        st.markdown("**Noise scale** — the classic calibration (Dwork & Roth 2014, Thm A.1; used in the paper):")
+        st.latex(rf"\sigma = \frac{{\Delta\sqrt{{2\ln(1.25/\delta)}}}}{{\varepsilon}} = "
+                 rf"\frac{{{tex_num(sens)}\cdot\sqrt{{2\ln(1.25/{tex_num(delta)})}}}}{{{eps:g}}} = {tex_num(cal.sigma)}")
+    st.latex(rf"\text{{achieved }}\delta(\varepsilon) = {tex_num(cal.achieved_delta, 3)} \le {tex_num(delta)}, \qquad "
+             rf"\mathbb E\|\text{{noise}}\|_{{\mathcal H}} \approx \sigma\sqrt{{F}} = {tex_num(cal.sigma, 3)}\cdot\sqrt{{{F_shown}}}"
+             rf" = {tex_num(noise_norm, 3)}")
 else:
-    st.markdown("**Noise scale** — the classic calibration (Dwork & Roth 2014, Thm A.1; used in the paper):")
-    st.latex(rf"\sigma = \frac{{\Delta\sqrt{{2\ln(1.25/\delta)}}}}{{\varepsilon}} = "
-             rf"\frac{{{tex_num(sens)}\cdot\sqrt{{2\ln(1.25/{tex_num(delta)})}}}}{{{eps:g}}} = {tex_num(cal.sigma)}")
-st.latex(rf"\text{{achieved }}\delta(\varepsilon) = {tex_num(cal.achieved_delta, 3)} \le {tex_num(delta)}, \qquad "
-         rf"\mathbb E\|\text{{noise}}\|_{{\mathcal H}} \approx \sigma\sqrt{{F}} = {tex_num(cal.sigma, 3)}\cdot\sqrt{{{F_shown}}}"
-         rf" = {tex_num(noise_norm, 3)}")
+    P.hidden_note("The formulas of the sensitivity and the noise scale")
 
 with st.expander("How big is that? (compare with the size of the embedding)"):
     if ds.n_public >= 2:

@@ -21,7 +21,7 @@ import streamlit as st
 
 from dpkme.datasets import GENERATORS, SAMPLES, load_sample
 from dpkme.io import numeric_columns, numeric_matrix
-from dpkme.preprocessing import DeclaredScaling, clip_to_box, public_private_split
+from dpkme.preprocessing import DeclaredScaling, clip_to_box, public_private_split, suggest_scaling
 from dpkme.reproduce import paper_kernel
 
 from .state import Dataset
@@ -30,7 +30,11 @@ SCALING_MODES = {
     "none": "Keep the original units",
     "public": "Standardise with the publishable subset (public mean and std)",
     "box": "Declare a range for every column (mapped to [-1, 1])",
+    "columns": "Per column, suggested from public information (editable)",
 }
+#: The scaling a user's own table (bundled sample, upload) starts with (issue 16, finding 3): per column,
+#: from declared bounds or the publishable subset -- never one set of units for columns of different scales.
+TABLE_SCALING_DEFAULT = "columns"
 
 #: The app's default data: the paper's mixture at an interactive size.
 DEFAULT_SPEC = {
@@ -229,6 +233,41 @@ def coordinate_names(schema) -> list[str]:
     return names
 
 
+def declared_bounds(sample: str, columns) -> dict:
+    """Declared bounds ``{column: (lower, upper)}`` of a bundled sample's numeric ``columns``, from its schema.
+
+    The bundled schemas are declared from the data's documentation (public), not read off its rows. A sample
+    without a schema, or a column it does not bound, gives nothing.
+    """
+    info = SAMPLES.get(sample)
+    if info is None or not getattr(info, "schema", None):
+        return {}
+    from dpkme.datasets import load_schema
+
+    out = {}
+    for c in load_schema(sample).columns:
+        if c.name in [str(x) for x in columns] and c.kind in ("continuous", "integer") \
+                and c.lower is not None and c.upper is not None and float(c.lower) < float(c.upper):
+            out[c.name] = (float(c.lower), float(c.upper))
+    return out
+
+
+def scaling_suggestion(spec: dict, df: pd.DataFrame | None = None, *, use_private: bool = False):
+    """:func:`dpkme.preprocessing.suggest_scaling` for a numeric ``spec``: declared bounds (a bundled sample's
+    schema), else the publishable rows (the same seeded split as :func:`build_dataset`, which does not look at
+    the values). The other rows only with ``use_private`` (the user's explicit, flagged choice: the suggestion
+    then marks those columns as read from the private rows). Raises ValueError when the rows cannot be read
+    (the dataset's own error)."""
+    X_all, cols = _raw_rows(spec, df)[:2]
+    cols = [str(c) for c in cols]
+    bounds = declared_bounds(spec["sample"], cols) if spec["source"] == "sample" else {}
+    frac = float(spec.get("public_fraction") or 0.0)
+    public, rest = None, X_all
+    if frac > 0 and spec.get("public_declared") and X_all.shape[0] >= 2:
+        public, rest, _ = public_private_split(X_all, public_fraction=frac, random_state=int(spec.get("split_seed", 0)))
+    return suggest_scaling(public, bounds=bounds or None, columns=cols, private_rows=rest if use_private else None)
+
+
 def build_table_dataset(spec: dict, df: pd.DataFrame | None = None) -> Dataset:
     """The :class:`Dataset` of a mixed table with the declared ``spec["schema"]`` (its embedded rows).
 
@@ -358,6 +397,16 @@ def build_dataset(spec: dict, df: pd.DataFrame | None = None) -> Dataset:
         if box is None:
             raise ValueError("declare a lower and an upper bound for every column, or choose another scaling.")
         scaling = DeclaredScaling.from_box(lower=box[0], upper=box[1], source="range declared by the user")
+    elif mode == "columns":
+        declared = spec.get("declared_scaling")
+        if declared is not None:         # None: some column is not declared yet (the Data page says which)
+            scaling = DeclaredScaling.from_dict(declared)
+            if scaling.columns is not None and list(scaling.columns) != [str(c) for c in cols]:
+                raise ValueError(f"the declared scaling is for the columns {list(scaling.columns)} but the data "
+                                 f"has {[str(c) for c in cols]}; declare it again for these columns.")
+            if scaling.data_dependent:
+                notes.append(f"The scaling of column(s) {list(scaling.data_dependent)} was read from the PRIVATE "
+                             "rows: releases with it are NOT differentially private. Declare those values.")
     elif mode != "none":
         raise ValueError(f"unknown scaling {mode!r}.")
     if scaling is not None:
@@ -400,6 +449,15 @@ def build_dataset(spec: dict, df: pd.DataFrame | None = None) -> Dataset:
             "random synthetic points cannot be suggested from public information. Declare them on the "
             "Kernel & privacy and Release pages."
         )
+
+    if scaling is not None and scaling.scaled_box() is not None:
+        # declared bounds on every column: q is uniform over them (issue 16, finding 3: points in the data's domain)
+        lo, hi = scaling.scaled_box()
+        qc, qs = 0.5 * (lo + hi), float(np.max(hi - lo) / 2.0)
+        q_note = "uniform over the declared bounds of every column (public)"
+    elif mode == "columns" and scaling is not None and (public is None or public.shape[0] < 5):
+        q_note = ("per column: centre and scale of the declared scaling (q = N(c_j, s_j²) in original units, "
+                  "public)")
 
     key = _hash([data_key, {k: v for k, v in spec.items() if k not in ("upload_hash",)}])
     return Dataset(

@@ -192,7 +192,7 @@ def planning_mechanism(ds: S.Dataset, key: str, params: dict | None) -> tuple[st
         from dpkme.release.random_features import DEFAULT_SOLVER
 
         solver = ss.get(S.SOLVER) or DEFAULT_SOLVER
-        if ds.schema is not None and not get_solver(solver).honours_domain:
+        if ds.point_domain is not None and not get_solver(solver).honours_domain:
             solver = DEFAULT_SOLVER
         plan_key = "alg2"
         p = {"n_points": int(ss.get(S.N_POINTS, 200)), "n_features": int(ss.get(S.N_FEATURES, 1000)),
@@ -282,7 +282,7 @@ def run_explorer(ds: S.Dataset, kernel, *, plan_key: str, params: dict, epsilons
         rng = np.random.default_rng(PLANNING_SEED + 1)
         m = int(params["n_points"])
         if params.get("domain"):
-            Zq = ds.schema.domain.sample(m, rng)
+            Zq = ds.point_domain.sample(m, rng)
         else:
             from dpkme.release.subspace import draw_points_from_q
 

@@ -116,10 +116,14 @@ def privacy_problems(*, noise_source: str | None = None, kernel: bool = True, da
 def schema_problems(ds) -> list[str]:
     """Why a computation on ``ds`` is not private because of its schema (declared values read off private rows)."""
     dependent = list(getattr(getattr(ds, "schema", None), "data_dependent", ()) or ())
+    scaled = list(getattr(getattr(ds, "scaling", None), "data_dependent", ()) or ())   # suggest_scaling(private_rows=)
+    out = [f"the declared scaling of column(s) {scaled} was read from the private rows (declare it from public "
+           "knowledge or suggest it from a publishable subset)"] if scaled else []
     if not dependent:
-        return []
-    return [f"the schema's declared values of column(s) {dependent} were read from the private rows (re-declare "
-            "them from public knowledge, suggest them from a publishable subset, or discover them privately)"]
+        return out
+    return out + [f"the schema's declared values of column(s) {dependent} were read from the private rows "
+                  "(re-declare them from public knowledge, suggest them from a publishable subset, or discover them "
+                  "privately)"]
 
 
 #: Labels for owner-only simulations (curves): nothing is released, but replay mode still makes them reproducible.

@@ -14,6 +14,7 @@ key                          content
 ``curves``                   ``dict`` -- the last privacy-utility sweep (Curves page)
 ``paper_example``            ``int`` -- id of the release made by the Home page's button
 ``upload``                   ``dict`` -- the parsed upload (bytes are never stored)
+``present``                  ``bool`` -- presentation mode (:mod:`ui.presentation`; also ``?present=1``)
 ``cfg.*``                    kernel and privacy settings (Kernel & privacy page)
 ``rel.*``                    mechanism settings (Release page)
 ``data.*``, ``crv.*``,        widget values of the Data, Curves, Third-party use, Ledger,
@@ -195,6 +196,10 @@ class Dataset:
         if dependent:
             return (f"NOT differentially private: the schema's values of column(s) {dependent} were read from the "
                     f"{self.n:,} private rows (declare them, or discover them privately)")
+        scaled = list(getattr(self.scaling, "data_dependent", ()) or ())
+        if scaled:
+            return (f"NOT differentially private: the scaling of column(s) {scaled} was read from the {self.n:,} "
+                    "private rows (declare it from public knowledge)")
         out = f"differentially private for the {self.n:,} private rows"
         if self.n_public:
             out += f"; {self.n_public:,} rows published in the clear (declared public, not protected)"
@@ -213,6 +218,18 @@ class Dataset:
         if self.scaling is None:
             return [str(c) for c in self.columns]
         return [f"{c} (scaled: (x − c)/s)" for c in self.columns]
+
+    @property
+    def point_domain(self):
+        """The declared, public domain synthetic points are drawn from and kept in (model units), or ``None``.
+
+        A mixed table's schema domain, else the declared bounds of every column under the declared scaling
+        (:meth:`dpkme.preprocessing.DeclaredScaling.box_domain`); nothing read off the private rows.
+        """
+        if self.schema is not None:
+            return self.schema.domain
+        box = getattr(self.scaling, "box_domain", None)
+        return box() if box is not None else None
 
     def to_original_units(self, Z: np.ndarray) -> np.ndarray:
         return Z if self.scaling is None else self.scaling.inverse(Z)
@@ -333,6 +350,30 @@ def split_change_note(ds: Dataset) -> str | None:
     return None
 
 
+#: Most synthetic points the app suggests by default from a publishable subset (Algorithm 1's range).
+MAX_DEFAULT_POINTS = 1000
+
+
+def default_n_points_for(ds: Dataset) -> int:
+    """The default number of synthetic points M for ``ds``, from public sizes only.
+
+    With a publishable subset: all its rows (at most :data:`MAX_DEFAULT_POINTS`), so M grows as rows become
+    public. Otherwise, for a user's own table (bundled sample, upload), the library's rule
+    :func:`dpkme.release.tabular.default_n_points`, which grows with N and ε; generated data keep the app's
+    default (the paper's figures).
+    """
+    if ds.n_public:
+        return int(min(ds.n_public, MAX_DEFAULT_POINTS))
+    if ds.source == "generated":
+        return int(DEFAULTS[N_POINTS])
+    from dpkme.release.tabular import default_n_points
+
+    ss = st.session_state
+    eps = float(ss.get(EPS_VALUE, DEFAULT_EPSILON) if ss.get(EPS_TYPED) else ss.get(EPS, DEFAULT_EPSILON))
+    return int(default_n_points(n_private=max(ds.n, 1), epsilon=eps, delta=float(ss.get(DELTA, DEFAULT_DELTA)),
+                                mechanism="algorithm2" if ds.is_table else "algorithm1"))
+
+
 def set_dataset(ds: Dataset) -> None:
     """Make ``ds`` current and adopt its public, data-independent suggestions.
 
@@ -352,8 +393,8 @@ def set_dataset(ds: Dataset) -> None:
         if ds.schema is not None:          # the schema's mixed kernel: the Gaussian kernel, ℓ = 1, on embedded rows
             ss[KERNEL] = "gaussian"
         ss[Q_SCALE] = float(ds.q_scale)
-        if ds.n_public:
-            ss[N_POINTS] = int(min(ss.get(N_POINTS, 200), ds.n_public))
+        # recomputed for every new dataset (issue 16, finding 3: M stayed at 7 when 34 public rows came)
+        ss[N_POINTS] = default_n_points_for(ds)
         ss.pop(REPEAT_DRAWS, None)
         ss.pop(CURVES, None)
     ledger_for(ds)

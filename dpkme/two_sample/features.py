@@ -375,7 +375,9 @@ def public_lengthscale(public_sample, *, max_rows: int = 2000, random_state=0) -
         rng, _ = check_random_state(random_state)
         pool = pool[rng.choice(pool.shape[0], size=max_rows, replace=False)]
     sq = np.einsum("ij,ij->i", pool, pool)
-    d2 = sq[:, None] + sq[None, :] - 2.0 * pool @ pool.T
+    norms = sq[:, None] + sq[None, :]
+    d2 = norms - 2.0 * pool @ pool.T
+    d2[d2 <= 1e-12 * norms] = 0.0      # identical rows: rounding of |p|² + |q|² − 2p·q, not a distance
     iu = np.triu_indices(pool.shape[0], k=1)
     med = float(np.sqrt(max(np.median(np.maximum(d2[iu], 0.0)), 0.0)))
     if not med > 0:

@@ -96,6 +96,10 @@ def _alg1_q_controls(ds):
                    "columns uniform in their bounds, integers over their levels, categories uniform), so every "
                    "released row is a valid row. The draw is public: it does not look at the data.")
         return {"n_points": m, "domain": True, **alg1_options()}
+    if ds.point_domain is not None:      # declared bounds on every column (issue 16, finding 3)
+        st.caption("The points are drawn uniformly within the declared bounds of every column, so every released "
+                   "point lies in the data's declared range. The draw is public: it does not look at the data.")
+        return {"n_points": m, "domain": True, **alg1_options()}
     ss = st.session_state
     ss.setdefault(S.Q_SCALE, float(ds.q_scale))
     q = st.number_input("Spread of q (standard deviation, declared)", min_value=1e-9, format="%.4g",
@@ -110,11 +114,12 @@ def _alg1_q_controls(ds):
 def _alg1_q_run(ctx: RunContext, p: dict) -> Release:
     ctx.progress(0.2, "drawing points from q, basis, projection and noise")
     if p.get("domain"):
-        if ctx.ds.schema is None:
-            raise ValueError("points from a declared domain need a mixed table with a schema (Data page).")
+        if ctx.ds.point_domain is None:
+            raise ValueError("points from a declared domain need a mixed table with a schema, or declared bounds "
+                             "on every column (Data page).")
         return algorithm1(
             ctx.ds.X, None, kernel=ctx.kernel, epsilon=ctx.epsilon, delta=ctx.delta, n_points=p["n_points"],
-            point_domain=ctx.ds.schema.domain, calibration=ctx.calibration, sensitivity=ctx.sensitivity_mode,
+            point_domain=ctx.ds.point_domain, calibration=ctx.calibration, sensitivity=ctx.sensitivity_mode,
             basis=p["basis"], weights=p["weights"], random_state=ctx.random_state, noise=ctx.noise,
         )
     return algorithm1(

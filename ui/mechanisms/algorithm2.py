@@ -35,15 +35,17 @@ def _controls(ds: S.Dataset) -> dict:
     J = st.select_slider("Random features J", options=FEATURE_CHOICES, key=S.N_FEATURES, persist_state="session",
                          help="More features approximate the kernel better; the noise is spread over J coordinates.")
     solvers = _solvers()
-    if ds.schema is not None:            # a mixed table: only solvers that keep their points in the declared domain
+    domain = ds.point_domain
+    if domain is not None:   # a mixed table or declared bounds: only solvers that keep their points in the domain
         solvers = {n: s for n, s in solvers.items() if get_solver(n).honours_domain}
     if ss.get(S.SOLVER) not in solvers:
         ss[S.SOLVER] = DEFAULT_SOLVER
     name = st.selectbox("Reduced-set solver", list(solvers), key=S.SOLVER, persist_state="session",
                         format_func=lambda n: n + (" (default)" if solvers[n]["default"] else ""))
     st.caption(solvers[name]["description"])
-    starts = {"q": "draws from q (declared)" if ds.schema is None else
-              "uniform draws from the schema's declared domain"}
+    starts = {"q": "draws from q (declared)" if domain is None else
+              "uniform draws from the schema's declared domain" if ds.schema is not None else
+              "uniform draws within the declared bounds"}
     if ds.n_public:
         starts["public"] = "the publishable subset (public points)"
     ss.setdefault("rel.alg2_start", "q")
@@ -55,6 +57,10 @@ def _controls(ds: S.Dataset) -> dict:
         st.caption("Mixed table: the solver stays in the declared domain — its candidate points are uniform draws "
                    "from it, continuous coordinates move only within their declared bounds, integer levels and "
                    "categories are never moved off a declared value. Every released row is a valid row.")
+        q = float(ds.q_scale)
+    elif domain is not None:
+        st.caption("Declared bounds on every column: the solver's candidate points are uniform draws within them "
+                   "and points move only within them, so every released point lies in the declared range.")
         q = float(ds.q_scale)
     else:
         ss.setdefault(S.Q_SCALE, float(ds.q_scale))
@@ -88,7 +94,7 @@ def _run(ctx: RunContext, p: dict):
         solver_options=options,
         q_scale=p["q_scale"], q_loc=ds.q_center if ds.q_center is not None else 0.0,
         random_state=ctx.random_state, progress=ctx.progress, preset=PRESET, noise=ctx.noise,
-        **({"domain": ds.schema.domain} if ds.schema is not None else {}),
+        **({"domain": ds.point_domain} if ds.point_domain is not None else {}),
     )
 
 
