@@ -217,9 +217,21 @@ def release_charge(release, label: str | None = None) -> PrivacyCharge | None:
         return exponential_charge(release, label)
     if not (release.sigma > 0 and release.sensitivity > 0):
         return None
+    if release.params.get("count_epsilon"):
+        # dpkme.distributed: a Laplace count composed with the Gaussian sum (basic composition); the accountants
+        # must not treat the whole release as one Gaussian mechanism
+        return PrivacyCharge(label=label or _label_of(release), mechanism="approx-dp", epsilon=release.epsilon,
+                             delta=release.delta,
+                             details={"neighbouring": release.neighbouring, "mechanism": release.mechanism,
+                                      "count_epsilon": release.params["count_epsilon"],
+                                      "sum_epsilon": release.params.get("sum_epsilon")})
     cal = GaussianCalibration(release.sigma, release.epsilon, release.delta, release.sensitivity,
                               release.calibration, release.params.get("achieved_delta", release.delta),
                               bool(release.params.get("calibration_proven", True)))
-    names = {"algorithm1": "Algorithm 1", "algorithm2": "Algorithm 2"}
-    return gaussian_charge(label or names.get(release.mechanism, release.mechanism), cal,
+    return gaussian_charge(label or _label_of(release), cal,
                            details={"neighbouring": release.neighbouring, "mechanism": release.mechanism})
+
+
+def _label_of(release) -> str:
+    """The ledger's default label of a release: "Algorithm 1", "Algorithm 2" or the mechanism's name."""
+    return {"algorithm1": "Algorithm 1", "algorithm2": "Algorithm 2"}.get(release.mechanism, release.mechanism)
