@@ -366,6 +366,7 @@ def alg2_curves(
     initial_points=None,
     q_scale: float = 500.0,
     q_loc=0.0,
+    domain=None,
     mean_kxx: float | None = None,
     random_state=None,
     progress: Callable[[float, str], None] | None = None,
@@ -419,6 +420,11 @@ def alg2_curves(
         (the paper's :math:`\sigma_q = 500`).
     q_loc : float or array (D,), default=0.0
         Mean of :math:`q` (public).
+    domain : EmbeddedDomain, optional
+        A declared (public) domain of the points, e.g. a schema's domain or
+        :meth:`dpkme.preprocessing.DeclaredScaling.box_domain`: the solver's
+        points are drawn uniformly from it and kept inside it
+        (:func:`dpkme.reduced_set.reduce`); the solver must honour domains.
     mean_kxx : float, optional
         A known :math:`\overline{K_{XX}}` (skips its :math:`O(N^2)` computation).
     random_state : None, int or numpy.random.Generator
@@ -462,6 +468,11 @@ def alg2_curves(
     if not eps_list:
         raise ValueError("epsilons is empty; give at least one epsilon.")
     spec = reduced_set.get_solver(solver or reduced_set.DEFAULT_SOLVER)
+    if domain is not None:
+        domain = reduced_set.check_domain_object(domain, X.shape[1])
+        if not spec.honours_domain:
+            raise ValueError(f"solver {spec.name!r} cannot keep its points in a declared domain; use one of "
+                             f"{sorted(n for n, s in reduced_set.SOLVERS.items() if s.honours_domain)}.")
     options = {**reduced_set.preset_options(spec.name, preset), **(solver_options or {})}
     rng, _ = check_random_state(random_state)
     report = progress or (lambda f, msg: None)
@@ -489,7 +500,8 @@ def alg2_curves(
 
             res = reduced_set.reduce(mu, features, n_points=ms[-1], solver=spec.name,
                                      initial_points=initial_points, q_scale=q_scale, q_loc=q_loc,
-                                     random_state=rng, progress=sub, report_at=ms, **opts)
+                                     random_state=rng, progress=sub, report_at=ms,
+                                     **({"domain": domain} if domain is not None else {}), **opts)
             for j, m in enumerate(ms):
                 Z, w = res.checkpoints[m] if m in res.checkpoints else (res.points, res.weights)
                 out[i][r][j] = rkhs_distance(X, Z, w, kernel=kernel, mean_kxx=mean_kxx)

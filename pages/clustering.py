@@ -61,7 +61,8 @@ except ImportError:  # pragma: no cover - older library
 INITS = {
     "public": "k rows of the publishable subset (k-means++ on their features)",
     "gaussian": "k draws from q (declared centre and spread)",
-    "box": "k uniform draws from a public box (declared clipping box, or the publishable subset's range)",
+    "box": "k uniform draws from a public box (declared bounds, declared clipping box, or the publishable subset's "
+           "range)",
 }
 
 kernel = None
@@ -71,7 +72,19 @@ if kernel is None:
     st.stop()
 
 
+def declared_box():
+    """The declared bounds of every column in model units (``ds.point_domain``), or None: nothing read off the data.
+
+    With them (issue 16, finding 3) the initial centres are uniform draws inside them and the centres' pre-images are
+    searched inside them, as Algorithms 1 and 2 keep their points; a mixed table's embedded domain is no box of rows.
+    """
+    dom = ds.point_domain if ds.schema is None else None
+    return None if dom is None else (np.asarray(dom.lower, dtype=float), np.asarray(dom.upper, dtype=float))
+
+
 def public_box():
+    if (box := declared_box()) is not None:
+        return box
     if ds.clip_box is not None:
         return tuple(np.asarray(b, dtype=float) for b in ds.clip_box)
     if ds.n_public >= 2:
@@ -80,10 +93,13 @@ def public_box():
 
 
 def init_kwargs(init: str) -> dict:
-    if init == "public":
-        return {"init": "public", "public_data": ds.public}
+    box = declared_box()
+    if init == "public":        # declared bounds: the pre-images stay inside them
+        return {"init": "public", "public_data": ds.public, **({"bounds": box} if box is not None else {})}
     if init == "box":
         return {"init": "box", "bounds": public_box()}
+    if box is not None:
+        raise ValueError("the columns have declared bounds: start the centres inside them (a public box), not from q.")
     return {"init": "gaussian", "q_loc": ds.q_center if ds.q_center is not None else 0.0,
             "q_scale": float(ss.get(S.Q_SCALE, ds.q_scale))}
 
@@ -104,8 +120,11 @@ with left:
     ss.setdefault("clu.J", 1000)
     J = int(st.select_slider("Random features J", options=[200, 500, 1000, 2000], key="clu.J",
                              persist_state="session"))
-    inits = {key: v for key, v in INITS.items()
-             if (key != "public" or ds.n_public >= k) and (key != "box" or public_box() is not None)}
+    if declared_box() is not None:      # declared bounds on every column: centres start (and stay) inside them
+        inits = {key: INITS[key] for key in ("box", "public") if key == "box" or ds.n_public >= k}
+    else:
+        inits = {key: v for key, v in INITS.items()
+                 if (key != "public" or ds.n_public >= k) and (key != "box" or public_box() is not None)}
     ss.setdefault("clu.init", next(iter(inits)))
     if ss["clu.init"] not in inits:
         ss["clu.init"] = next(iter(inits))

@@ -239,7 +239,10 @@ def _from_reproduce(res: dict, scenario: str) -> pd.DataFrame:
 left, right = st.columns([1, 2], gap="large")
 with left:
     if preset == "custom":
-        kinds = {"public": "Algorithm 1 with the publishable subset", "q": "Algorithm 1 with random points from q"}
+        domain = ds.point_domain       # declared bounds on every column (or a schema): points drawn inside them
+        kinds = {"public": "Algorithm 1 with the publishable subset",
+                 "q": ("Algorithm 1 with random points from q" if domain is None else
+                       "Algorithm 1 with uniform random points within the declared bounds")}
         if not ds.n_public:
             kinds.pop("public")
         ss.setdefault("crv.kind", next(iter(kinds)))
@@ -252,14 +255,22 @@ with left:
                                persist_state="session",
                                help="Algorithm 2 runs a reduced-set solver per ε and repetition (seconds each).")
         if "Algorithm 2" in mechs:
+            from dpkme.reduced_set import get_solver
             from dpkme.release.random_features import list_solvers
 
             a2j = st.select_slider("Algorithm 2: random features J", options=[200, 500, 1000, 2000, 5000],
                                    value=1000, key="crv.J", persist_state="session")
-            a2s = st.selectbox("Algorithm 2: solver", [s["name"] for s in list_solvers()], key="crv.solver",
-                               persist_state="session")
-            st.caption("Algorithm 2 starts from draws of q (centre and spread as on the Release page). One solver run "
-                       "per ε and repetition, a few seconds each: start with few ε values and repetitions.")
+            names = [s["name"] for s in list_solvers()]
+            if domain is not None:       # only solvers that keep their points inside the declared bounds
+                names = [n for n in names if get_solver(n).honours_domain]
+            if ss.get("crv.solver") not in names:
+                ss["crv.solver"] = names[0]
+            a2s = st.selectbox("Algorithm 2: solver", names, key="crv.solver", persist_state="session")
+            st.caption(("Algorithm 2 starts from draws of q (centre and spread as on the Release page)."
+                        if domain is None else "Algorithm 2 starts from uniform draws within the declared bounds "
+                        "and keeps its points inside them.")
+                       + " One solver run per ε and repetition, a few seconds each: start with few ε values and "
+                       "repetitions.")
         e_lo, e_hi = st.select_slider("ε range (log scale)", options=eps_grid, format_func=lambda v: f"{v:g}",
                                       value=(0.01, 10.0), key="crv.eps_range", persist_state="session")
         ss.setdefault("crv.n_eps", 4)
@@ -348,8 +359,11 @@ if run:
                 Z, sample = ds.public[: int(m_max)], True
             else:
                 rng = np.random.default_rng(run_seed)
-                Z, sample = draw_points_from_q(int(m_max), ds.dim, scale=float(ss.get(S.Q_SCALE, ds.q_scale)),
-                                               rng=rng, center=ds.q_center), False
+                if ds.point_domain is not None:     # uniform within the declared bounds (issue 16, finding 3)
+                    Z, sample = ds.point_domain.sample(int(m_max), rng), False
+                else:
+                    Z, sample = draw_points_from_q(int(m_max), ds.dim, scale=float(ss.get(S.Q_SCALE, ds.q_scale)),
+                                                   rng=rng, center=ds.q_center), False
             kxx = C.mean_kxx(ds.key, C.kernel_key(kernel), ds.X)
             if not mechs:
                 raise ValueError("choose at least one mechanism.")

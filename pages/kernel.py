@@ -180,17 +180,24 @@ with left:
                  persist_state="session",
                  help="All four are bounded by k(x, x) = 1 and non-negative, as the privacy proofs need.")
     if ds.is_table:
-        st.info(
-            "**Mixed table with a declared schema.** The kernel acts on the rows *embedded* by the schema, and the "
-            "per-column lengthscales (as fractions of each declared range) and the similarities of two different "
-            "categories are declared **in the schema** (Data page). The Gaussian kernel with ℓ = 1 (the suggestion) "
-            r"is exactly the declared mixed kernel $k(x, y) = \prod_j \exp\!\big(-\frac{(x_j - y_j)^2}"
-            r"{2\ell_j^2(\mathrm{hi}_j - \mathrm{lo}_j)^2}\big)\cdot\prod_c \kappa_c^{[x_c \neq y_c]}$ "
-            "(j: numeric columns, c: categorical ones). "
-            r"Another ℓ multiplies every column's lengthscale by ℓ and turns every similarity $\kappa$ into "
-            r"$\kappa^{1/\ell^2}$; "
-            "another kernel family changes the per-column factors. Change the columns' scales in the schema instead.",
-            icon=":material/table_chart:")
+        if P.show_owner_details():
+            st.info(
+                "**Mixed table with a declared schema.** The kernel acts on the rows *embedded* by the schema, and "
+                "the per-column lengthscales (as fractions of each declared range) and the similarities of two "
+                "different categories are declared **in the schema** (Data page). The Gaussian kernel with ℓ = 1 (the "
+                r"suggestion) is exactly the declared mixed kernel $k(x, y) = \prod_j \exp\!\big(-\frac{(x_j - y_j)^2}"
+                r"{2\ell_j^2(\mathrm{hi}_j - \mathrm{lo}_j)^2}\big)\cdot\prod_c \kappa_c^{[x_c \neq y_c]}$ "
+                "(j: numeric columns, c: categorical ones). "
+                r"Another ℓ multiplies every column's lengthscale by ℓ and turns every similarity $\kappa$ into "
+                r"$\kappa^{1/\ell^2}$; "
+                "another kernel family changes the per-column factors. Change the columns' scales in the schema "
+                "instead.", icon=":material/table_chart:")
+        else:                          # the formula: hidden in presentation mode
+            st.info("**Mixed table with a declared schema.** The kernel acts on the rows *embedded* by the schema; "
+                    "the per-column lengthscales and the similarities of two different categories are declared **in "
+                    "the schema** (Data page). The Gaussian kernel with ℓ = 1 (the suggestion) is exactly the "
+                    "declared mixed kernel.", icon=":material/table_chart:")
+            P.hidden_note("The formula of the declared mixed kernel")
         if ss[S.KERNEL] != "gaussian" or abs(float(ss.get(S.LENGTHSCALE, 1.0)) - 1.0) > 1e-12:
             st.caption("Now not the schema's declared kernel: choose Gaussian with ℓ = 1 (the 'Suggested' button) to "
                        "use it.")

@@ -171,6 +171,8 @@ def all_releases_table(records) -> None:
             "RKHS distance": x.metrics.get("distance"), "L2 error on grid": x.metrics.get("l2"),
             "private": x.private, "seconds": round(x.release.seconds, 3),
         } for x in records])
+        if not P.show_owner_details():    # distances to the private embedding: owner-only
+            table = table.drop(columns=["RKHS distance", "L2 error on grid"])
         st.dataframe(table, hide_index=True)
         st.page_link(PAGE_LEDGER, label="Budget ledger", icon=":material/account_balance_wallet:")
 
@@ -180,49 +182,60 @@ if rec.kind == "function":
     for w in rec.warnings:
         st.warning(w)
     cols = [str(c) for c in ds.columns]
+    own = P.show_owner_details()       # the private μ̂, the L² errors and the formulas: hidden in presentation mode
     if r.axes is not None:
         with right if ds.dim == 1 else st.container():
             if ds.dim > 1:
-                st.subheader("Released function vs the private one")
-            st.plotly_chart(function_figure(r.axes, r.values, r.true_values, columns=cols), key="rel.gp_fig")
+                st.subheader("Released function vs the private one" if own else "The released function")
+            st.plotly_chart(function_figure(r.axes, r.values, r.true_values if own else None, columns=cols),
+                            key="rel.gp_fig")
             if ds.dim > 2:
                 st.caption("A slice through the middle of the other grid axes.")
+            if not own:
+                P.hidden_note("The private μ̂ and the noise next to the released function")
     if ds.dim > 1 and r.axes is not None:
         with right:
             st.markdown(f"**{rec.title}**: the noisy function f̃ on a {'×'.join(str(len(a)) for a in r.axes)} public "
-                        "grid (below: released values, the private μ̂ for comparison, and the noise).")
+                        "grid" + (" (below: released values, the private μ̂ for comparison, and the noise)." if own
+                                  else " (below: the released values)."))
             st.caption("A function release has no synthetic points to draw here.")
-    st.subheader("How close is it?")
-    st.warning("**Owner's view.** The private μ̂ on the left of the figure and every L² error below (except the "
-               "expected one) are computed from the private rows. They are for you, never part of the release or "
-               "of the downloads: do not publish them.", icon=":material/visibility_off:")
+    if own:
+        st.subheader("How close is it?")
+        st.warning("**Owner's view.** The private μ̂ on the left of the figure and every L² error below (except the "
+                   "expected one) are computed from the private rows. They are for you, never part of the release "
+                   "or of the downloads: do not publish them.", icon=":material/visibility_off:")
     st.markdown("**f̃ is not in the RKHS**: a Gaussian-process sample path has infinite RKHS norm, so its RKHS "
                 "distance to μ̂ is ∞ and it is compared in L² on the grid. That is why Balog et al. privatise a "
                 "finite-dimensional projection instead (Algorithms 1 and 2), whose error is finite and which is "
                 "weighted synthetic data.")
-    with st.expander("Why — and what else the library guarantees"):
-        st.markdown(
-            "The released function is $\\tilde f = \\hat\\mu_X + s\\,G$ with $G$ a Gaussian-process sample path. Such a "
-            "path lies in the RKHS with probability 0 (Karhunen–Loève: $G=\\sum_i\\sqrt{\\lambda_i}\\,\\xi_i e_i$ has "
-            "$\\|G\\|_{\\mathcal H}^2=\\sum_i \\xi_i^2=\\infty$), so $\\|\\tilde f-\\hat\\mu_X\\|_{\\mathcal H}=\\infty$: it cannot be "
-            "compared in the paper's metric, and it is not a set of weighted points a third party could resample or "
-            "use with equation (4). That is why Balog et al. privatise a **finite-dimensional projection** instead "
-            "(Algorithm 1: the span of M points; Algorithm 2: J random features): the noise lives in finitely many "
-            "coordinates, its RKHS norm is finite and measurable, and the result is weighted synthetic data. "
-            "On a grid both can still be compared pointwise, in L².")
-        for key in ("finite_points", "hall_constant", "jitter"):
-            if key in _GP_NOTES:
-                st.caption(_GP_NOTES[key])
+    if own:                            # formulas: hidden in presentation mode
+        with st.expander("Why — and what else the library guarantees"):
+            st.markdown(
+                "The released function is $\\tilde f = \\hat\\mu_X + s\\,G$ with $G$ a Gaussian-process sample path. "
+                "Such a path lies in the RKHS with probability 0 (Karhunen–Loève: "
+                "$G=\\sum_i\\sqrt{\\lambda_i}\\,\\xi_i e_i$ has $\\|G\\|_{\\mathcal H}^2=\\sum_i \\xi_i^2=\\infty$), so "
+                "$\\|\\tilde f-\\hat\\mu_X\\|_{\\mathcal H}=\\infty$: it cannot be compared in the paper's metric, and it is "
+                "not a set of weighted points a third party could resample or use with equation (4). That is why "
+                "Balog et al. privatise a **finite-dimensional projection** instead (Algorithm 1: the span of M "
+                "points; Algorithm 2: J random features): the noise lives in finitely many coordinates, its RKHS "
+                "norm is finite and measurable, and the result is weighted synthetic data. On a grid both can still "
+                "be compared pointwise, in L².")
+            for key in ("finite_points", "hall_constant", "jitter"):
+                if key in _GP_NOTES:
+                    st.caption(_GP_NOTES[key])
+    else:
+        P.hidden_note("The L² errors to the private μ̂ and the formulas of why f̃ is not in the RKHS")
     g1, g2, g3, g4 = st.columns(4)
-    g1.metric("L² error on the grid (owner's view)", S.fmt(m.get("l2")),
-              help=f"‖f̃ − μ̂‖ on the grid; ‖μ̂‖ there is {S.fmt(m.get('truth_l2'))}. Private evaluation.")
+    if own:
+        g1.metric("L² error on the grid (owner's view)", S.fmt(m.get("l2")),
+                  help=f"‖f̃ − μ̂‖ on the grid; ‖μ̂‖ there is {S.fmt(m.get('truth_l2'))}. Private evaluation.")
     g2.metric("Expected L² error (public)", S.fmt(m.get("expected_l2")),
               help="Computed from the noise level alone: publishable without touching the data.")
     g3.metric("RKHS distance", "∞", help="A GP sample path has infinite RKHS norm (Karhunen–Loève).")
-    if "points_l2" in m:
+    if own and "points_l2" in m:       # its L² error to μ̂ is owner-only too
         g4.metric("Latest points release, same grid", S.fmt(m["points_l2"]),
                   help=f"{m.get('points_title')}: its Σ wₘ k(zₘ, ·) evaluated on the same grid, L² error to μ̂.")
-    else:
+    elif own:
         g4.caption("Make an Algorithm 1 or 2 release to compare it on this grid; the Curves page compares them "
                    "over ε.")
     g5, g6, g7, g8 = st.columns(4)

@@ -254,3 +254,134 @@ def test_with_the_exact_box_on_the_epsilon_shown_is_the_one_in_use(page):
     ok(at)
     assert at.select_slider(key=S.EPS).value == 0.3                             # back on the nearest step
     assert not [m for m in at.markdown if m.value.startswith("Privacy parameter ε:")]
+
+
+# ---------------------------------------------------------------------- the last owner-only views (issue 16)
+HIDDEN = "hidden in presentation mode"
+
+
+def _figure_titles(at) -> list[str]:
+    import json
+
+    out = []
+    for c in at.get("plotly_chart"):
+        fig = json.loads(c.proto.spec)
+        out += [a.get("text", "") for a in fig["layout"].get("annotations", [])]
+        out.append(((fig["layout"].get("title") or {}).get("text")) or "")
+    return out
+
+
+def _all_releases_columns(at) -> list[list[str]]:
+    return [list(d.value.columns) for d in at.dataframe if "mechanism" in d.value.columns]
+
+
+def test_the_gp_release_hides_the_private_function_its_l2_errors_and_its_formulas():
+    at = new_app().run()
+    follow(at, "pages/release.py")
+    at.selectbox(key=S.MECHANISM).set_value("gp").run()
+    at.button(key="rel.go").click().run()
+    ok(at)
+    assert at.session_state[S.RELEASES][-1].kind == "function"
+    # owner: the private μ̂ beside the released function, the L² errors, the "Why" formulas
+    assert "private μ̂ (never released)" in _figure_titles(at)
+    assert "L² error on the grid (owner's view)" in metric_labels(at) and "How close is it?" in texts(at)
+    assert "Why — and what else the library guarantees" in expander_labels(at)
+    assert all("RKHS distance" in c for c in _all_releases_columns(at))
+    assert HIDDEN not in texts(at)
+    at.session_state[P.PRESENT] = True
+    at.run()
+    ok(at)
+    titles = _figure_titles(at)
+    assert "private μ̂ (never released)" not in titles and "noise: released − private" not in titles
+    assert "L² error on the grid (owner's view)" not in metric_labels(at)
+    assert "Latest points release, same grid" not in metric_labels(at) and "How close is it?" not in texts(at)
+    assert "Why — and what else the library guarantees" not in expander_labels(at)
+    assert not any("Owner's view" in w.value for w in at.warning)
+    assert all("RKHS distance" not in c and "L2 error on grid" not in c for c in _all_releases_columns(at))
+    t = texts(at)
+    assert "The private μ̂ and the noise next to the released function — " + HIDDEN in t
+    assert "The L² errors to the private μ̂ and the formulas" in t
+    # the public facts stay: what was released, its expected error (from the noise level alone), ε
+    assert {"Expected L² error (public)", "RKHS distance", "ε spent"} <= set(metric_labels(at))
+
+
+def _schema_release(present: bool):
+    """Penguins as a mixed table with the bundled declared schema, one default (Algorithm 2) release."""
+    at = new_app().run()
+    at.switch_page("pages/data.py").run()
+    at.radio(key="data.source").set_value("sample").run()
+    at.selectbox(key="data.sample").set_value("penguins").run()
+    at.radio(key="data.mode").set_value("schema").run()
+    at.button(key="data.use").click().run()
+    ok(at)
+    assert at.session_state[S.DATASET].is_table
+    follow(at, "pages/release.py")
+    at.button(key="rel.go").click().run()
+    ok(at)
+    at.session_state[P.PRESENT] = present
+    return at
+
+
+@pytest.mark.slow
+def test_the_mixed_table_use_view_shows_estimates_only_in_presentation_mode():
+    at = _schema_release(True)
+    follow(at, "pages/use.py")
+    ok(at)
+    heads = [h.value for h in at.subheader]
+    assert {"Categories: counts and proportions", "Cross-tabulation", "Means by group",
+            "Means and standard deviations"} <= set(heads)                    # every estimate is still there
+    cols = [c for d in at.dataframe for c in map(str, d.value.columns)]
+    assert "estimated proportion" in cols and "estimated mean" in cols and "estimated SD" in cols
+    assert not [c for c in cols if c.startswith("true") or c.startswith("error")]
+    assert not any(m.value == "**True (private)**" for m in at.markdown)
+    assert not any("Total variation distance" in c.value for c in at.caption)
+    t = texts(at)
+    assert "The true (private) values next to each estimate — " + HIDDEN in t
+    assert "The true (private) cross-tabulation — " + HIDDEN in t
+    # the owner sees the truth again when the mode is turned off
+    at.session_state[P.PRESENT] = False
+    at.run()
+    ok(at)
+    cols = [c for d in at.dataframe for c in map(str, d.value.columns)]
+    assert "true proportion" in cols and "true mean" in cols and HIDDEN not in texts(at)
+
+
+@pytest.mark.slow
+def test_the_kernel_pages_schema_note_hides_its_formula():
+    at = _schema_release(False)
+    follow(at, "pages/kernel.py")
+    ok(at)
+    note = next(i.value for i in at.info if i.value.startswith("**Mixed table with a declared schema.**"))
+    assert "$k(x, y)" in note and "The formula of the declared mixed kernel" not in texts(at)
+    at.session_state[P.PRESENT] = True
+    at.run()
+    ok(at)
+    note = next(i.value for i in at.info if i.value.startswith("**Mixed table with a declared schema.**"))
+    assert "$" not in note and "declared **in the schema**" in note
+    assert "The formula of the declared mixed kernel — " + HIDDEN in texts(at)
+
+
+def test_the_explorer_does_not_offer_planning_on_the_private_rows_in_presentation_mode():
+    from ui import explorer as XP
+
+    at = new_app().run()
+    follow(at, "pages/release.py")
+    assert XP.PRIVATE_KEY in [c.key for c in at.checkbox]                     # the owner's opt-in
+    at.checkbox(key=XP.PRIVATE_KEY).check().run()
+    at.button(key=XP.GO_KEY).click().run()                                      # panels from the private rows
+    ok(at)
+    assert at.session_state[XP.RESULT_KEY]["private"]
+    at.session_state[P.PRESENT] = True
+    at.run()
+    ok(at)
+    assert XP.PRIVATE_KEY not in [c.key for c in at.checkbox]                 # not offered
+    assert not [f for f in _figure_titles(at) if "ε = " in f]                  # the private panels are hidden
+    assert "The ε explorer's panels drawn from the private rows — " + HIDDEN in texts(at)
+    assert "data-dependent choice" not in texts(at)
+    # a new run plans on public or simulated data even though the owner's opt-in is still set in the session
+    at.button(key=XP.GO_KEY).click().run()
+    ok(at)
+    res = at.session_state[XP.RESULT_KEY]
+    assert not res["private"] and res["plan_source"] != "private"
+    assert [f for f in _figure_titles(at) if "ε = " in f]
+    assert not at.session_state[S.RELEASES]                                      # planning only: nothing released

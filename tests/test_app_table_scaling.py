@@ -238,3 +238,148 @@ def test_a_suggestion_from_the_private_rows_is_on_request_and_flagged():
     ok(at)
     ds = _use(at)
     assert ds.scaling.is_private and ds.scaling.sources == ("declared by you",) * 2
+
+
+# ---------------------------------------------------------------------- the other pages draw inside the bounds too
+def _inside(ds, Z) -> None:
+    """``Z`` (model units) lies within the declared bounds of every column (original units)."""
+    pts = ds.to_original_units(np.asarray(Z, dtype=float))
+    assert pts.ndim == 2 and pts.shape[1] == 4 and len(pts)
+    tol = 1e-9 * (UPPER - LOWER)
+    assert np.all(pts >= LOWER - tol) and np.all(pts <= UPPER + tol)
+
+
+@pytest.mark.slow
+def test_exponential_mechanism_candidates_lie_in_the_declared_range():
+    """Issue 16, finding 3: the exact exponential mechanism's candidates were a grid over q's centre ± 2 spreads;
+    with declared bounds on every column they are a grid over the bounds (or uniform draws within them)."""
+    from ui.mechanisms.exponential import _exp_candidates
+
+    at = _penguins()
+    ds = _use(at)
+    at.switch_page("pages/release.py").run()
+    at.selectbox(key=S.MECHANISM).set_value("exponential").run()
+    ok(at)
+    radio = at.radio(key="rel.exp_cands")
+    assert radio.value == "grid-box"                                  # no grid over q's centre ± 2 spreads
+    assert radio.options == [radio.format_func("grid-box"), radio.format_func("domain")]
+    at.button(key="rel.go").click().run()                             # 3⁴ = 81 candidates, M = 4
+    ok(at)
+    rec = at.session_state[S.RELEASES][-1]
+    assert rec.private and rec.release.mechanism == "exponential"
+    _inside(ds, rec.release.points)
+    grid = _exp_candidates(ds, "grid-box", 3, 1)
+    _inside(ds, grid)
+    assert np.allclose(ds.to_original_units(grid).min(axis=0), LOWER)      # the grid spans the declared bounds
+    assert np.allclose(ds.to_original_units(grid).max(axis=0), UPPER)
+    assert "within the declared bounds" in radio.format_func("domain")   # or uniform draws within them
+    _inside(ds, _exp_candidates(ds, "domain", 1, 30))
+
+
+def test_the_gp_release_grid_lies_in_the_declared_range():
+    """The GP release's public grid was q's centre ± 2 spreads; with declared bounds it spans them."""
+    at = _penguins()
+    ds = _use(at)
+    at.switch_page("pages/release.py").run()
+    at.selectbox(key=S.MECHANISM).set_value("gp").run()
+    ok(at)
+    radio = at.radio(key="rel.gp_region")
+    assert radio.value == "box" and radio.options == [radio.format_func("box")]     # not q's box
+    at.button(key="rel.go").click().run()
+    ok(at)
+    rec = at.session_state[S.RELEASES][-1]
+    assert rec.kind == "function" and rec.private
+    axes = rec.release.axes
+    lo, hi = np.array([a.min() for a in axes]), np.array([a.max() for a in axes])
+    _inside(ds, np.stack([lo, hi]))
+    assert np.allclose(ds.to_original_units(np.stack([lo, hi])), np.stack([LOWER, UPPER]))
+
+
+def test_the_curves_draw_algorithm_1s_points_within_the_declared_range(monkeypatch):
+    """The Curves page drew Algorithm 1's points from q with one spread; with declared bounds they are uniform
+    draws within them (the same public draw as the Release page's Algorithm 1)."""
+    import dpkme.release.subspace as subspace
+    from dpkme.schema import EmbeddedDomain
+
+    drawn = []
+    sample = EmbeddedDomain.sample
+
+    def spy(self, n, rng):
+        out = sample(self, n, rng)
+        drawn.append(out)
+        return out
+
+    def from_q(*args, **kwargs):
+        raise AssertionError("points drawn from q")
+
+    monkeypatch.setattr(EmbeddedDomain, "sample", spy)
+    monkeypatch.setattr(subspace, "draw_points_from_q", from_q)
+    at = _penguins()
+    ds = _use(at)
+    at.switch_page("pages/curves.py").run()
+    ok(at)
+    assert at.radio(key="crv.kind").value == "q"
+    assert "within the declared bounds" in at.radio(key="crv.kind").format_func("q")
+    drawn.clear()
+    at.button(key="crv.go").click().run()
+    ok(at)
+    assert drawn and drawn[-1].shape == (250, 4)
+    _inside(ds, drawn[-1])
+    t = at.session_state[S.CURVES]["table"]
+    assert (t["method"] == "Algorithm 1").any() and np.isfinite(t["distance"]).all()
+    # Algorithm 2's curves: only solvers that keep their points inside the bounds (alg2_curves(domain=...))
+    at.multiselect(key="crv.mechs").set_value(["Algorithm 1", "Algorithm 2"]).run()
+    ok(at)
+    assert "preimage" not in at.selectbox(key="crv.solver").options
+    assert any("within the declared bounds" in c.value for c in at.caption)
+
+
+def test_the_clustering_page_starts_and_keeps_its_centres_within_the_declared_range():
+    """The Clustering page started its centres from q (one spread); with declared bounds they are uniform draws
+    within them, and the released centres' pre-images are searched inside them."""
+    at = _penguins()
+    ds = _use(at)
+    at.switch_page("pages/clustering.py").run()
+    ok(at)
+    radio = at.radio(key="clu.init")
+    assert radio.value == "box" and radio.options == [radio.format_func("box")]     # no draws from q
+    at.button(key="clu.go").click().run()
+    ok(at)
+    res = at.session_state["clu.result"]["result"]
+    _inside(ds, res.init_points)
+    path = res.centre_path()
+    _inside(ds, path[~np.isnan(path).any(axis=2)])
+
+
+def test_a_clusterwise_release_of_penguins_lies_in_the_declared_range():
+    """The Release page's cluster-wise release started from q and let its solvers roam; with declared bounds its
+    centres start inside them and every released point stays inside them."""
+    at = _penguins()
+    ds = _use(at)
+    at.switch_page("pages/release.py").run()
+    at.selectbox(key=S.MECHANISM).set_value("clusterwise").run()
+    ok(at)
+    at.button(key="rel.go").click().run()
+    ok(at)
+    rec = at.session_state[S.RELEASES][-1]
+    assert rec.private and rec.mechanism_key == "clusterwise"
+    _inside(ds, rec.release.points)
+
+
+def test_grids_over_the_publishable_rows_stay_within_the_declared_range():
+    """With publishable rows, the exponential mechanism's grid over their range and the GP release's grid over it
+    (widened by 10 %) are cut to the declared bounds; both stay the first choice only without bounds."""
+    from ui.mechanisms.exponential import _exp_candidates
+    from ui.mechanisms.gp import gp_grid
+
+    at = _penguins(10.0)
+    ds = _use(at)
+    assert ds.n_public == 34 and ds.point_domain is not None
+    _inside(ds, _exp_candidates(ds, "grid-public", 3, 1))
+    axes = gp_grid(ds, "public", 4)
+    _inside(ds, np.stack([[a.min() for a in axes], [a.max() for a in axes]]))
+    at.switch_page("pages/release.py").run()
+    at.selectbox(key=S.MECHANISM).set_value("gp").run()
+    ok(at)
+    radio = at.radio(key="rel.gp_region")
+    assert radio.value == "box" and radio.options == [radio.format_func("box"), radio.format_func("public")]

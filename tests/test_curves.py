@@ -144,3 +144,37 @@ def test_alg2_curves_shapes_monotone_in_epsilon_and_presets():
         preset_options("pursuit-joint", "turbo")
     with pytest.raises(ValueError, match="empty"):
         alg2_curves(X, kernel=KERNEL, epsilons=[], delta=1e-6, m_grid=[5])
+
+
+def test_alg2_curves_keep_the_solvers_points_in_a_declared_domain(monkeypatch):
+    """A declared box (e.g. ``DeclaredScaling.box_domain()``) reaches every solver run: the points are drawn and kept
+    inside it; a solver that cannot honour a domain is refused before any private row is read."""
+    from dpkme import reduced_set
+    from dpkme.curves import alg2_curves
+    from dpkme.preprocessing import DeclaredScaling
+
+    domain = DeclaredScaling.from_box(lower=[-1.0, 0.0], upper=[1.0, 3.0], columns=["a", "b"]).box_domain()
+    X = np.clip(RNG.normal(size=(300, 2)), [-1.0, 0.0], [1.0, 3.0])
+    X = (X - [0.0, 1.5]) / [1.0, 1.5]                    # the box's scaled units: [-1, 1]²
+    seen = []
+    reduce = reduced_set.reduce
+
+    def spy(*args, **kwargs):
+        res = reduce(*args, **kwargs)
+        seen.append((kwargs.get("domain"), res.points))
+        return res
+
+    monkeypatch.setattr(reduced_set, "reduce", spy)
+    c = alg2_curves(X, kernel=KERNEL, epsilons=[1.0], delta=1e-6, m_grid=[4, 8], reps=2, n_features=100,
+                    preset="interactive", q_scale=50.0, domain=domain, random_state=0)
+    assert np.asarray(c.alg2_reps).shape == (1, 2, 2) and len(seen) == 2
+    for dom, Z in seen:
+        assert dom is domain and Z.shape == (8, 2)
+        assert np.all(Z >= domain.lower - 1e-12) and np.all(Z <= domain.upper + 1e-12)
+
+    def no_read(*args, **kwargs):
+        raise AssertionError("the private rows were read")
+
+    monkeypatch.setattr(KERNEL.__class__, "mean_gram", no_read)
+    with pytest.raises(ValueError, match="cannot keep its points in a declared domain"):
+        alg2_curves(X, kernel=KERNEL, epsilons=[1.0], delta=1e-6, m_grid=[4], solver="preimage", domain=domain)

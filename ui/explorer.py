@@ -18,7 +18,9 @@ does):
 * ``domain`` (a table with a schema) or ``q`` (numeric data): N uniform draws from the schema's declared domain,
   or N draws from the declared :math:`q = \mathcal N(c, s^2 I)`: no row at all, a pessimistic stand-in;
 * ``private``: the private rows -- only when the owner opts in, with :data:`PRIVATE_NOTE` on the page: choosing
-  ε or M from what one sees there is itself a data-dependent choice, which no ledger accounts for.
+  ε or M from what one sees there is itself a data-dependent choice, which no ledger accounts for. The opt-in is
+  not offered in presentation mode (:func:`ui.presentation.show_owner_details`), and panels an earlier run drew
+  from the private rows are hidden there.
 
 Every planning set has exactly N rows (N is public under replace-one), so the mechanism calibrates its noise to the
 same sensitivity as the real release. Noise: fresh OS entropy for every panel; in the Release page's replay mode,
@@ -42,6 +44,7 @@ from . import state as S
 from . import tables as T
 from .figures import witness_panel
 from .mechanisms import REGISTRY, RunContext
+from .presentation import hidden_note, show_owner_details
 from .runner import KXX_DONE, run_spec
 from .widgets import guard, size_guard
 
@@ -412,11 +415,14 @@ def section(ds: S.Dataset, *, mechanism_key: str, params: dict | None, kernel, e
     sources = planning_sources(ds)
     if ss.get(SOURCE_KEY) not in sources:
         ss[SOURCE_KEY] = sources[0]
-    private = bool(ss.get(PRIVATE_KEY))
+    # the owner's opt-in to plan on the private rows: simply not offered in presentation mode (and not applied)
+    owner = show_owner_details()
+    private = owner and bool(ss.get(PRIVATE_KEY))
     st.radio("Planning data (public or simulated)", sources, key=SOURCE_KEY, format_func=SOURCE_WORDS.get,
              horizontal=True, persist_state="session", disabled=private)
-    private = st.checkbox("Plan on the private rows instead (owner only)", key=PRIVATE_KEY, persist_state="session",
-                          help="Off by default: planning runs on public or simulated data.")
+    if owner:
+        private = st.checkbox("Plan on the private rows instead (owner only)", key=PRIVATE_KEY,
+                              persist_state="session", help="Off by default: planning runs on public or simulated data.")
     if private:
         st.warning(PRIVATE_NOTE, icon=":material/visibility_off:")
     plan_key, p, notes = planning_mechanism(ds, mechanism_key, params)
@@ -457,6 +463,9 @@ def draw(ds: S.Dataset, res: dict, column: str) -> None:
     panels = res["panels"]
     plan = res["plan"]
     if res.get("private"):
+        if not show_owner_details():
+            hidden_note("The ε explorer's panels drawn from the private rows")
+            return
         st.warning("These panels were drawn from the **private rows**: owner only. " + PRIVATE_NOTE,
                    icon=":material/visibility_off:")
     cols = st.columns(len(panels))

@@ -296,15 +296,26 @@ def template_figure(X, kme_grid, noisy_grid, xs, ys, Z, w) -> go.Figure:
 
 def function_figure(axes, values, truth, *, columns, title_released="released f̃ = μ̂ + s·G") -> go.Figure:
     """A function release on its grid: released, private truth and the noise (D = 1: lines; D ≥ 2: heat-maps,
-    a slice through the middle of the other axes for D > 2)."""
-    values, truth = np.asarray(values), np.asarray(truth)
+    a slice through the middle of the other axes for D > 2). ``truth`` None (presentation mode: the private μ̂ is
+    owner-only) draws the released function alone."""
+    values = np.asarray(values)
+    truth = None if truth is None else np.asarray(truth)
     if len(axes) == 1:
         fig = go.Figure()
-        fig.add_trace(go.Scatter(x=axes[0], y=truth, name="private μ̂", line=dict(color="black", width=2)))
+        if truth is not None:
+            fig.add_trace(go.Scatter(x=axes[0], y=truth, name="private μ̂", line=dict(color="black", width=2)))
         fig.add_trace(go.Scatter(x=axes[0], y=values, name="released", line=dict(color=PALETTE[0], width=1.5)))
         fig.update_layout(height=380, xaxis_title=columns[0], **_LAYOUT)
         return fig
     idx = tuple(slice(None) if d < 2 else len(a) // 2 for d, a in enumerate(axes))
+    if truth is None:
+        V = values[idx].T                       # "ij" grid -> z[y][x]
+        fig = go.Figure(go.Heatmap(x=axes[0], y=axes[1], z=V, coloraxis="coloraxis"))
+        fig.update_layout(height=470, margin=dict(l=10, r=10, t=50, b=10), title=title_released,
+                          coloraxis=dict(colorscale="Viridis", colorbar=dict(title=dict(text="function value"))))
+        fig.update_xaxes(title_text=columns[0])
+        fig.update_yaxes(title_text=columns[1])
+        return fig
     V, T = values[idx].T, truth[idx].T          # "ij" grid -> z[y][x]
     xs, ys = axes[0], axes[1]
     fig = make_subplots(rows=1, cols=3, horizontal_spacing=0.08,

@@ -152,16 +152,30 @@ def downloads(rec, ds) -> None:
 
 # --------------------------------------------------------------------------- third-party use
 def use_view(rec, ds, w: np.ndarray) -> None:
-    """What a recipient computes from the weighted rows, next to the private truth (owner's view)."""
+    """What a recipient computes from the weighted rows, next to the private truth (owner's view).
+
+    In presentation mode (:func:`ui.presentation.show_owner_details` False) the private truth is neither shown nor
+    read: the estimates alone, with a :func:`ui.presentation.hidden_note` where the truth would be.
+    """
+    from .presentation import hidden_note, show_owner_details
+
+    own = show_owner_details()
     tr = E.table_release(rec, ds)
     released = tr.table()
-    private = private_table(ds.key, ds)
+    private = private_table(ds.key, ds) if own else None
     schema = ds.schema
     cats = [c for c in schema.columns if c.kind in T.CATEGORICAL_KINDS]
     nums = [c for c in schema.columns if c.kind in T.NUMERIC_KINDS]
+
+    def levels_of(spec):      # declared categories, then labels seen (in the private rows only for the owner)
+        return T.category_levels(spec, released[spec.name], *(() if private is None else (private[spec.name],)))
+
     st.caption("Every estimate uses the weighted rows of the release, self-normalised (Σ w = 1): Σₘ wₘ h(rowₘ). "
-               f"Counts are proportions × N = {ds.n:,} (the public number of private rows). The truth is computed "
-               "from the private rows as the schema reads them — **owner's view only**.")
+               f"Counts are proportions × N = {ds.n:,} (the public number of private rows)."
+               + (" The truth is computed from the private rows as the schema reads them — **owner's view only**."
+                  if own else ""))
+    if not own:
+        hidden_note("The true (private) values next to each estimate")
     if abs(float(np.sum(w))) <= 1e-12:
         st.error("The weights sum to 0: no proportion can be estimated from them. Choose probability weights above.")
         return
@@ -171,13 +185,16 @@ def use_view(rec, ds, w: np.ndarray) -> None:
         st.info("The schema has no categorical or boolean column.")
     for i, c in enumerate(cats):
         est = T.category_table(released, c, w, n=ds.n)
-        true = T.category_table(private, c)
-        levels = T.category_levels(c, released[c.name], private[c.name])
+        levels = levels_of(c)
         est = est.set_index("category").reindex(levels, fill_value=0.0)
-        true = true.set_index("category").reindex(levels, fill_value=0.0)
-        tab = pd.DataFrame({"estimated proportion": est["proportion"], "true proportion": true["proportion"],
-                            "error": est["proportion"] - true["proportion"], "estimated count": est["count"],
-                            "true count": true["count"].round().astype("int64")}).rename_axis(c.name)
+        if own:
+            true = T.category_table(private, c).set_index("category").reindex(levels, fill_value=0.0)
+            tab = pd.DataFrame({"estimated proportion": est["proportion"], "true proportion": true["proportion"],
+                                "error": est["proportion"] - true["proportion"], "estimated count": est["count"],
+                                "true count": true["count"].round().astype("int64")}).rename_axis(c.name)
+        else:
+            tab = pd.DataFrame({"estimated proportion": est["proportion"],
+                                "estimated count": est["count"]}).rename_axis(c.name)
         st.markdown(f"**{c.name}**")
         st.dataframe(tab.style.format(precision=3))
 
@@ -197,17 +214,20 @@ def use_view(rec, ds, w: np.ndarray) -> None:
             st.error("Choose two different columns for the cross-tabulation.")
         else:
             a, b = schema[an], schema[bn]
-            la = T.category_levels(a, released[an], private[an])
-            lb = T.category_levels(b, released[bn], private[bn])
+            la, lb = levels_of(a), levels_of(b)
             x_est = T.crosstab(released, a, b, w, levels_a=la, levels_b=lb)
-            x_true = T.crosstab(private, a, b, levels_a=la, levels_b=lb)
             x1, x2 = st.columns(2)
             x1.markdown("**From the release** (shares of all rows)")
             x1.dataframe(x_est.style.format(precision=3))
-            x2.markdown("**True (private)**")
-            x2.dataframe(x_true.style.format(precision=3))
-            err = float(np.abs(x_est.to_numpy() - x_true.to_numpy()).sum()) / 2
-            st.caption(f"Total variation distance between the two tables: {err:.3f}.")
+            if own:
+                x_true = T.crosstab(private, a, b, levels_a=la, levels_b=lb)
+                x2.markdown("**True (private)**")
+                x2.dataframe(x_true.style.format(precision=3))
+                err = float(np.abs(x_est.to_numpy() - x_true.to_numpy()).sum()) / 2
+                st.caption(f"Total variation distance between the two tables: {err:.3f}.")
+            else:
+                with x2:
+                    hidden_note("The true (private) cross-tabulation")
 
     if nums and cats:
         st.subheader("Means by group")
@@ -221,12 +241,15 @@ def use_view(rec, ds, w: np.ndarray) -> None:
         g1, g2 = st.columns(2)
         num = schema[g1.selectbox("Mean of", nn, key="use.gm_num", persist_state="session")]
         cat = schema[g2.selectbox("By", cn, key="use.gm_cat", persist_state="session")]
-        levels = T.category_levels(cat, released[cat.name], private[cat.name])
+        levels = levels_of(cat)
         est = T.group_means(released, num, cat, w, levels=levels)
-        true = T.group_means(private, num, cat, levels=levels)
-        tab = pd.DataFrame({cat.name: levels, "estimated mean": est["mean"], "true mean": true["mean"],
-                            "error": est["mean"] - true["mean"], "estimated share": est["share"],
-                            "true share": true["share"]})
+        if own:
+            true = T.group_means(private, num, cat, levels=levels)
+            tab = pd.DataFrame({cat.name: levels, "estimated mean": est["mean"], "true mean": true["mean"],
+                                "error": est["mean"] - true["mean"], "estimated share": est["share"],
+                                "true share": true["share"]})
+        else:
+            tab = pd.DataFrame({cat.name: levels, "estimated mean": est["mean"], "estimated share": est["share"]})
         st.dataframe(tab.style.format(precision=3), hide_index=True)
         if num.kind == "datetime":
             st.caption("Dates as days since 1970-01-01.")
@@ -234,10 +257,13 @@ def use_view(rec, ds, w: np.ndarray) -> None:
     if nums:
         st.subheader("Means and standard deviations")
         est = T.numeric_moments(released, schema, w).set_index("column")
-        true = T.numeric_moments(private, schema).set_index("column")
-        tab = pd.DataFrame({"estimated mean": est["mean"], "true mean": true["mean"],
-                            "error of the mean": est["mean"] - true["mean"], "estimated SD": est["sd"],
-                            "true SD": true["sd"]})
+        if own:
+            true = T.numeric_moments(private, schema).set_index("column")
+            tab = pd.DataFrame({"estimated mean": est["mean"], "true mean": true["mean"],
+                                "error of the mean": est["mean"] - true["mean"], "estimated SD": est["sd"],
+                                "true SD": true["sd"]})
+        else:
+            tab = pd.DataFrame({"estimated mean": est["mean"], "estimated SD": est["sd"]})
         st.dataframe(tab.style.format(precision=4))
         if any(c.kind == "datetime" for c in nums):
             st.caption("Dates as days since 1970-01-01.")

@@ -247,6 +247,7 @@ def clusterwise_release(
     min_count: float | None = None,
     preimages: str = "auto",
     local_view: bool = True,
+    domain=None,
     random_state=None,
     progress: Callable[[float, str], object] | None = None,
 ) -> ClusterwiseRelease:
@@ -321,6 +322,12 @@ def clusterwise_release(
         :func:`~dpkme.clustering.dp_kernel_kmeans`).
     local_view : bool, default=True
         Also keep the (unreleased) assignments of the private rows.
+    domain : EmbeddedDomain, optional
+        A declared (public) domain of the synthetic points, e.g.
+        :meth:`dpkme.preprocessing.DeclaredScaling.box_domain`: every
+        cluster's solver starts from the candidate pool projected onto it and
+        keeps its points inside it (:func:`dpkme.reduced_set.reduce`); the
+        solver must honour domains.
     random_state : None, int or numpy.random.Generator
         ``None``: OS-entropy noise, no seed recorded (a real release). An int
         makes the run replayable (teaching only: the noise can then be removed
@@ -372,6 +379,11 @@ def clusterwise_release(
         raise ValueError("the cluster-wise release needs dpkme RandomFourierFeatures (reduced-set solvers).")
     n_points = check_positive_int(n_points, name="n_points")
     spec = reduced_set.get_solver(solver)
+    if domain is not None:
+        domain = reduced_set.check_domain_object(domain, np.shape(X)[1])
+        if not spec.honours_domain:
+            raise ValueError(f"solver {spec.name!r} cannot keep its points in a declared domain; use one of "
+                             f"{sorted(n for n, s in reduced_set.SOLVERS.items() if s.honours_domain)}.")
     if n_points < k:
         raise ValueError(f"n_points={n_points} must be at least k={k} (one point per cluster).")
 
@@ -415,7 +427,8 @@ def clusterwise_release(
         sub = reporter.sub(span[0] + (span[1] - span[0]) * j / len(keep),
                            span[0] + (span[1] - span[0]) * (j + 1) / len(keep))
         res = reduced_set.reduce(target, features, n_points=int(m_i), solver=spec.name, initial_points=pool,
-                                 random_state=r_post, progress=sub, **opts)
+                                 random_state=r_post, progress=sub,
+                                 **({"domain": domain} if domain is not None else {}), **opts)
         components.append(ClusterComponent(int(i), res.points, res.weights, float(pi[j]), float(counts_hat[i]),
                                            float(res.residual_norm)))
     points = np.concatenate([c.points for c in components], axis=0)

@@ -129,16 +129,20 @@ def alg2_sweep(ds: S.Dataset, kernel, *, epsilons, m_grid, reps: int, delta: flo
                n_features: int, solver: str, q_scale: float, seed: int, mean_kxx: float, progress=None) -> list[dict]:
     """RKHS distances of Algorithm 2 releases for every ε, repetition and M of ``m_grid``.
 
-    :func:`dpkme.curves.alg2_curves` with the interactive solver preset and q's declared centre and spread:
-    one solver run per (ε, repetition) reports every size of the grid. Evaluation reads the private rows
-    (owner only). Rows: ``{"method", "M", "epsilon", "rep", "distance"}``.
+    :func:`dpkme.curves.alg2_curves` with the interactive solver preset and q's declared centre and spread, or,
+    when the data declare a domain (:attr:`ui.state.Dataset.point_domain`: a schema, or bounds on every column),
+    points drawn uniformly from it and kept inside it: one solver run per (ε, repetition) reports every size of
+    the grid. Evaluation reads the private rows (owner only). Rows: ``{"method", "M", "epsilon", "rep",
+    "distance"}``.
     """
     from dpkme.curves import alg2_curves
 
+    domain = ds.point_domain
     res = alg2_curves(ds.X, kernel=kernel, epsilons=list(epsilons), delta=delta, m_grid=list(m_grid), reps=int(reps),
                       n_features=int(n_features), solver=solver, preset=PRESET, calibration=calibration,
                       q_scale=float(q_scale), q_loc=ds.q_center if ds.q_center is not None else 0.0,
-                      mean_kxx=mean_kxx, random_state=int(seed), progress=progress)
+                      mean_kxx=mean_kxx, random_state=int(seed), progress=progress,
+                      **({"domain": domain} if domain is not None else {}))
     return [{"method": "Algorithm 2", "M": m, "epsilon": float(eps), "rep": r, "distance": res.alg2_reps[i][r][j]}
             for i, eps in enumerate(res.epsilons) for r in range(len(res.alg2_reps[i]))
             for j, m in enumerate(res.m_grid)]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import streamlit as st
 
 from dpkme.clustering import clusterwise_release
@@ -47,9 +48,15 @@ def _cl_run(ctx: RunContext, p: dict):
     ds = ctx.ds
     if p["n_points"] < p["k"]:
         raise ValueError(f"M = {p['n_points']} must be at least k = {p['k']} (one point per cluster).")
-    init = {"init": "public", "public_data": ds.public} if ds.n_public >= p["k"] else {
-        "init": "gaussian", "q_loc": ds.q_center if ds.q_center is not None else 0.0,
-        "q_scale": float(st.session_state.get(S.Q_SCALE, ds.q_scale))}
+    domain = ds.point_domain if ds.schema is None else None    # declared bounds on every column, or None
+    if domain is not None:      # issue 16, finding 3: centres, candidates and released points inside the bounds
+        box = {"bounds": (np.asarray(domain.lower, dtype=float), np.asarray(domain.upper, dtype=float)),
+               "domain": domain}
+        init = ({"init": "public", "public_data": ds.public} if ds.n_public >= p["k"] else {"init": "box"}) | box
+    else:
+        init = {"init": "public", "public_data": ds.public} if ds.n_public >= p["k"] else {
+            "init": "gaussian", "q_loc": ds.q_center if ds.q_center is not None else 0.0,
+            "q_scale": float(st.session_state.get(S.Q_SCALE, ds.q_scale))}
     from dpkme.reduced_set import DEFAULT_SOLVER, preset_options
 
     out = clusterwise_release(ds.X, k=p["k"], n_points=p["n_points"], plan=_plan(ctx, p), kernel=ctx.kernel,
@@ -110,7 +117,8 @@ replaced row can leave cluster $a$ and join cluster $b$, so **two** clusters cha
 multiplier $\mu$ accounts for that (it is not true that "each cluster's release is $(\varepsilon,\delta)$-DP, hence
 the whole is"). The Lloyd steps and the release step compose adaptively; the ledger shows the whole run as one
 Gaussian charge with the composed multiplier $1/\sqrt{\sum_t \mu_t^2}$, calibrated to your $(\varepsilon,\delta)$.
-Initial centres come from the publishable subset or from q — never from the private rows. The Clustering page
+Initial centres come from the publishable subset or from q (uniform within the declared bounds, when every
+column has them; the released points then stay inside them) — never from the private rows. The Clustering page
 shows the centres, the budget split and accuracy curves.""",
     spends_budget=True, requires=_cl_requires, controls=_cl_controls, run=_cl_run, charge=_cl_charge,
     show=_cl_show,

@@ -26,20 +26,24 @@ from .spec import MechanismSpec, RunContext, with_noise_source
 _EXP_NOTES = "\n\n".join(f"*{v}*" for v in getattr(_exp, "NOTES", {}).values())
 
 _CANDS = {
+    "grid-box": "grid over the declared bounds of every column (declared)",
     "grid-public": "grid over the range of the publishable subset (public)",
     "grid-q": "grid over q's centre ± 2 spreads (declared)",
     "public": "the first rows of the publishable subset",
     "domain": "rows drawn uniformly from the schema's declared domain (a fixed public draw)",
 }
+#: The ``"domain"`` option's words for numeric data with declared bounds on every column.
+_BOX_DRAW = "rows drawn uniformly within the declared bounds of every column (a fixed public draw)"
 #: Seed of the public draw of candidate rows from a declared domain (it does not look at the data).
 DOMAIN_CANDIDATE_SEED = 0
 
 
 def _exp_candidates(ds: S.Dataset, how: str, per_axis: int, n_rows: int) -> np.ndarray:
+    if how in ("domain", "grid-box") and ds.point_domain is None:
+        raise ValueError("candidates from a declared domain need a mixed table with a schema, or declared bounds on "
+                         "every column (Data page).")
     if how == "domain":
-        if ds.schema is None:
-            raise ValueError("candidates from a declared domain need a mixed table with a schema (Data page).")
-        return ds.schema.domain.sample(n_rows, np.random.default_rng(DOMAIN_CANDIDATE_SEED))
+        return ds.point_domain.sample(n_rows, np.random.default_rng(DOMAIN_CANDIDATE_SEED))
     if how == "public":
         if not ds.n_public:
             raise ValueError("needs a publishable subset (Data page).")
@@ -48,7 +52,15 @@ def _exp_candidates(ds: S.Dataset, how: str, per_axis: int, n_rows: int) -> np.n
         if ds.n_public < 2:
             raise ValueError("needs a publishable subset of at least 2 rows (Data page).")
         lo, hi = ds.public.min(axis=0), ds.public.max(axis=0)
-        hi = np.where(hi > lo, hi, lo + 1.0)
+        if ds.point_domain is not None:                  # never beyond the declared bounds
+            dl, du = np.asarray(ds.point_domain.lower, dtype=float), np.asarray(ds.point_domain.upper, dtype=float)
+            lo, hi = np.maximum(lo, dl), np.minimum(hi, du)
+            flat = hi <= lo                              # a constant column: its whole declared range
+            lo, hi = np.where(flat, dl, lo), np.where(flat, du, hi)
+        else:
+            hi = np.where(hi > lo, hi, lo + 1.0)
+    elif how == "grid-box":         # the declared bounds (issue 16, finding 3): every candidate is a valid point
+        lo, hi = np.asarray(ds.point_domain.lower, dtype=float), np.asarray(ds.point_domain.upper, dtype=float)
     else:
         c = ds.q_center if ds.q_center is not None else np.zeros(ds.dim)
         s = float(st.session_state.get(S.Q_SCALE, ds.q_scale))
@@ -62,8 +74,12 @@ def _exp_controls(ds: S.Dataset) -> dict:
     ss = st.session_state
     if ds.schema is not None:   # a mixed table: a grid over embedded coordinates is no row; draw valid rows
         opts = {k: v for k, v in _CANDS.items() if k == "domain" or (k == "public" and ds.n_public >= 2)}
+    elif ds.point_domain is not None:   # declared bounds on every column: candidates inside them, not from q
+        opts = {k: v for k, v in _CANDS.items() if k == "grid-box" or (k.endswith("public") and ds.n_public >= 2)}
+        opts["domain"] = _BOX_DRAW
     else:
-        opts = {k: v for k, v in _CANDS.items() if k != "domain" and (ds.n_public >= 2 or k == "grid-q")}
+        opts = {k: v for k, v in _CANDS.items() if k not in ("domain", "grid-box")
+                and (ds.n_public >= 2 or k == "grid-q")}
     ss.setdefault("rel.exp_cands", next(iter(opts)))
     if ss["rel.exp_cands"] not in opts:
         ss["rel.exp_cands"] = next(iter(opts))

@@ -16,6 +16,7 @@ from .spec import MechanismSpec, RunContext, with_noise_source
 
 _GP_NOTES = "\n\n".join(f"*{v}*" for v in getattr(_gp, "NOTES", {}).values())
 _GP_REGIONS = {
+    "box": "the declared bounds of every column (declared)",
     "public": "the range of the publishable subset, widened by 10 % (public)",
     "q": "q's centre ± 2 spreads (declared)",
 }
@@ -29,6 +30,15 @@ def gp_grid(ds: S.Dataset, region: str, per_axis: int):
         lo, hi = ds.public.min(axis=0), ds.public.max(axis=0)
         pad = 0.1 * np.maximum(hi - lo, 1e-9)
         lo, hi = lo - pad, hi + pad
+        if ds.point_domain is not None:                          # never beyond the declared bounds
+            dl, du = np.asarray(ds.point_domain.lower, dtype=float), np.asarray(ds.point_domain.upper, dtype=float)
+            lo, hi = np.maximum(lo, dl), np.minimum(hi, du)
+            flat = hi <= lo
+            lo, hi = np.where(flat, dl, lo), np.where(flat, du, hi)
+    elif region == "box":           # declared bounds on every column (issue 16, finding 3): the grid stays inside
+        if ds.point_domain is None:
+            raise ValueError("needs declared bounds on every column (Data page: Units and bounds), or use q's box.")
+        lo, hi = np.asarray(ds.point_domain.lower, dtype=float), np.asarray(ds.point_domain.upper, dtype=float)
     else:
         c = ds.q_center if ds.q_center is not None else np.zeros(ds.dim)
         s = float(st.session_state.get(S.Q_SCALE, ds.q_scale))
@@ -47,7 +57,10 @@ def _gp_requires(ds: S.Dataset) -> str | None:
 
 def _gp_controls(ds: S.Dataset) -> dict:
     ss = st.session_state
-    regions = {k: v for k, v in _GP_REGIONS.items() if ds.n_public >= 2 or k == "q"}
+    if ds.point_domain is not None:   # declared bounds: the grid lies inside them (not q's box, which may not)
+        regions = {k: v for k, v in _GP_REGIONS.items() if k == "box" or (k == "public" and ds.n_public >= 2)}
+    else:
+        regions = {k: v for k, v in _GP_REGIONS.items() if k == "q" or (k == "public" and ds.n_public >= 2)}
     ss.setdefault("rel.gp_region", next(iter(regions)))
     if ss["rel.gp_region"] not in regions:
         ss["rel.gp_region"] = next(iter(regions))
