@@ -78,6 +78,9 @@ def weighted_mean_gram(points: np.ndarray, weights: np.ndarray, kernel: Kernel) 
     """
     points = check_array(points, name="points")
     weights = check_weights(weights, n=points.shape[0])
+    fused = _fused_weighted_sum(points, weights, points, weights, kernel)
+    if fused is not None:
+        return fused
     m = points.shape[0]
     step = max(1, (1 << 22) // max(1, m))
     total = 0.0
@@ -247,7 +250,21 @@ def mmd(X, Y, *, kernel: Kernel, unbiased: bool = False, weights_x=None, weights
     return math.sqrt(max(xx + yy - 2.0 * xy, 0.0))
 
 
+def _fused_weighted_sum(A, wa, B, wb, kernel) -> float | None:
+    r""":math:`w_a^\top K_{AB} w_b` on the fused engine (:mod:`dpkme.kernels.engine`), or None where it does not run."""
+    from .kernels import engine
+    from .kernels.kernel import _robust_center, check_magnitude
+
+    if not engine.use_engine(kernel, A.shape[0] * B.shape[0]):
+        return None
+    sums = engine.row_sums(kernel, A, check_magnitude(B, "the points"), center=_robust_center(A), weights=wb)
+    return float(wa @ sums)
+
+
 def _weighted_cross(X, wx, Y, wy, kernel) -> float:
+    fused = _fused_weighted_sum(X, wx, Y, wy, kernel)
+    if fused is not None:
+        return fused
     step = max(1, (1 << 22) // max(1, Y.shape[0]))
     total = 0.0
     for i in range(0, X.shape[0], step):

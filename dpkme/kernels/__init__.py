@@ -9,6 +9,9 @@ r"""Kernels: the positive-definite kernels, their exact sums, and unit-norm rand
     pairs of columns of a declared table) and :func:`table_kernel` (its public defaults on a schema).
 :mod:`~dpkme.kernels.spectral`
     Exact Gaussian-kernel sums in one or two dimensions through the spectrum.
+:mod:`~dpkme.kernels.engine`
+    The fused JAX/XLA engine for the exact kernel sums of the kernels above (float64, every core, a GPU when
+    present); ``DPKME_KERNEL_ENGINE=numpy`` selects the blocked numpy path instead.
 :mod:`~dpkme.kernels.random_features`
     :class:`RandomFourierFeatures` (unit norm, as the privacy proofs assume) and
     :class:`CosineBiasFeatures` (the common map, for teaching and audits only).

@@ -12,7 +12,11 @@ Evaluation is blocked and multi-threaded: Gram matrices, the row means
 :math:`\bar k_m = \frac1N\sum_n k(z_m, x_n)` and the mean of :math:`K_{XX}` are
 computed without ever holding an :math:`M\times N` matrix (memory is
 :math:`O(M + N)` plus a few blocks of :data:`dpkme._blocked.BLOCK_ELEMENTS`).
-Squared distances are clamped at zero.
+Squared distances are clamped at zero. For the four kernel classes here, large sums
+(:meth:`Kernel.row_means`, :meth:`Kernel.triangular_row_sums` and what builds on them,
+:meth:`Kernel.cross`) run on the fused JAX/XLA engine of :mod:`dpkme.kernels.engine`
+(float64, every core, a GPU when present); the blocked numpy code here is the fallback
+(environment variable ``DPKME_KERNEL_ENGINE=numpy``, no JAX, small inputs, subclasses).
 
 Each kernel can sample frequencies from its spectral measure (Bochner's theorem)
 for :mod:`dpkme.kernels.random_features`: normal (Gaussian kernel), product Cauchy (Laplacian,
@@ -33,6 +37,7 @@ from scipy.spatial.distance import cdist
 
 from .._blocked import BLOCK_ELEMENTS, block_ranges, parallel_map
 from .._validation import check_array, check_positive_float, check_positive_int
+from . import engine as _engine
 
 __all__ = [
     "Kernel",
@@ -281,18 +286,22 @@ class Kernel(ABC):
         """Cross Gram matrix for validated float arrays (blocked, threaded).
 
         Holds the full ``len(A) x len(B)`` result: use :meth:`row_means` or
-        :meth:`mean_gram` for sums over large data.
+        :meth:`mean_gram` for sums over large data. Large matrices are computed
+        by the fused engine (:func:`dpkme.kernels.engine.use_engine`).
         """
         center = _robust_center(A)  # robust: an outlier does not move the bulk away from 0
-        pa = self._prepare(A, center)
-        pb = pa if B is A else self._prepare(B, center)
-        out = np.empty((A.shape[0], B.shape[0]))
-        rows = block_ranges(A.shape[0], max(1, BLOCK_ELEMENTS // max(1, B.shape[0])))
+        if _engine.use_engine(self, A.shape[0] * B.shape[0]):
+            out = _engine.gram_block(self, A, B if B is A else check_magnitude(B, "the points"), center=center)
+        else:
+            pa = self._prepare(A, center)
+            pb = pa if B is A else self._prepare(B, center)
+            out = np.empty((A.shape[0], B.shape[0]))
+            rows = block_ranges(A.shape[0], max(1, BLOCK_ELEMENTS // max(1, B.shape[0])))
 
-        def work(r):
-            out[r[0]:r[1]] = self._pair_block(self._slice(pa, *r), pb)
+            def work(r):
+                out[r[0]:r[1]] = self._pair_block(self._slice(pa, *r), pb)
 
-        parallel_map(work, rows)
+            parallel_map(work, rows)
         if B is A:  # exact symmetry and exact diagonal
             out += out.T
             out *= 0.5
@@ -309,11 +318,14 @@ class Kernel(ABC):
 
         Blocked over both ``Z`` and ``X``; memory :math:`O(M + N)` plus a few
         blocks. The translation used for numerical centring is the mean of ``Z``
-        (public points), so no statistic of ``X`` enters the computation.
+        (public points), so no statistic of ``X`` enters the computation. Large
+        inputs run on the fused engine (:func:`dpkme.kernels.engine.use_engine`).
         """
         Z = check_array(Z, name="Z")
         X = check_array(X, name="X", n_features=Z.shape[1])
         center = _robust_center(Z)
+        if _engine.use_engine(self, Z.shape[0] * X.shape[0]):
+            return _engine.row_sums(self, Z, check_magnitude(X, "the points"), center=center) / X.shape[0]
         pz, px = self._prepare(Z, center), self._prepare(X, center)
         xblocks = block_ranges(X.shape[0], _COL_BLOCK)
 
@@ -336,10 +348,13 @@ class Kernel(ABC):
         :math:`K_{XX}\\mathbf 1`; ``2 * cumsum(lower) + a * (1..N)`` gives
         :math:`\\mathbf 1^\\top K_{X_{:M}X_{:M}}\\mathbf 1` for every prefix, which is
         what the uniform baseline of a publishable subset needs. Exact, blocked,
-        multi-threaded; for evaluation and reproductions only.
+        multi-threaded (large inputs on the fused engine, :func:`dpkme.kernels.engine.use_engine`);
+        for evaluation and reproductions only.
         """
         X = check_array(X, name="X")
         n = X.shape[0]
+        if _engine.use_engine(self, n * (n - 1) // 2):
+            return _engine.triangular_sums(self, X, center=_robust_center(X))
         p = self._prepare(X, _robust_center(X))
 
         def work(rows):
