@@ -5,7 +5,8 @@ Usage (in the peer environment, ``benchmarks/setup_peers.sh``)::
     benchmarks/.peer-venv/bin/python benchmarks/bench_tabular.py --quick
     benchmarks/.peer-venv/bin/python benchmarks/bench_tabular.py [--tables cars,anes96,fair,randhie]
         [--epsilons 0.3,1,3] [--reps 3] [--peer-reps 1] [--methods reference,dpkme,mst,aim]
-        [--dpkme default --dpkme spread=0] [--out benchmarks/results/tabular]
+        [--dpkme default --dpkme spread=0] [--reuse-peers benchmarks/results/tabular.json]
+        [--out benchmarks/results/tabular]
 
 For each table, repetition and :math:`\varepsilon \in \{0.3, 1, 3\}` (:math:`\delta = 10^{-6}`), the rows
 are split 80/20 into a *private* part (the input of every synthesizer) and a *test* part (only for the
@@ -14,14 +15,15 @@ metrics); the split is redrawn for each repetition and shared by all methods wit
 ``reference``
     The private split itself (no privacy): the scale of what a perfect synthesizer would score.
 ``dpkme``
-    :func:`dpkme.release.tabular.release_table` (Algorithm 2, its defaults: pursuit-joint, simplex
-    weights, :func:`~dpkme.release.tabular.default_n_points`) with the table's declared schema, then
-    :meth:`~dpkme.release.tabular.TableRelease.sample` of as many rows as the private split. ``--dpkme``
-    adds variants: ``usd`` is the schema's ``uniform_sq_distance`` (the public length-scale rule; larger
-    = finer kernel), ``spread`` the resampling spread, ``cat`` ``keep``/``smooth`` (the categorical
-    resampling), ``m`` a fixed number of atoms, ``kernel`` the release's kernel (``product``, the
-    default, or ``additive``: ``release_table(kernel=...)``); variants that differ only in the resampling share one
-    release (and its fit time) per repetition.
+    :func:`dpkme.release.tabular.release_table` with the library's defaults (Algorithm 2, pursuit-joint,
+    simplex weights, :func:`~dpkme.release.tabular.default_n_points`, the default table kernel) and the
+    table's declared schema, then :meth:`~dpkme.release.tabular.TableRelease.sample` of as many rows as
+    the private split at the library's default spread. ``--dpkme`` adds variants: ``usd`` is the
+    schema's ``uniform_sq_distance`` (the public length-scale rule; larger = finer kernel), ``spread``
+    the resampling spread, ``cat`` ``keep``/``smooth`` (the categorical resampling), ``m`` a fixed
+    number of atoms, ``kernel`` the release's kernel (``product`` or ``additive``:
+    ``release_table(kernel=...)``); an option left out takes the library's default. Variants that differ
+    only in the resampling share one release (and its fit time) per repetition.
 ``mst``, ``aim``
     ``snsynth.mst.MSTSynthesizer.MST`` and ``snsynth.aim.AIMSynthesizer.AIM`` of smartnoise-synth 1.0.8
     (Private-PGM, ``mbi`` 1.1.0), called on the discretised table with a *declared* domain (the
@@ -97,6 +99,11 @@ Privacy of the comparison: dpkme's and the peers' releases are (epsilon, 1e-6)-D
 given the declared schema. dpkme's noise is seeded here (a replayable benchmark, labelled not private by
 dpkme itself); the peers draw their noise from OpenDP (OS entropy) and numpy's global generator, so
 their runs are not replayable draw for draw.
+
+``--reuse-peers JSON`` copies the MST and AIM runs of an earlier results file instead of fitting the
+peers again (AIM takes up to minutes a fit): only runs with the same seed, table order (so the same
+splits), table sizes and :math:`\varepsilon`, at most ``--peer-reps`` repetitions; they are marked
+``"reused_from"`` in the JSON and the markdown says so.
 
 Writes ``<out>.json`` (every run, written as it goes) and ``<out>.md`` (medians, the CPU, the command).
 """
@@ -468,10 +475,10 @@ class DpkmeVariant:
     """Options of a dpkme run (``--dpkme usd=...,spread=...,cat=...,m=...``)."""
 
     usd: float = 1.0
-    spread: float = 1.0
+    spread: float | None = None      # None: the library's default (TableRelease.sample)
     categorical: str = "keep"
     n_points: int | None = None
-    kernel: str = "product"
+    kernel: str | None = None        # None: the library's default (release_table)
 
     @classmethod
     def parse(cls, text: str) -> "DpkmeVariant":
@@ -501,13 +508,13 @@ class DpkmeVariant:
         opts = []
         if self.usd != 1.0:
             opts.append(f"usd={self.usd:g}")
-        if self.spread != 1.0:
+        if self.spread is not None:
             opts.append(f"spread={self.spread:g}")
         if self.categorical != "keep":
             opts.append(f"cat={self.categorical}")
         if self.n_points is not None:
             opts.append(f"m={self.n_points}")
-        if self.kernel != "product":
+        if self.kernel is not None:
             opts.append(f"kernel={self.kernel}")
         return "dpkme[" + ",".join(opts) + "]"
 
@@ -521,7 +528,7 @@ def run_dpkme(train, table: BenchTable, eps: float, n: int, variant: DpkmeVarian
     if key not in cache:
         schema = table.schema(uniform_sq_distance=variant.usd)
         t0 = time.perf_counter()
-        kw = {} if variant.kernel == "product" else {"kernel": variant.kernel}
+        kw = {} if variant.kernel is None else {"kernel": variant.kernel}
         rel = release_table(train, schema=schema, epsilon=eps, delta=DELTA, n_points=variant.n_points,
                             random_state=np.random.default_rng(seed), **kw)
         cache.clear()
@@ -640,7 +647,14 @@ def write_markdown(path: Path, runs: list[dict], meta: dict) -> None:
              "the schema's default scales; TV on a 16-bin grid of the declared ranges; mean/SD errors in "
              "units of the declared range (categorical means: proportions); TSTR: gradient boosting trained on "
              "the synthetic rows, accuracy on the test rows. See the script's docstring.", ""]
+    if meta.get("peers_reused_from"):
+        src = meta["peers_reused_from"]
+        lines += [f"The MST and AIM rows are **reused** from an earlier run (`{src['path']}`, {src['date']}, command "
+                  f"`{src['command']}`: same seed, tables and 80/20 splits, so the same private and test rows); "
+                  "their s/fit are that run's, and their entries in the JSON are marked `reused_from`. Only the "
+                  "reference and dpkme rows were computed by this command.", ""]
     methods = list(dict.fromkeys(r["method"] for r in runs))
+    methods.sort(key=lambda m: (0 if m == "reference" else 1 if m.startswith("dpkme") else 2))   # stable: peers last
     for tname in dict.fromkeys(r["table"] for r in runs):
         info = meta["tables"][tname]
         lines += [f"## {tname}", "",
@@ -706,6 +720,27 @@ def goal_check(runs: list[dict]) -> list[str]:
     return lines + [""]
 
 
+def _load_reused_peers(path, *, seed: int, tables: list[str]) -> dict:
+    """Peer runs of an earlier results JSON keyed by (table, rep, epsilon, method), checked for the same splits."""
+    if not path:
+        return {"runs": {}, "command": None, "date": None}
+    saved = json.loads(Path(path).read_text())
+    meta = saved["meta"]
+    if meta.get("seed") != seed:
+        raise SystemExit(f"--reuse-peers: {path} was run with --seed {meta.get('seed')}, not {seed}; the splits differ.")
+    order = list(meta.get("tables", {}))
+    for ti, name in enumerate(tables):
+        if name in order and order.index(name) != ti:
+            raise SystemExit(f"--reuse-peers: table {name!r} was number {order.index(name)} in {path} but is number "
+                             f"{ti} here, so its splits differ; give --tables in the order {','.join(order)}.")
+    out = {}
+    for r in saved["runs"]:
+        if r["method"] in ("mst", "aim") and r["table"] in tables and not r.get("error"):
+            n_private = meta["tables"].get(r["table"], {}).get("n_private")
+            out[(r["table"], r["rep"], r["epsilon"], r["method"])] = {**r, "n_private": n_private}
+    return {"runs": out, "command": meta.get("command"), "date": meta.get("date")}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--tables", default="cars,anes96,fair,randhie")
@@ -719,6 +754,8 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true",
                     help="smoke run: 1 repetition, epsilon 1, output <out>_quick.*")
     ap.add_argument("--out", default=str(DEFAULT_OUT), help="output path without extension")
+    ap.add_argument("--reuse-peers", metavar="JSON", default=None,
+                    help="copy the MST/AIM runs (same seed, tables, splits, epsilons) of an earlier results JSON")
     ap.add_argument("--render", metavar="JSON", help="only rewrite the markdown of a results JSON (no runs)")
     args = ap.parse_args(argv)
     if args.render:
@@ -746,6 +783,10 @@ def main(argv=None) -> int:
             "delta": DELTA, "seed": args.seed}
     runs: list[dict] = []
     out.parent.mkdir(parents=True, exist_ok=True)
+    reused = _load_reused_peers(args.reuse_peers, seed=args.seed, tables=[t.name for t in tables])
+    if args.reuse_peers:
+        meta["peers_reused_from"] = {"path": str(args.reuse_peers), "command": reused["command"],
+                                     "date": reused["date"]}
 
     def save():
         out.with_suffix(".json").write_text(json.dumps({"meta": meta, "runs": runs}, indent=1, default=str))
@@ -777,7 +818,13 @@ def main(argv=None) -> int:
                         jobs.append((var.label, eps, lambda e, var=var, ei=ei, rep=rep: run_dpkme(
                             train, table, e, len(train), var, [args.seed, ti, rep, ei, 7], fits)))
                 for peer in ("mst", "aim"):
-                    if peer in methods and rep < peer_reps:
+                    old = reused["runs"].get((table.name, rep, eps, peer))
+                    if peer in methods and rep < peer_reps and old is not None:
+                        if old.get("n_private") not in (None, len(train)):
+                            raise SystemExit(f"--reuse-peers: {table.name} has {len(train)} private rows here "
+                                             f"but {old['n_private']} in {args.reuse_peers}; rerun the peers.")
+                        runs.append({**old, "reused_from": str(args.reuse_peers)})
+                    elif peer in methods and rep < peer_reps:
                         jobs.append((peer, eps, lambda e, peer=peer, ei=ei: run_peer(
                             peer, train, table, e, len(train), [args.seed, ti, rep, ei, 11])))
             for label, eps, fn in jobs:

@@ -21,7 +21,14 @@ from dpkme.kernels import AdditiveKernel, GaussianKernel, RandomFourierFeatures,
 from dpkme.kernels.additive import DEFAULT_GROUP_WEIGHTS
 from dpkme.privacy.sensitivity import check_release_args, kme_sensitivity
 from dpkme.release import Release
-from dpkme.release.tabular import DEFAULT_ADDITIVE_SPREAD, DEFAULT_SPREAD, _coordinate_units, release_table
+from dpkme.release.tabular import (
+    DEFAULT_ADDITIVE_SPREAD,
+    DEFAULT_SPREAD,
+    DEFAULT_TABLE_KERNEL,
+    SPREAD_PER_NOISE,
+    _coordinate_units,
+    release_table,
+)
 from dpkme.schema import ColumnSpec, TableSchema
 
 RNG = np.random.default_rng(20261126)
@@ -248,7 +255,10 @@ def test_release_table_with_the_additive_kernel():
     schema = _schema()
     df = _table(300, np.random.default_rng(5))
     rel = release_table(df, schema=schema, epsilon=1.0, delta=1e-6, kernel="additive", random_state=2, **FAST)
-    prod = release_table(df, schema=schema, epsilon=1.0, delta=1e-6, random_state=2, **FAST)
+    prod = release_table(df, schema=schema, epsilon=1.0, delta=1e-6, kernel="product", random_state=2, **FAST)
+    default = release_table(df, schema=schema, epsilon=1.0, delta=1e-6, random_state=2, **FAST)
+    assert DEFAULT_TABLE_KERNEL == "additive" and default.release.kernel == rel.release.kernel
+    np.testing.assert_array_equal(default.points, rel.points)
     assert isinstance(rel.release.kernel, AdditiveKernel) and rel.release.kernel == schema.kernel(kind="additive")
     assert rel.release.params["table"]["kernel"] == "additive" and prod.release.params["table"]["kernel"] == "product"
     meta = rel.metadata()
@@ -259,8 +269,11 @@ def test_release_table_with_the_additive_kernel():
     assert bool(schema.domain.contains(rel.points).all())
     rows = rel.sample(500, 0, spread=0.5, categorical="smooth")
     assert bool(schema.domain.contains(schema.encode(rows)).all())
-    # default spread: DEFAULT_ADDITIVE_SPREAD finest-term units (additive), DEFAULT_SPREAD (product)
-    pd.testing.assert_frame_equal(rel.sample(200, 1), rel.sample(200, 1, spread=DEFAULT_ADDITIVE_SPREAD))
+    # default spread: min(DEFAULT_ADDITIVE_SPREAD, SPREAD_PER_NOISE * sigma * sqrt(J)) finest-term units
+    # (additive), DEFAULT_SPREAD (product)
+    expected = min(DEFAULT_ADDITIVE_SPREAD, SPREAD_PER_NOISE * rel.release.sigma * math.sqrt(FAST["n_features"]))
+    assert rel.default_spread == pytest.approx(expected, rel=1e-12) and prod.default_spread == DEFAULT_SPREAD
+    pd.testing.assert_frame_equal(rel.sample(200, 1), rel.sample(200, 1, spread=rel.default_spread))
     pd.testing.assert_frame_equal(prod.sample(200, 1), prod.sample(200, 1, spread=DEFAULT_SPREAD))
     # the release (kernel included) survives its JSON form
     back = Release.from_json(rel.release.to_json())
@@ -275,6 +288,24 @@ def test_release_table_with_the_additive_kernel():
         release_table(df, schema=schema, epsilon=1.0, delta=1e-6, kernel="sum", **FAST)
 
 
+def test_default_spread_grows_with_the_public_noise_level_and_is_capped():
+    """min(DEFAULT_ADDITIVE_SPREAD, SPREAD_PER_NOISE * sigma * sqrt(J)): public, larger for noisier releases."""
+    schema = _schema()
+    df = _table(300, np.random.default_rng(7))
+    spreads = {}
+    for eps in (0.3, 3.0, 30.0):
+        rel = release_table(df, schema=schema, epsilon=eps, delta=1e-6, random_state=4, **FAST)
+        nu = rel.release.sigma * math.sqrt(FAST["n_features"])
+        assert rel.default_spread == pytest.approx(min(DEFAULT_ADDITIVE_SPREAD, SPREAD_PER_NOISE * nu), rel=1e-12)
+        spreads[eps] = rel.default_spread
+    assert spreads[0.3] == DEFAULT_ADDITIVE_SPREAD                     # N = 300, epsilon = 0.3: capped
+    assert spreads[0.3] > spreads[3.0] > spreads[30.0] > 0
+    # the rule reads only public parameters: the same for another table of the same size
+    other = release_table(_table(300, np.random.default_rng(8)), schema=schema, epsilon=3.0, delta=1e-6,
+                          random_state=5, **FAST)
+    assert other.default_spread == spreads[3.0]
+
+
 def test_algorithm1_table_release_with_the_additive_kernel():
     """Algorithm 1 evaluates the kernel exactly (Gram, row means); its sensitivity is the product kernel's."""
     schema = _schema()
@@ -282,8 +313,10 @@ def test_algorithm1_table_release_with_the_additive_kernel():
     rel = release_table(df, schema=schema, epsilon=1.0, delta=1e-6, mechanism="algorithm1", kernel="additive",
                         n_points=40, random_state=3)
     prod = release_table(df, schema=schema, epsilon=1.0, delta=1e-6, mechanism="algorithm1", n_points=40,
-                         random_state=3)
+                         random_state=3, kernel="product")
     assert rel.release.sensitivity == prod.release.sensitivity == pytest.approx(math.sqrt(2.0) / 200)
+    nu = rel.release.sigma * math.sqrt(rel.release.params["basis_dim"])   # the noise lives in the basis coordinates
+    assert rel.default_spread == pytest.approx(min(DEFAULT_ADDITIVE_SPREAD, SPREAD_PER_NOISE * nu), rel=1e-12)
     assert bool(schema.domain.contains(rel.points).all()) and rel.weights.sum() == pytest.approx(1.0)
 
 

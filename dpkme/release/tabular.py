@@ -2,15 +2,19 @@ r"""Private releases of mixed tables (numeric, integer, categorical, boolean and
 
 A declared :class:`~dpkme.schema.TableSchema` maps every row :math:`x` to a public embedding
 :math:`e(x) \in \mathbb R^D` (continuous, integer and date columns scaled by their declared range and
-lengthscale, categorical ones as scaled one-hot blocks), and the kernel of the release is the Gaussian
-kernel on embedded rows,
+lengthscale, categorical ones as scaled one-hot blocks). The schema's own kernel is the Gaussian kernel
+on embedded rows,
 
 .. math::
     k(x, y) = \exp\bigl(-\tfrac12\|e(x) - e(y)\|_2^2\bigr)
             = \prod_{j\ \text{numeric}} \exp\Bigl(-\frac{(x_j - y_j)^2}{2\ell_j^2(u_j - l_j)^2}\Bigr)
               \prod_{c\ \text{categorical}} \kappa_c^{[x_c \ne y_c]},
 
-so :math:`0 < k \le 1 = k(x, x)`. Everything proved and tested for bounded translation-invariant kernels
+so :math:`0 < k \le 1 = k(x, x)`. A release uses by default the *additive* kernel of
+:func:`dpkme.kernels.additive.table_kernel` on the same embedding -- a convex combination of Gaussian
+terms on one column, on pairs of columns and on the whole row, at scales fixed by the schema alone --
+which also has :math:`0 < k \le 1 = k(x, x)` and unit-norm random features, and whose one-column terms
+resolve the 1- and 2-way marginals. Everything proved and tested for bounded translation-invariant kernels
 applies unchanged to the embedded rows: the unit-norm random features and the :math:`2/N` (replace-one)
 sensitivity of Algorithm 2, Algorithm 1's projected embedding, the charges, the audits and the two-sample
 tests. The encoder validates each row, clips numeric values to the declared bounds and maps missing
@@ -63,8 +67,8 @@ from .random_features import algorithm2
 from .result import Release
 from .subspace import algorithm1
 
-__all__ = ["MECHANISMS", "DEFAULT_N_FEATURES", "DEFAULT_SPREAD", "DEFAULT_ADDITIVE_SPREAD", "default_n_points",
-           "release_table", "TableRelease", "two_sample_on_table"]
+__all__ = ["MECHANISMS", "DEFAULT_N_FEATURES", "DEFAULT_SPREAD", "DEFAULT_ADDITIVE_SPREAD", "SPREAD_PER_NOISE",
+           "DEFAULT_TABLE_KERNEL", "default_n_points", "release_table", "TableRelease", "two_sample_on_table"]
 
 MECHANISMS = ("algorithm2", "algorithm1")
 #: Random features :math:`J` of a table release by Algorithm 2 (the app's largest setting; kernel values
@@ -76,10 +80,16 @@ N_POINTS_RANGE = {"algorithm2": (100, 2000), "algorithm1": (100, 1000)}
 _CATEGORICAL_SAMPLING = ("keep", "smooth")
 #: Default ``spread`` of :meth:`TableRelease.sample`, in units of each column's lengthscale (measured; see there).
 DEFAULT_SPREAD = 0.1
-#: Default ``spread`` of :meth:`TableRelease.sample` for a release with an additive kernel, in units of the
-#: finest term on each column (1/20 of the range at :func:`dpkme.kernels.additive.table_kernel`'s
-#: defaults, so 1/40 of the range; measured, see :meth:`TableRelease.sample`).
-DEFAULT_ADDITIVE_SPREAD = 0.5
+#: Largest default ``spread`` of :meth:`TableRelease.sample` for a release with an additive kernel (reached
+#: at high noise), in units of the finest term on each column (1/20 of the range at
+#: :func:`dpkme.kernels.additive.table_kernel`'s defaults); see :attr:`TableRelease.default_spread`.
+DEFAULT_ADDITIVE_SPREAD = 1.0
+#: Default ``spread`` (additive kernel) per unit of the release's noise norm :math:`\sigma\sqrt J`
+#: (:attr:`TableRelease.default_spread`; measured on ``benchmarks/bench_tabular.py``'s four tables).
+SPREAD_PER_NOISE = 2.0
+#: The default kernel of :func:`release_table`: the additive kernel of
+#: :func:`dpkme.kernels.additive.table_kernel` (one-column, pair and whole-row terms at public scales).
+DEFAULT_TABLE_KERNEL = "additive"
 
 
 def _noise_sigma(*, n_private, epsilon, delta, mechanism, calibration, neighbouring) -> float:
@@ -209,7 +219,7 @@ def release_table(
     solver_options: dict | None = None,
     preset: str = "accurate",
     noise: str = "numpy",
-    kernel="product",
+    kernel=DEFAULT_TABLE_KERNEL,
 ) -> "TableRelease":
     r"""Release a mixed table with :math:`(\varepsilon, \delta)`-differential privacy.
 
@@ -217,11 +227,11 @@ def release_table(
     ---------
     The rows are encoded with the declared ``schema`` (:meth:`~dpkme.schema.TableSchema.encode`: each row
     validated, clipped to the declared bounds and embedded on its own), and the embedded rows are released
-    by :func:`~dpkme.release.algorithm2` (default) or :func:`~dpkme.release.algorithm1` with the kernel
-    :math:`k(x,y) = \exp(-\|e(x)-e(y)\|^2/2)` (or the additive kernel chosen by ``kernel``),
-    :math:`k(x,x) = 1`: the guarantee and the charge are exactly theirs
-    (:func:`~dpkme.release.algorithm2_charge`: sensitivity :math:`2/N` replace-one). The schema must be
-    public; a schema with values read from the private rows (``schema.data_dependent``, e.g. from
+    by :func:`~dpkme.release.algorithm2` (default) or :func:`~dpkme.release.algorithm1` with the additive
+    kernel of :func:`dpkme.kernels.additive.table_kernel` (default) or the schema's product kernel
+    :math:`k(x,y) = \exp(-\|e(x)-e(y)\|^2/2)`, both with :math:`k(x,x) = 1` and :math:`k > 0`: the
+    guarantee and the charge are exactly theirs (:func:`~dpkme.release.algorithm2_charge`: sensitivity
+    :math:`2/N` replace-one). The schema must be public; a schema with values read from the private rows (``schema.data_dependent``, e.g. from
     :func:`~dpkme.schema.suggest_schema` without public rows) makes the release *not private*: it is
     labelled so (:func:`dpkme.privacy.leaks.mark_not_private`, with a
     :class:`~dpkme.privacy.leaks.PrivacyLeakWarning`).
@@ -273,13 +283,19 @@ def release_table(
         Named solver options (Algorithm 2).
     noise : {"numpy", "opendp"}, default="numpy"
         Sampler of the Gaussian noise.
-    kernel : {"product", "additive"} or Kernel, default="product"
-        The kernel on embedded rows: ``"product"`` is the schema's Gaussian kernel (a product of per-column
-        factors), ``"additive"`` the sum of one-column, pair and product terms of
-        :func:`dpkme.kernels.additive.table_kernel` with its public defaults (it resolves 1- and 2-way
-        marginals much better); or any dpkme kernel with :math:`k(x,x) \le 1` on the embedding (e.g.
+    kernel : {"additive", "product"} or Kernel, default=DEFAULT_TABLE_KERNEL
+        The kernel on embedded rows: ``"additive"`` (default, :data:`DEFAULT_TABLE_KERNEL`) the sum of
+        one-column, pair and product terms of :func:`dpkme.kernels.additive.table_kernel` with its public
+        defaults, ``"product"`` the schema's Gaussian kernel (a product of per-column factors at about one
+        declared range per column); or any dpkme kernel with :math:`k(x,x) \le 1` on the embedding (e.g.
         ``schema.kernel(kind="additive", pair_resolution=0.2)``). Every choice has the same sensitivity
-        and charge; the release's metadata records the kernel.
+        and charge; the release's metadata records the kernel. The additive kernel is the default because
+        its one-column terms (a twentieth of the range) resolve the 1- and 2-way marginals that the product
+        kernel smooths away: on ``benchmarks/bench_tabular.py``'s four tables at :math:`\varepsilon \ge 1`
+        the mean 1-way TV of the numeric columns fell 1.7--4x against the product kernel's atoms (1.5--8x
+        against its rows resampled at ``spread=1``; ``benchmarks/results/tabular.md``). The product kernel's
+        atoms keep a smaller MMD *measured with the product kernel* on the tables with many rows (randhie:
+        0.010 against 0.030--0.034 at :math:`\varepsilon \ge 1`).
 
     Returns
     -------
@@ -397,6 +413,44 @@ class TableRelease:
         return out
 
     # ------------------------------------------------------------ resampling
+    @property
+    def default_spread(self) -> float:
+        r"""The default ``spread`` of :meth:`sample`, from the kernel and the release's public noise level.
+
+        With an :class:`~dpkme.kernels.additive.AdditiveKernel` (finest-term units):
+
+        .. math:: s = \min\bigl(s_{\max},\ c\,\nu\bigr), \qquad \nu = \sigma\sqrt J,
+
+        :math:`s_{\max}` = :data:`DEFAULT_ADDITIVE_SPREAD`, :math:`c` = :data:`SPREAD_PER_NOISE`, where
+        :math:`\nu` is the norm of the noise added to the released statistic relative to the unit norm of
+        every feature vector (Algorithm 2: :math:`\sigma` per coordinate of :math:`J` random features;
+        Algorithm 1: :math:`J` = the basis dimension). Like a kernel density estimate's bandwidth, the
+        smoothing grows with the uncertainty of what is smoothed: where the noise is of the order of the
+        signal (a few hundred rows, :math:`\varepsilon \le 1`) the atoms are spread over the finest
+        term's scale; where it is small they are kept, so that columns whose values sit on a few codes
+        keep them. :math:`\sigma`, :math:`J` and the kernel are public parameters of the release, so the
+        rule never looks at the data. Measured on ``benchmarks/bench_tabular.py``'s tables (one split,
+        :math:`\varepsilon \in \{1, 3\}`, numeric 1-way TV at spread 0 / 0.25 / 0.5 / 1): cars
+        (:math:`\nu` = 1.2, 0.42) 0.38 / 0.34 / 0.30 / 0.26 and 0.28 / 0.26 / 0.22 / 0.21, anes96 (0.50,
+        0.18) 0.20 / 0.18 / 0.16 / 0.16 and 0.15 / 0.14 / 0.13 / 0.15, fair (0.074, 0.027) 0.14 / 0.15 /
+        0.19 / 0.31 and 0.07 / 0.10 / 0.17 / 0.30, randhie (0.023, 0.0085) 0.077 / 0.074 / 0.097 / 0.24
+        and 0.10 / 0.085 / 0.10 / 0.24. With the product kernel: :data:`DEFAULT_SPREAD` (lengthscale
+        units). A release without noise (:math:`\sigma = 0`) is not spread.
+
+        Returns
+        -------
+        float
+        """
+        rel = self.release
+        if not isinstance(rel.kernel, AdditiveKernel):
+            return DEFAULT_SPREAD
+        params = rel.params or {}
+        coords = params.get("n_features") if rel.mechanism == "algorithm2" else params.get("basis_dim")
+        if not coords:
+            return DEFAULT_ADDITIVE_SPREAD
+        nu = float(rel.sigma) * math.sqrt(float(coords))
+        return float(min(DEFAULT_ADDITIVE_SPREAD, SPREAD_PER_NOISE * nu))
+
     def sample(self, n: int, rng=None, *, spread: float | None = None, categorical: str = "keep"):
         r"""Unweighted synthetic rows drawn from the release and spread within the kernel's scale.
 
@@ -419,19 +473,18 @@ class TableRelease:
 
         So the resampled table has about as many distinct rows as draws (instead of at most :math:`M`),
         and its distribution is the release smoothed at ``spread`` times the kernel's scale.
-        ``spread=0`` returns the atoms themselves. The default :data:`DEFAULT_SPREAD` = 0.1 is measured,
+        ``spread=0`` returns the atoms themselves. The default is :attr:`default_spread`: with an
+        additive kernel (the default of :func:`release_table`) it grows with the release's public noise
+        level, :math:`\min(1, 2\sigma\sqrt J)` finest-term units, so a noisy release of a small table is
+        smoothed and a precise release of a large one keeps its atoms (where they sit on a few coded
+        values, spreading only moves mass off them). With the product kernel, :data:`DEFAULT_SPREAD` = 0.1, measured,
         not derived: the solver places atoms more finely than the kernel's lengthscale, and smoothing by
         a whole lengthscale blurs the marginals. Mean 1-way total variation of the resampled rows to the
         private rows at :math:`\varepsilon = 1` (``benchmarks/results/tabular_domain.md``): 0.058 at
         ``spread=0.1`` against 0.092 without spreading and 0.25 at ``spread=1`` on a generated mixed table
         (lengthscales 0.25); 0.32, 0.47 and 0.34 on the penguins' numeric columns. Where the noise
         dominates (penguins, N = 342, :math:`\varepsilon = 0.3`) a larger ``spread`` (1: 0.34 against
-        0.40) does better. With an additive kernel the unit is the finest term's length scale (1/20 of the
-        range at the public defaults) and the default is :data:`DEFAULT_ADDITIVE_SPREAD` = 0.5, also
-        measured, on the four tables of ``benchmarks/bench_tabular.py`` at :math:`\varepsilon = 1`: mean
-        TV of the 2-way marginals 0.41 (spread 0), 0.38 (0.5), 0.42 (1). Tables whose numbers sit on a few
-        values (fair's coded columns, randhie's zeros) want little spreading (fair: 0.21, 0.27, 0.40),
-        smooth ones more (cars: 0.72, 0.62, 0.58).
+        0.40) does better.
 
         Privacy: the draws use only the released atoms and weights, the public schema and randomness
         independent of the data, so this is post-processing of the release and costs no privacy.
@@ -444,8 +497,7 @@ class TableRelease:
             Randomness of the draws (public; any value is fine, the release's privacy does not depend on it).
         spread : float, optional
             Scale of the spreading in units of each column's lengthscale (0: none). Default:
-            :data:`DEFAULT_SPREAD`, or :data:`DEFAULT_ADDITIVE_SPREAD` when the release's kernel is an
-            :class:`~dpkme.kernels.additive.AdditiveKernel`.
+            :attr:`default_spread` (public: from the kernel and the release's noise level).
         categorical : {"keep", "smooth"}, default="keep"
             Treatment of categorical columns.
 
@@ -458,7 +510,7 @@ class TableRelease:
 
         n = check_positive_int(n, name="n")
         if spread is None:
-            spread = DEFAULT_ADDITIVE_SPREAD if isinstance(self.release.kernel, AdditiveKernel) else DEFAULT_SPREAD
+            spread = self.default_spread
         spread = check_positive_float(spread, name="spread", allow_zero=True)
         check_in(categorical, _CATEGORICAL_SAMPLING, name="categorical")
         gen, _ = check_random_state(rng)
