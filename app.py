@@ -14,6 +14,7 @@ st.set_page_config(page_title="dpkme — private data release with kernel mean e
 from ui import state as S  # noqa: E402
 from ui.datasets import load_default  # noqa: E402
 from ui.frame import running_frame  # noqa: E402
+from ui.presentation import setup as presentation_setup  # noqa: E402
 from ui.widgets import guard, sidebar_summary  # noqa: E402
 
 S.init_defaults()
@@ -35,11 +36,13 @@ pages = {
         st.Page("pages/use.py", title="Third-party use", icon=":material/calculate:", url_path="use"),
         st.Page("pages/twosample.py", title="Two-sample test", icon=":material/compare_arrows:", url_path="twosample"),
         st.Page("pages/clustering.py", title="Clustering", icon=":material/bubble_chart:", url_path="clustering"),
+        st.Page("pages/generative.py", title="Generative release", icon=":material/draw:", url_path="generative"),
         st.Page("pages/ledger.py", title="Budget ledger", icon=":material/account_balance_wallet:", url_path="ledger"),
         st.Page("pages/audit.py", title="Privacy audit", icon=":material/policy:", url_path="audit"),
     ],
 }
 page = st.navigation(pages)
+presentation_setup()           # the toggle, ?present=1 and the larger type (ui/presentation.py)
 sidebar_summary()
 with running_frame():          # pages check it: a deep link may first run a page alone (ui/frame.py)
     page.run()

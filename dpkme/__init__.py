@@ -24,6 +24,9 @@ Privacy (:mod:`dpkme.privacy`)
 Other mechanisms
     :func:`dp_kernel_kmeans` (:mod:`dpkme.clustering`), the private two-sample tests :func:`tcmc_test`,
     :func:`nte_test`, :func:`release_test` (:mod:`dpkme.two_sample`), empirical audits (:mod:`dpkme.audit`).
+Generative models
+    :func:`dpgm` (Acs et al.: private kernel k-means, then one DP-SGD-trained VAE or RBM per cluster) and
+    its :class:`DPGMResult` (:mod:`dpkme.generative`; JAX and optax are imported only when it runs).
 
 Real releases use fresh OS-entropy noise (``random_state=None``, the default) and record no seed; an int
 ``random_state`` makes a replayable teaching demo that is labelled not private.
@@ -85,6 +88,9 @@ _API = {
     "tcmc_test": "dpkme.two_sample",
     "nte_test": "dpkme.two_sample",
     "release_test": "dpkme.two_sample",
+    # generative models (DPGM: private k-means + DP-SGD-trained VAEs/RBMs)
+    "dpgm": "dpkme.generative",
+    "DPGMResult": "dpkme.generative",
 }
 
 __all__ = ["__version__", *_API]

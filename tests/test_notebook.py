@@ -38,5 +38,7 @@ def test_tutorial_notebook_executes_with_the_venv_kernel():
                    "exported metadata has no true values: True", "release vs held-out:", "GMD case (trusted curator): reject H0",
                    "DP k-means centres", "whole run eps = 1.000", "'held-out rows':",
                    # a mixed table with a declared schema: released, resampled, compared with the truth (owner-only)
-                   "mixed table: 8 columns", "embedding D = 22", "truth (owner-only)", "share of Gentoo"):
+                   "mixed table: 8 columns", "embedding D = 22", "truth (owner-only)", "share of Gentoo",
+                   # DPGM: planned, trained, sampled with labels, exported without a seed
+                   "DPGM plan:", "DPGM: k = 2 models", "export is DP: True | holds a seed: False"):
         assert needle in text, needle

@@ -47,6 +47,13 @@ membership-inference attack on Algorithm 1 or 2 over a grid of ε, next to the b
     res = membership_attack(epsilons=[0.1, 1.0, 4.0], runs=1000)
     res.accuracy, res.accuracy_low, res.accuracy_high, res.exact_accuracy, res.bound
 
+One step of the DP generative models' DP-SGD (:mod:`dpkme.generative`) is audited by
+:func:`~dpkme.audit.dpsgd.audit_dpsgd` (a canary row; the library's step passes, a variant without
+per-example clipping is caught). It needs JAX and is not (yet) in :data:`AUDITS`::
+
+    from dpkme.audit import audit_dpsgd
+    audit_dpsgd(runs=2000).passed, audit_dpsgd(variant="no-clip", runs=2000).violation   # True, True
+
 The Privacy audit page's exhibits of published bounds that fail, and the privacy-loss and ε(δ) curves it
 draws from an :class:`AuditResult`, are plain functions of :mod:`~dpkme.audit.exhibits`.
 
@@ -70,6 +77,7 @@ from .bounds import (
     privacy_loss_histogram,
     pure_dp_curve,
 )
+from .dpsgd import DPSGD_VARIANTS, audit_dpsgd
 from .exhibits import (
     FeatureNormExhibit,
     epsilon_delta_curves,
@@ -127,4 +135,5 @@ __all__ = [
     "perturbed_statistic_exhibit", "privacy_loss_densities",
     "DEFAULT_ATTACK_EPSILONS", "MEMBERSHIP_MECHANISMS", "MembershipAttack", "gaussian_attack_accuracy",
     "membership_attack", "membership_bound",
+    "DPSGD_VARIANTS", "audit_dpsgd",
 ]

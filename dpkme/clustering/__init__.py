@@ -30,15 +30,13 @@ Modules
     ARI, purity, objective, accuracy-vs-epsilon curves, comparison with a
     single Algorithm-2 release (evaluation on private data: not DP).
 
-Neural generators (not in scope)
---------------------------------
-The paper's RBMs/VAEs trained with DP-SGD would replace the per-cluster
-reduced-set step of :func:`clusterwise_release`: train one model per cluster
-(rows assigned with :meth:`DPKMeansResult.assign`), sampling batches at rate
-:math:`L/N` across the disjoint clusters, and add their DP-SGD charges (e.g.
-``dp_accounting.PoissonSampledDpEvent(L/N, GaussianDpEvent(z))`` per step,
-under the same neighbouring relation) to the same ledger as the clustering
-charges returned here.
+Neural generators
+-----------------
+The paper's RBMs/VAEs trained with DP-SGD per cluster are :mod:`dpkme.generative`
+(:func:`dpkme.generative.dpgm`): it runs :func:`dp_kernel_kmeans` under add/remove, assigns the
+rows with :meth:`DPKMeansResult.assign` (local view), trains the k models with Poisson-sampled
+DP-SGD at rate :math:`L/N` across the disjoint clusters, and composes the charges with
+``dp_accounting`` (:mod:`dpkme.generative.accounting`).
 """
 
 from .accounting import (

@@ -1,0 +1,386 @@
+"""Generative release: DPGM (Acs et al.) — private kernel k-means, then one DP-SGD-trained VAE/RBM per cluster.
+
+UI only: the data, planning, run, evaluation and files are in ``ui/generative.py`` and ``dpkme.generative``.
+"""
+
+import json
+
+import numpy as np
+import plotly.graph_objects as go
+import streamlit as st
+
+from dpkme.privacy.leaks import mark_not_private
+from ui import generative as GN
+from ui import noise as N
+from ui import state as S
+from ui.export import privacy_fields
+from ui.figures import PALETTE, PRIVATE_COLOR
+from ui.frame import require_frame
+from ui.runner import check_budget
+from ui.widgets import PAGE_LEDGER, StoppableProgress, delta_control, epsilon_control, guard, size_guard
+
+require_frame(__file__)
+
+ss = st.session_state
+st.title("Generative release — DPGM")
+st.markdown(
+    "Acs, Melis, Castelluccia & De Cristofaro's **DPGM**: private kernel k-means splits the rows into k clusters, "
+    "then one generative network per cluster (a small VAE or an RBM) is trained with **differentially private "
+    "SGD** — every row's gradient clipped to norm C, Gaussian noise added to each step, one Poisson sample of the "
+    "table per step. The release is the k trained models (and the clusters' noisy sizes): anyone samples "
+    "synthetic rows from them, at no further privacy cost. The ε of the clustering and of all SGD steps are "
+    "composed (RDP and PLD accountants, next to the paper's formula); the guarantee is for adding or removing "
+    "one row."
+)
+
+# ---------------------------------------------------------------------- settings
+left, right = st.columns([1, 2], gap="large")
+gd = None
+with left:
+    st.markdown("**Data**")
+    ss.setdefault("gen.data", "digits")
+    choice = st.selectbox("Dataset", list(GN.DATASETS), format_func=GN.DATASETS.get, key="gen.data",
+                          persist_state="session")
+    with guard("load the data"):
+        if choice == "digits":
+            gd = GN.digits_data()
+        elif choice == "penguins":
+            gd = GN.penguins_data()
+        elif choice == "mixture":
+            gd = GN.mixture_data()
+        else:
+            cur = S.dataset()
+            if cur is None:
+                raise ValueError("no current dataset; choose one on the Data page or pick another dataset here.")
+            lo0, hi0, note = GN.suggested_range(cur)
+            if ss.get("gen.range_for") != cur.key:            # a new dataset: its public default range
+                ss["gen.lo"], ss["gen.hi"], ss["gen.range_for"] = lo0, hi0, cur.key
+            a, b = st.columns(2)
+            lo = float(a.number_input("Declared lower bound (all columns)", key="gen.lo", format="%.4g"))
+            hi = float(b.number_input("Declared upper bound (all columns)", key="gen.hi", format="%.4g"))
+            st.caption(f"Default from {note}. Values outside are clipped. Declare it from public knowledge, never "
+                       "from the private rows.")
+            gd = GN.current_data(cur, lo, hi, f"declared [{lo:g}, {hi:g}] for every column")
+    if gd is None:
+        st.stop()
+    ds = gd.ds
+    st.caption(f"{ds.describe()}. Bounds: {gd.bounds_note}."
+               + (f" Label column with {gd.n_classes} declared classes: generated rows carry labels." if gd.n_classes
+                  else ""))
+    st.markdown("**Privacy** (shared with the other pages)")
+    eps = epsilon_control()
+    delta = delta_control(ds.n)
+    st.markdown("**Model**")
+    ss.setdefault("gen.k", 5)
+    k = int(st.number_input("Clusters k (one model each)", min_value=1, max_value=20, step=1, key="gen.k",
+                            persist_state="session", help="k = 1: no clustering, one model for all rows."))
+    ss.setdefault("gen.model", "vae")
+    model = st.radio("Model", ["vae", "rbm"], key="gen.model", horizontal=True, persist_state="session",
+                     format_func={"vae": "VAE (variational autoencoder)", "rbm": "RBM (restricted Boltzmann)"}.get)
+    ss.setdefault("gen.epochs", 3)
+    epochs = int(st.number_input("Epochs", min_value=1, max_value=200, step=1, key="gen.epochs",
+                                 persist_state="session", help="One epoch = ⌈1/q⌉ DP-SGD steps, q = L/N."))
+    ss.setdefault("gen.batch", 64)
+    batch = int(st.select_slider("Expected batch size L", options=[8, 16, 32, 64, 128, 256, 512], key="gen.batch",
+                                 persist_state="session"))
+    ss.setdefault("gen.clip", 1.0)
+    clip = float(st.number_input("Clip norm C", min_value=0.01, max_value=100.0, step=0.1, key="gen.clip",
+                                 persist_state="session", format="%.3g",
+                                 help="Every row's gradient is clipped to L2 norm C; the noise is σ·C."))
+    lr_default = 1e-3 if model == "vae" else 1e-2
+    if ss.get("gen.lr_for") != model:
+        ss["gen.lr"], ss["gen.lr_for"] = lr_default, model
+    lr = float(st.number_input("Learning rate", min_value=1e-5, max_value=1.0, step=1e-3, key="gen.lr",
+                               format="%.4g", help="Adam's for the VAE, plain SGD's for the RBM (the paper's 0.01)."))
+    with st.expander("Architecture and accounting"):
+        ss.setdefault("gen.hidden", 64)
+        hidden = int(st.select_slider("VAE hidden width", options=[16, 32, 64, 128, 256], key="gen.hidden",
+                                      persist_state="session"))
+        ss.setdefault("gen.latent", 8)
+        latent = int(st.number_input("VAE latent dimension", min_value=1, max_value=64, step=1, key="gen.latent",
+                                     persist_state="session"))
+        ss.setdefault("gen.n_hidden", 64)
+        n_hidden = int(st.number_input("RBM hidden units", min_value=2, max_value=512, step=2, key="gen.n_hidden",
+                                       persist_state="session"))
+        ss.setdefault("gen.kshare", 0.2)
+        kshare = float(st.slider("k-means share of (ε, δ)", min_value=0.05, max_value=0.6, step=0.05, key="gen.kshare",
+                                 persist_state="session", disabled=k == 1))
+        ss.setdefault("gen.kiter", 5)
+        kiter = int(st.number_input("Noisy Lloyd iterations T_K", min_value=1, max_value=30, step=1, key="gen.kiter",
+                                    persist_state="session"))
+        ss.setdefault("gen.accountant", "pld")
+        accountant = st.radio("Calibrate with", ["pld", "rdp"], key="gen.accountant", horizontal=True,
+                              persist_state="session",
+                              format_func={"pld": "PLD (tightest)", "rdp": "Rényi DP"}.get)
+    noise, seed = N.noise_controls("gen.noise", "gen.seed", what="runs")
+    problems = N.privacy_problems(noise_source=noise, kernel=False, dataset=ds)
+    for p in problems:
+        st.error(f"A run would NOT be differentially private: {p}.")
+    st.checkbox("Allow exceeding the budget (teaching)", key=S.ALLOW_OVER, persist_state="session")
+
+params = {"k": k, "model": model, "epochs": epochs, "batch_size": batch, "clip_norm": clip, "learning_rate": lr,
+          "hidden": hidden, "latent_dim": latent, "n_hidden": n_hidden, "epsilon": eps, "delta": delta,
+          "kmeans_share": kshare, "kmeans_iter": kiter, "accountant": accountant}
+
+# ---------------------------------------------------------------------- planning (public inputs only)
+plan = None
+with right:
+    with guard("plan the run"):
+        if eps is None:
+            raise ValueError("choose a positive ε.")
+        if batch > ds.n:
+            raise ValueError(f"the batch size L = {batch} exceeds the {ds.n:,} private rows; choose L ≤ {ds.n:,}.")
+        with st.spinner("Calibrating the noise (public inputs only)…"):
+            plan = GN.plan(epsilon=eps, delta=delta, n_private=ds.n, batch_size=batch, epochs=epochs, k=k,
+                           kmeans_share=kshare, kmeans_iter=kiter, accountant=accountant)
+    if plan is not None:
+        st.subheader("Budget split — planning (public inputs only, nothing spent)")
+        c1, c2, c3 = st.columns(3)
+        c1.metric("Whole run", f"ε = {plan.epsilon:.3g}", f"δ = {delta:.0e}", delta_color="off")
+        c2.metric("SGD noise multiplier σ", f"{plan.noise_multiplier:.3g}",
+                  help="Noise std on each cluster's sum of clipped gradients, in units of the clip norm C.")
+        c3.metric("SGD steps T_S", f"{plan.steps:,}", f"q = {plan.sampling_rate:.3g}", delta_color="off")
+        with guard("show the budget split"):
+            st.dataframe(GN.budget_split(plan), hide_index=True,
+                         column_config={"ε alone": st.column_config.NumberColumn(format="%.3g")})
+        st.caption("The clustering's share is fixed first; the SGD noise is then the smallest for which the "
+                   "**joint** composition meets (ε, δ), so the parts' ε alone do not add up to the total (composition "
+                   "is tighter than adding ε).")
+        with guard("draw the ε-vs-epochs curve"):
+            grid = tuple(GN.curve_epochs(epochs))
+            key = json.dumps({"p": [plan.noise_multiplier, plan.sampling_rate, plan.delta, k, kshare, kiter,
+                                    accountant, eps]})
+            with st.spinner("Accounting ε for each number of epochs…"):
+                cv = GN.planning_curve(plan, key=key, epochs=grid)
+            fig = go.Figure()
+            for m, name, dash, colr in (("rdp", "Rényi DP (dp_accounting)", "solid", PALETTE[0]),
+                                        ("pld", "PLD (dp_accounting, tightest)", "solid", PALETTE[2]),
+                                        ("paper", "the paper's Theorem 4 (moments accountant)", "dash", "#000000")):
+                fig.add_trace(go.Scatter(x=cv["epochs"].tolist(), y=cv[m].tolist(), mode="lines+markers", name=name,
+                                         line=dict(dash=dash, color=colr)))
+            fig.add_trace(go.Scatter(x=[epochs], y=[plan.epsilon], mode="markers", name="your setting (charged)",
+                                     marker=dict(size=14, symbol="star", color="red", line=dict(width=1, color="black"))))
+            fig.update_layout(height=330, margin=dict(l=10, r=10, t=40, b=10), xaxis_title="SGD epochs",
+                              yaxis_title=f"ε at δ = {delta:.0e}", legend=dict(orientation="h", y=-0.25),
+                              title=f"Planning: ε against epochs at this noise (σ = {plan.noise_multiplier:.3g})")
+            st.plotly_chart(fig, key="gen.curve_fig")
+            st.caption("Computed from public inputs only (N, L, k, T_K, σ, δ): no data is read and nothing is charged. "
+                       "ε grows with the number of epochs; more epochs at the same total ε need more noise per step.")
+
+with st.expander("The paper's Figure 2: ε against SGD epochs (MNIST, δ = 1e-5, T_K = 20, σ_C = 4)"):
+    f1, f2, f3 = st.columns(3)
+    ss.setdefault("gen.f2_q", 0.0017)
+    fq = float(f1.select_slider("Sampling probability q", options=[0.0017, 0.005, 0.01, 0.02], key="gen.f2_q",
+                                persist_state="session"))
+    ss.setdefault("gen.f2_sg", 1.0)
+    fsg = float(f2.select_slider("σ_G (SGD noise)", options=[0.7, 1.0, 2.0, 4.0], key="gen.f2_sg",
+                                 persist_state="session"))
+    ss.setdefault("gen.f2_sk", 80.0)
+    fsk = float(f3.select_slider("σ_K (k-means noise)", options=[20.0, 40.0, 80.0, 160.0], key="gen.f2_sk",
+                                 persist_state="session"))
+    with guard("compute the paper's curve"):
+        f2c = GN.paper_figure2(sampling_rate=fq, sigma_G=fsg, sigma_K=fsk)
+        fig2 = go.Figure()
+        for m, name, dash in (("paper", "the paper's Theorem 4 (as printed)", "dash"),
+                              ("rdp", "Rényi DP (dp_accounting), same noise", "solid")):
+            fig2.add_trace(go.Scatter(x=f2c["epochs"].tolist(), y=f2c[m].tolist(), mode="lines+markers", name=name,
+                                      line=dict(dash=dash)))
+        fig2.update_layout(height=300, margin=dict(l=10, r=10, t=30, b=10), xaxis_title="SGD epochs (⌈1/q⌉ steps each)",
+                           yaxis_title="ε at δ = 1e-5", legend=dict(orientation="h", y=-0.3))
+        st.plotly_chart(fig2, key="gen.fig2")
+        st.caption("The shape of the paper's Figure 2: ε rises quickly over the first epochs, then roughly like the "
+                   "square root of the number of steps; larger q gives larger ε, larger σ_G and σ_K smaller. Public "
+                   "inputs only (no data).")
+
+cfg = json.dumps({"data": choice, "ds": ds.key, "bounds": [b.tolist() for b in gd.bounds], **params,
+                  "noise": noise}, default=str)
+
+# ---------------------------------------------------------------------- the run
+box = ss.setdefault("gen.box", {})          # mutated, never reassigned (a stop request forbids assignments)
+with left:
+    run_ok = True
+    if plan is not None:
+        with guard("estimate the cost of the run"):
+            run_ok = size_guard(GN.estimate(gd, params, plan), key="gen.size", what="this training run",
+                                stoppable=True)
+    go_btn = st.button("Train the generative models", type="primary", key="gen.go", width="stretch",
+                       disabled=plan is None or not run_ok)
+    st.caption("Charged to the ledger of these rows before they are read. The default (k = 5, small VAE, 3 epochs "
+               "on the digits) takes about a minute, most of it compiling the models.")
+
+if go_btn and plan is not None and run_ok:
+    with right:
+        bar = st.progress(0.0, text="charging the ledger, then private k-means and compiling the models…")
+        stop_slot = st.empty()
+        stop_slot.button("Stop training", key="gen.stop", icon=":material/stop_circle:",
+                         help="Stops at the next progress report and keeps the models trained so far; the charge "
+                              "stays the planned one.")
+    prog = StoppableProgress(bar)
+    with guard("run DPGM") as res:
+        label = f"DPGM {model.upper()} (k = {k}, {epochs} epochs, L = {batch}, C = {clip:g})"
+        charge = S.relabel_charge(plan.charge(label), parts=(S.PART_PRIVATE,), noise_source=noise)
+        note = None
+        used_seed = None
+        if problems:           # replay mode: a demo, not private — never charged as a private run
+            used_seed = N.claim_seed(seed or 0, f"DPGM on {ds.name}")
+            counts = ss.setdefault(S.NONPRIVATE, {})
+            counts[ds.data_key] = counts.get(ds.data_key, 0) + 1
+        else:
+            note = check_budget(ds, charge, allow_over=bool(ss.get(S.ALLOW_OVER)))
+            S.ledger_for(ds).add(charge)                 # charged before the private rows are read
+            ss.setdefault(S.LEDGER_NAMES, {}).setdefault(ds.data_key, ds.name)
+
+        def cb(step, total, loss, eps_now):
+            return prog.update(step / total, f"step {step:,} of {total:,} · noisy loss {loss:.3g} · ε of the steps "
+                                              f"so far (RDP) {eps_now:.3g}")
+
+        result = GN.run(gd, plan, params, rng=used_seed, progress=cb)
+        if problems:
+            mark_not_private(result, problems, warn=False)
+        box["latest"] = {"key": cfg, "result": result, "charge": None if problems else charge, "note": note,
+                         "data_key": ds.data_key, "ds": ds.key, "problems": problems, "data": choice}
+        if used_seed is not None:
+            box["advance"] = used_seed
+    prog.resume()
+    bar.empty()
+    stop_slot.empty()
+    if res.ok:
+        if "advance" in box:
+            N.advance("gen.seed", box.pop("advance"))
+        st.rerun()
+
+stored = box.get("latest")
+
+
+def show_run(stored: dict) -> None:
+    result = stored["result"]
+    with right:
+        if stored["key"] != cfg:
+            st.warning("The models below were trained with other settings; press **Train the generative models** "
+                       "to update.")
+        if stored.get("note"):
+            st.warning(stored["note"])
+        for p in stored.get("problems") or []:
+            st.error(f"This run is NOT differentially private: {p}. Not charged to the ledger as a private run.")
+        if result.cancelled:
+            st.warning(f"Stopped after {result.steps_run:,} of {result.plan.steps if result.plan else '?'} steps. "
+                       f"The ledger keeps the **planned** charge (ε = {result.epsilon:.3g}): the decision to stop may "
+                       "depend on the released noisy losses, which the fixed-horizon guarantee covers but the cost of "
+                       f"the steps that ran does not (those alone: ε = {result.privacy.get('epsilon_run', 0):.3g}, valid "
+                       "only for a number of steps fixed in advance).")
+    st.subheader("What is released: k trained models")
+    a, b, c, d = st.columns(4)
+    a.metric("ε charged", f"{result.epsilon:.3g}", help=f"δ = {result.delta:.0e}, add/remove one row.")
+    b.metric("Models", str(result.k))
+    c.metric("SGD steps run", f"{result.steps_run:,}")
+    d.metric("Runtime", f"{result.seconds:.1f} s")
+    lc, wc = st.columns([2, 1])
+    with lc:
+        hist = np.asarray(result.loss_history, dtype=float)
+        if hist.size:
+            win = max(1, hist.size // 50)
+            smooth = np.convolve(hist, np.ones(win) / win, mode="valid")
+            fig = go.Figure(go.Scatter(y=smooth.tolist(), mode="lines", line=dict(color=PALETTE[3])))
+            fig.update_layout(height=220, margin=dict(l=10, r=10, t=30, b=10), xaxis_title="SGD step",
+                              yaxis_title="noisy loss", title="Training loss (the noisy loss released by DP-SGD)")
+            st.plotly_chart(fig, key="gen.loss_fig")
+    with wc:
+        st.dataframe({"cluster": [f"c{i + 1}" for i in range(result.k)],
+                      "weight": np.round(np.asarray(result.weights, dtype=float), 3).tolist(),
+                      "noisy size": np.round(np.asarray(result.noisy_sizes, dtype=float), 1).tolist()},
+                     hide_index=True)
+
+    # ---------------------------------------------------------------- samples
+    st.subheader("Generated rows next to real held-out rows")
+    gen_rows, gen_labels, gen_clusters = GN.generated_by_cluster(result)
+    if gd.image_shape is not None:
+        i1, i2 = st.columns(2)
+        with i1:
+            lab = ""
+            if gen_labels is not None:
+                lab = " Labels, row by row: " + "; ".join(
+                    f"c{s + 1}: " + " ".join(gd.class_names[v] for v in gen_labels[gen_clusters == s])
+                    for s in range(result.k))
+            st.image(GN.tile_grid(GN.scaled(gd, gen_rows), shape=gd.image_shape),
+                     caption="Generated (one row per cluster's model, 8 samples each)." + lab)
+        with i2:
+            rng = np.random.default_rng()
+            n_show = min(len(gen_rows) or 8 * result.k, ds.n_heldout)
+            idx = rng.choice(ds.n_heldout, size=n_show, replace=False)
+            st.image(GN.tile_grid(GN.scaled(gd, ds.heldout[idx]), shape=gd.image_shape),
+                     caption="Real held-out digits (never used in training), as many as generated.")
+    else:
+        cols = gd.columns
+        dims = (0, 1 if ds.dim > 1 else 0)
+        if ds.dim > 2:
+            a_, b_ = st.columns(2)
+            dims = (a_.selectbox("Horizontal axis", range(ds.dim), format_func=lambda j: cols[j], key="gen.dim_x"),
+                    b_.selectbox("Vertical axis", range(ds.dim), format_func=lambda j: cols[j], index=1,
+                                 key="gen.dim_y"))
+        many, many_lab, many_comp = GN.draw(result, min(2000, max(ds.n, 200)))
+        fig = go.Figure()
+        if ds.n_heldout:
+            fig.add_trace(go.Scattergl(x=ds.heldout[:, dims[0]], y=ds.heldout[:, dims[1]], mode="markers",
+                                       name="real held-out rows", marker=dict(size=5, color=PRIVATE_COLOR)))
+        group = many_lab if many_lab is not None else many_comp
+        names = gd.class_names if many_lab is not None else [f"cluster {i + 1}" for i in range(result.k)]
+        for g in range(len(names)):
+            m = group == g
+            if m.any():
+                fig.add_trace(go.Scattergl(x=many[m, dims[0]], y=many[m, dims[1]], mode="markers",
+                                           name=f"generated: {names[g]}",
+                                           marker=dict(size=4, color=PALETTE[g % len(PALETTE)], opacity=0.6)))
+        fig.update_layout(height=480, margin=dict(l=10, r=10, t=40, b=10), xaxis_title=cols[dims[0]],
+                          yaxis_title=cols[dims[1]], legend=dict(orientation="h", y=-0.15),
+                          title="Generated rows (coloured) over the real held-out rows (grey)")
+        st.plotly_chart(fig, key="gen.scatter")
+
+    # ---------------------------------------------------------------- MMD
+    st.subheader("How close? MMD to the held-out rows — owner's evaluation (not DP, not released)")
+    with guard("evaluate the generated rows"):
+        if "eval" not in stored:                        # once per run (the page reruns on every input)
+            with st.spinner("Sampling and comparing with a KME release at the same ε…"):
+                stored["eval"] = GN.evaluate(gd, result)
+        ev = stored["eval"]
+        st.dataframe({"rows": list(ev), "MMD to held-out (smaller is closer)": [round(v, 4) for v in ev.values()]},
+                     hide_index=True)
+        st.caption("Gaussian kernel on the declared-bounds-scaled columns (lengthscale √d/4, public). The KME "
+                   "release is an Algorithm 2 run at the same ε and δ (add/remove) on the same private rows, made "
+                   "for this comparison only: not charged, not released, shown only to you — like every number in "
+                   "this table, which reads the private rows.")
+
+    # ---------------------------------------------------------------- downloads
+    st.subheader("Downloads")
+    private = not stored.get("problems")
+    fields = privacy_fields(GN._claim_view(result, ds), app_private=private and result.private,
+                            reasons=stored.get("problems") or (), ds=ds)
+    (st.info if fields["differentially_private"] else st.warning)("**The guarantee, in plain words.** "
+                                                                   + fields["guarantee_in_words"])
+    ss.setdefault("gen.n_rows", int(min(ds.n, GN.MAX_ROWS)))
+    n_rows = int(st.number_input("Synthetic rows in the CSV", min_value=1, max_value=GN.MAX_ROWS, step=100,
+                                 key="gen.n_rows", persist_state="session"))
+    d1, d2 = st.columns(2)
+    with guard("build the downloads"):
+        d1.download_button("Model parameters (JSON): the release", data=GN.model_json(
+            result, gd, app_private=private, reasons=stored.get("problems") or ()),
+            file_name="dpkme_dpgm_models.json", mime="application/json", key="gen.dl_json", on_click="ignore",
+            icon=":material/download:")
+        rows_key = ("rows", n_rows)
+        if stored.get("rows_key") != rows_key:          # drawn once per (run, n): post-processing, fresh entropy
+            stored["rows"], stored["rows_key"] = GN.rows_csv(result, gd, n_rows), rows_key
+        d2.download_button(f"Synthetic rows (CSV, {n_rows:,}, labelled)" if gd.n_classes else
+                           f"Synthetic rows (CSV, {n_rows:,})", data=stored["rows"], file_name="dpkme_dpgm_rows.csv",
+                           mime="text/csv", key="gen.dl_rows", on_click="ignore", icon=":material/download:")
+    st.caption("The JSON holds the k models' parameters and public configuration, the noisy cluster sizes, the noisy "
+               "training losses and the privacy accounting, with the guarantee in plain words; no seed or noise "
+               "state. `dpkme.generative.DPGMResult.from_dict(json.load(open(...))).sample(n)` draws more rows. "
+               "The rows are post-processing of the models: no further privacy cost.")
+    st.page_link(PAGE_LEDGER, label="Budget ledger", icon=":material/account_balance_wallet:")
+
+
+if stored and stored.get("ds") == ds.key:
+    show_run(stored)
+else:
+    with right:
+        st.info("Press **Train the generative models**. The run is charged to the ledger first; a progress bar and "
+                "a Stop button appear while it trains.")

@@ -1,0 +1,146 @@
+"""Generative release page (AppTest): DPGM planned from public inputs, one charge per run, images and downloads,
+the download's guarantee without a seed, the budget check, messages for bad inputs. Runs use tiny settings."""
+
+import json
+
+import numpy as np
+import pytest
+from test_app_shared import metric, new_app, plotly_figures
+
+from ui import state as S
+
+PAGE = "pages/generative.py"
+#: Tiny settings: 1 epoch of a tiny VAE with 2 clusters (the compile dominates).
+TINY = {"gen.k": 2, "gen.epochs": 1, "gen.batch": 128, "gen.hidden": 16, "gen.latent": 2, "gen.kiter": 2,
+        "gen.n_rows": 50}
+
+
+def _page(timeout: float = 300, **state):
+    at = new_app(timeout)
+    for key, value in state.items():
+        at.session_state[key] = value
+    at.run()
+    at.switch_page(PAGE).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _ledger(at, data_key="sample:digits"):
+    return at.session_state[S.LEDGERS].get(data_key)
+
+
+def _seed_values(obj):
+    """Values of every key that names a seed, at any depth."""
+    if isinstance(obj, dict):
+        for key, v in obj.items():
+            if "seed" in str(key).lower():
+                yield v
+            yield from _seed_values(v)
+    elif isinstance(obj, list):
+        for v in obj:
+            yield from _seed_values(v)
+
+
+def _unexpected(at):
+    return [e.value for e in at.error if "unexpected" in e.value]
+
+
+@pytest.mark.slow
+def test_page_plans_from_public_inputs_and_charges_nothing():
+    at = _page()
+    assert not at.error, [e.value for e in at.error]
+    assert metric(at, "Whole run").startswith("ε = ")
+    split = at.dataframe[0].value
+    assert len(split) == 3 and "k-means" in split["part"][0]                 # k-means, training, whole run
+    assert float(split["ε alone"].iloc[-1]) <= 1.0 + 1e-9                   # the default ε = 1, never exceeded
+    names = [t.get("name") for t in plotly_figures(at)[0]["data"]]
+    assert any("paper" in str(n) for n in names) and "your setting (charged)" in names
+    assert any("Train the generative models" in i.value for i in at.info)
+    assert _ledger(at) is None or len(_ledger(at)) == 0                      # planning spends nothing
+
+
+@pytest.mark.slow
+def test_tiny_run_charges_once_shows_images_and_downloads():
+    from ui import generative as GN
+
+    at = _page(**TINY)
+    at.button(key="gen.go").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    led = _ledger(at)
+    assert len(led) == 1
+    charge = led.charges[0]
+    assert charge.details["parts"] == (S.PART_PRIVATE,) and charge.epsilon <= 1.0 + 1e-9
+    assert charge.details["neighbouring"] == "add-remove"
+    stored = at.session_state["gen.box"]["latest"]
+    res = stored["result"]
+    assert res.k == 2 and res.private and res.noise_source == "os-entropy" and not res.cancelled
+    assert len(at.image) == 2                                                # generated grid and held-out grid
+    assert "Generated" in at.image[0].captions[0] and "held-out" in at.image[1].captions[0]
+    assert len(at.get("download_button")) == 2
+    assert any(str(r).startswith("KME release") for r in at.dataframe[-1].value["rows"])   # MMD table
+    # the release file: models, the guarantee in words, no seed; it reads back for sampling
+    gd = GN.digits_data()
+    d = json.loads(GN.model_json(res, gd, app_private=True))
+    assert d["differentially_private"] is True and d["seed"] is None
+    assert "guarantee_in_words" in d and d["kind"] == "dpgm" and d["label_classes"] == [str(i) for i in range(10)]
+    assert all(v is None for v in _seed_values(d))                           # no seed anywhere in the file
+    from dpkme.generative import DPGMResult
+
+    assert DPGMResult.from_dict(d).sample(3, rng=0).shape == (3, 64)          # a recipient samples from the file
+    # the rows file: labelled rows in the declared units
+    rows = GN.rows_frame(res, gd, 30)
+    assert list(rows.columns)[-1] == "digit" and len(rows) == 30
+    assert rows.iloc[:, :64].to_numpy().min() >= 0 and rows.iloc[:, :64].to_numpy().max() <= 16
+    # rerunning the page (any input) does not charge again
+    at.number_input(key="gen.n_rows").set_value(40).run()
+    assert len(_ledger(at)) == 1
+
+
+@pytest.mark.slow
+def test_exhausted_budget_is_an_error_that_says_what_to_do():
+    at = _page(**{**TINY, S.BUDGET_EPS: 0.5})
+    at.button(key="gen.go").click().run()
+    assert not at.exception
+    msgs = [e.value for e in at.error]
+    assert any("beyond your budget" in m and "raise the budget" in m for m in msgs), msgs
+    assert not _ledger(at) or len(_ledger(at)) == 0                          # nothing charged, nothing run
+    assert "latest" not in at.session_state["gen.box"]
+
+
+@pytest.mark.slow
+def test_bad_inputs_give_messages_not_tracebacks():
+    at = _page(**{"gen.data": "penguins", "gen.batch": 512})
+    assert any("exceeds" in e.value and "batch size" in e.value for e in at.error)
+    assert at.button(key="gen.go").disabled
+    at.select_slider(key="gen.batch").set_value(32).run()
+    assert not at.error, [e.value for e in at.error]
+    # a k-means share that alone spends more than the total at a tiny ε
+    at.session_state[S.EPS_TYPED] = True
+    at.session_state[S.EPS_VALUE] = 1e-4
+    at.run()
+    assert not at.exception and not _unexpected(at)
+    # the current dataset with a declared range lower >= upper
+    at.session_state[S.EPS_TYPED] = False
+    at.selectbox(key="gen.data").set_value("current").run()
+    at.number_input(key="gen.lo").set_value(5.0).run()
+    at.number_input(key="gen.hi").set_value(5.0).run()
+    assert any("lower < upper" in e.value for e in at.error)
+    assert not at.exception and not _unexpected(at)
+
+
+def test_helpers_are_public_functions_of_public_inputs():
+    """Tile grids, epoch grids and the budget table need no data; the digits split is fixed and disjoint."""
+    from ui import generative as GN
+
+    g = GN.tile_grid(np.linspace(0, 1, 3 * 64).reshape(3, 64), ncols=2, scale=2)
+    assert g.dtype == np.uint8 and g.shape == (2 * 17 + 1, 2 * 17 + 1)
+    assert 3 in GN.curve_epochs(3) and GN.curve_epochs(3)[0] == 0 and max(GN.curve_epochs(3)) == 10
+    gd = GN.digits_data()
+    assert gd.ds.n + gd.ds.n_heldout == 1797 and gd.n_classes == 10
+    assert gd.ds.n_heldout == pytest.approx(0.2 * 1797, abs=1)
+    p = GN.plan(epsilon=1.0, delta=1e-5, n_private=gd.ds.n, batch_size=64, epochs=2, k=3, kmeans_share=0.2,
+                kmeans_iter=5, accountant="rdp")
+    table = GN.budget_split(p)
+    assert len(table) == 3 and table["ε alone"].iloc[-1] <= 1.0 + 1e-9
+    assert table["ε alone"].iloc[0] < table["ε alone"].iloc[-1] and table["ε alone"].iloc[1] < table["ε alone"].iloc[-1]

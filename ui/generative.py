@@ -1,0 +1,416 @@
+"""Logic of the Generative release page (``pages/generative.py``): DPGM data, planning, run, figures, files.
+
+DPGM (Acs et al., Algorithm 1; :func:`dpkme.generative.dpgm`): private kernel k-means, then one DP-SGD-trained
+VAE or RBM per cluster. Everything here that is shown *before* a run is a function of public inputs only
+(declared bounds, the declared number of rows, k, the architecture, epochs, batch size, clip norm, ε, δ):
+the plan, the budget split and the ε-vs-epochs curves. The run is charged to the session ledger of the
+individuals it reads, before it reads them.
+
+Datasets (:data:`DATASETS`): the bundled 8×8 digits (default; 20 % held out by a fixed public split, the digit
+label is a column of the record), the app's current numeric dataset, the bundled penguins table (four
+measurements with the bounds of its declared schema, species as the label) and the paper's mixture (the app's
+default data; bounds declared from the generator's parameters). Each is an :class:`ui.state.Dataset`, so the
+ledger, its parts and the guarantee work as on every other page.
+
+Cancel: Streamlit cannot interrupt a running script from a button of the same run. A Stop button is drawn
+during training; pressing it (or changing any input) makes Streamlit request a rerun, which it signals from
+inside the next ``st.progress`` call. :class:`ui.widgets.StoppableProgress` catches that signal, the DPGM
+``progress`` callback returns ``False``, the library stops training and returns the partial models
+(``cancelled=True``), the page stores them by mutating a dict already in the session state, and the signal is
+re-raised so the rerun happens. The charge stays the planned one (the library's rule: a data-dependent stop is
+covered by the fixed-horizon guarantee, not by the cost of the steps that ran).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+from dataclasses import dataclass
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from . import state as S
+
+#: Dataset choices of the page.
+DATASETS = {
+    "digits": "Handwritten digits 8×8 (bundled; the label is a column)",
+    "penguins": "Penguins (bundled table: 4 measurements, species as the label)",
+    "mixture": "The paper's mixture of Gaussians (the app's default data)",
+    "current": "The app's current dataset (numeric columns)",
+}
+#: Held-out share of the bundled digits and penguins (a fixed, value-independent split: seed 0).
+HELDOUT_FRACTION = 0.2
+SPLIT_SEED = 0
+#: The paper's mixture: component means ~ N(100, 200²), points ± 30: declared box 100 ± 800 (public).
+MIXTURE_BOUNDS = (-700.0, 900.0)
+PENGUIN_COLUMNS = ("bill_length_mm", "bill_depth_mm", "flipper_length_mm", "body_mass_g")
+#: Most rows a download of sampled rows holds.
+MAX_ROWS = 100_000
+
+
+@dataclass
+class GenData:
+    """The data of one DPGM run: an app :class:`~ui.state.Dataset` plus what DPGM needs declared."""
+
+    ds: S.Dataset                      # X: the private rows (features), heldout: held-out features
+    bounds: tuple                      # declared (lower, upper) arrays of the feature columns
+    labels: np.ndarray | None          # labels of the private rows (part of the record)
+    heldout_labels: np.ndarray | None
+    class_names: list | None           # declared classes (None: no label column)
+    image_shape: tuple | None = None   # (8, 8) for the digits
+    bounds_note: str = ""
+
+    @property
+    def n_classes(self) -> int:
+        return 0 if self.class_names is None else len(self.class_names)
+
+    @property
+    def columns(self) -> list[str]:
+        return [str(c) for c in self.ds.columns]
+
+
+def _split(n: int):
+    from .datasets import split_indices
+
+    _, priv, held = split_indices(n, heldout_fraction=HELDOUT_FRACTION, seed=SPLIT_SEED)
+    return priv, held
+
+
+def _dataset(*, key, data_key, name, X, columns, heldout, labels) -> S.Dataset:
+    return S.Dataset(key=key, data_key=data_key, name=name, source="sample", X=np.ascontiguousarray(X),
+                     columns=list(columns), heldout=heldout, labels=labels,
+                     split={"public_fraction": 0.0, "heldout_fraction": HELDOUT_FRACTION, "seed": SPLIT_SEED})
+
+
+@st.cache_resource(show_spinner=False)
+def digits_data() -> GenData:
+    """The bundled digits: 1,797 images, 20 % held out (fixed split), bounds (0, 16) declared, labels 0–9."""
+    from dpkme.datasets import DIGITS_INFO, load_digits
+
+    X, y = load_digits()
+    priv, held = _split(len(X))
+    cols = [f"pixel_{i // 8}_{i % 8}" for i in range(64)]
+    ds = _dataset(key="dpgm:digits", data_key="sample:digits", name=DIGITS_INFO["label"], X=X[priv], columns=cols,
+                  heldout=X[held], labels=y[priv])
+    d = X.shape[1]
+    return GenData(ds=ds, bounds=(np.zeros(d), np.full(d, 16.0)), labels=y[priv], heldout_labels=y[held],
+                   class_names=[str(i) for i in range(10)], image_shape=(8, 8),
+                   bounds_note="pixel counts 0–16 (the data's documentation)")
+
+
+@st.cache_resource(show_spinner=False)
+def penguins_data() -> GenData:
+    """Penguins: four measurements (bounds of the bundled declared schema; a missing cell takes the middle of its
+    declared range, a per-row map), species as the label (the schema's three declared categories)."""
+    from dpkme.datasets import load_sample, load_schema
+
+    frame, info = load_sample("penguins")
+    schema = load_schema("penguins")
+    specs = {c.name: c for c in schema.columns}
+    lo = np.array([float(specs[c].lower) for c in PENGUIN_COLUMNS])
+    hi = np.array([float(specs[c].upper) for c in PENGUIN_COLUMNS])
+    X = frame[list(PENGUIN_COLUMNS)].to_numpy(dtype=float)
+    X = np.where(np.isnan(X), (lo + hi) / 2.0, X)
+    classes = [str(c) for c in specs["species"].categories]
+    y = frame["species"].map({c: i for i, c in enumerate(classes)}).to_numpy()
+    if np.any(pd.isna(y)):
+        raise ValueError("the penguins table has a species outside its declared categories; restore the file.")
+    y = y.astype(np.int64)
+    priv, held = _split(len(X))
+    ds = _dataset(key="dpgm:penguins", data_key="sample:" + info.name, name=info.label + " (4 measurements)",
+                  X=X[priv], columns=PENGUIN_COLUMNS, heldout=X[held], labels=y[priv])
+    return GenData(ds=ds, bounds=(lo, hi), labels=y[priv], heldout_labels=y[held], class_names=classes,
+                   bounds_note="the bundled schema's declared bounds (penguins.schema.json)")
+
+
+def mixture_data() -> GenData:
+    """The app's default data (the paper's mixture, 10 % held out) with bounds declared from the generator."""
+    from .datasets import load_default
+
+    ds = load_default()
+    d = ds.dim
+    return GenData(ds=ds, bounds=(np.full(d, MIXTURE_BOUNDS[0]), np.full(d, MIXTURE_BOUNDS[1])), labels=None,
+                   heldout_labels=None, class_names=None,
+                   bounds_note="100 ± 800 per coordinate: 4 standard deviations of the component means "
+                               "N(100, 200²) (the generator's parameters)")
+
+
+def suggested_range(ds: S.Dataset) -> tuple[float, float, str]:
+    """A public default range for all columns of the app's dataset (the user may change it): its declared clipping
+    box, else the generator's q (centre ± 3 scales), else the publishable subset's range; else [0, 1]."""
+    if ds.clip_box is not None:
+        lo, hi = (np.asarray(b, dtype=float) for b in ds.clip_box)
+        return float(lo.min()), float(hi.max()), "the declared clipping box"
+    if ds.generator is not None and ds.q_center is not None:
+        c = np.asarray(ds.q_center, dtype=float)
+        return float(c.min() - 3 * ds.q_scale), float(c.max() + 3 * ds.q_scale), "the generator's q (centre ± 3 scales)"
+    if ds.n_public >= 2:
+        return float(ds.public.min()), float(ds.public.max()), "the publishable subset's range"
+    return 0.0, 1.0, "nothing public: declare the range"
+
+
+def current_data(ds: S.Dataset, lo: float, hi: float, note: str) -> GenData:
+    """The app's current numeric dataset with a declared range [lo, hi] for every column (no labels)."""
+    if ds.is_table:
+        raise ValueError("the current dataset is a mixed table (declared schema); DPGM here runs on numeric columns. "
+                         "Choose the bundled penguins or the digits, or load numeric columns on the Data page.")
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise ValueError(f"the declared range must have lower < upper, got [{lo:g}, {hi:g}]; change it.")
+    d = ds.dim
+    return GenData(ds=ds, bounds=(np.full(d, float(lo)), np.full(d, float(hi))), labels=None, heldout_labels=None,
+                   class_names=None, bounds_note=note)
+
+
+# ---------------------------------------------------------------------- planning (public inputs only)
+@st.cache_resource(show_spinner=False, max_entries=32)
+def plan(*, epsilon: float, delta: float, n_private: int, batch_size: int, epochs: int, k: int,
+         kmeans_share: float, kmeans_iter: int, accountant: str):
+    """:func:`dpkme.generative.plan_dpgm` (cached: a function of public numbers only)."""
+    from dpkme.generative import plan_dpgm
+
+    return plan_dpgm(epsilon=epsilon, delta=delta, n_private=n_private, batch_size=batch_size, epochs=epochs, k=k,
+                     kmeans_iter=kmeans_iter, kmeans_share=kmeans_share, accountant=accountant)
+
+
+def budget_split(p) -> pd.DataFrame:
+    """The budget split of a plan: ε of the clustering alone, of the training alone, and of both together."""
+    from dpkme.generative import dpgm_epsilon
+
+    rows = []
+    if p.kmeans is not None:
+        rows.append({"part": f"private kernel k-means ({p.kmeans.n_iter} noisy Lloyd steps)",
+                     "ε alone": dpgm_epsilon(noise_multiplier=1e6, sampling_rate=p.sampling_rate, steps=1,
+                                             delta=p.delta, kmeans_plan=p.kmeans, accountant=p.accountant),
+                     "noise": f"composed Gaussian, μ = {p.kmeans.mu_total:.3g}"})
+    rows.append({"part": f"DP-SGD training ({p.steps} steps, q = {p.sampling_rate:.3g})",
+                 "ε alone": dpgm_epsilon(noise_multiplier=p.noise_multiplier, sampling_rate=p.sampling_rate,
+                                         steps=p.steps, delta=p.delta, accountant=p.accountant),
+                 "noise": f"σ = {p.noise_multiplier:.3g} × clip norm per cluster"})
+    rows.append({"part": "whole run (composed: the ledger's charge)", "ε alone": p.epsilon,
+                 "noise": f"δ = {p.delta:.0e}, add/remove one row"})
+    return pd.DataFrame(rows)
+
+
+def curve_epochs(epochs: int) -> list[int]:
+    """Epoch grid of the planning curve: 0 to max(2·epochs, 10), at most 9 points, the chosen value included."""
+    top = max(2 * int(epochs), 10)
+    grid = sorted({int(round(v)) for v in np.linspace(0, top, 8)} | {int(epochs)})
+    return grid
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def planning_curve(_plan, *, key: str, epochs: tuple) -> dict:
+    """ε after each number of epochs for the plan's noise (RDP, PLD, the paper's Theorem 4); public inputs only.
+
+    ``key`` identifies the plan (its public inputs) for the cache; ``_plan`` is not hashed."""
+    from dpkme.generative import epsilon_vs_epochs
+
+    return epsilon_vs_epochs(list(epochs), noise_multiplier=_plan.noise_multiplier,
+                             sampling_rate=_plan.sampling_rate, delta=_plan.delta, kmeans_plan=_plan.kmeans)
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def paper_figure2(*, sampling_rate: float, sigma_G: float, sigma_K: float, sigma_C: float = 4.0,
+                  kmeans_iter: int = 20, max_epochs: int = 20, pld: bool = False) -> dict:
+    """The paper's Figure 2 setting: ε against SGD epochs at δ = 1e-5, T_K = 20 k-means steps, σ_C = 4."""
+    from dpkme.generative import epsilon_vs_epochs
+
+    grid = [int(v) for v in np.unique(np.linspace(0, max_epochs, 11).round())]
+    methods = ("rdp", "pld", "paper") if pld else ("rdp", "paper")
+    return epsilon_vs_epochs(grid, noise_multiplier=sigma_G, sampling_rate=sampling_rate, delta=1e-5,
+                             sigma_K=sigma_K, sigma_C=sigma_C, kmeans_iter=kmeans_iter, methods=methods)
+
+
+# ---------------------------------------------------------------------- the run
+def run(gd: GenData, p, params: dict, *, rng=None, progress=None):
+    """Run DPGM on ``gd``'s private rows with the plan ``p`` (its noise multiplier: no re-calibration).
+
+    The VAE's likelihood is declared from the data kind (public): Bernoulli for images (pixel intensities),
+    Gaussian for table columns with their own units."""
+    from dpkme.generative import dpgm
+
+    ds = gd.ds
+    return dpgm(ds.X, bounds=gd.bounds, labels=gd.labels, n_classes=gd.n_classes or None, n_private=ds.n,
+                k=params["k"], model=params["model"], epochs=params["epochs"], batch_size=params["batch_size"],
+                clip_norm=params["clip_norm"], learning_rate=params["learning_rate"], hidden=(params["hidden"],),
+                latent_dim=params["latent_dim"], n_hidden=params["n_hidden"],
+                likelihood="bernoulli" if gd.image_shape is not None else "gaussian", epsilon=params["epsilon"],
+                delta=params["delta"], noise_multiplier=p.noise_multiplier, kmeans_share=params["kmeans_share"],
+                kmeans_iter=params["kmeans_iter"], accountant=params["accountant"], rng=rng, progress=progress)
+
+
+def estimate(gd: GenData, params: dict, p):
+    """Predicted cost of a run (public sizes only; a quiet 2-core CPU, within a factor of ~3): compiling the models
+    and the k-means (~10 s), then each SGD step (all k models at once) and the sampling afterwards."""
+    from dpkme.cost import CostEstimate
+    from dpkme.generative import default_capacity
+
+    cap = default_capacity(params["batch_size"])
+    D = gd.ds.dim + gd.n_classes
+    width = params["hidden"] if params["model"] == "vae" else params["n_hidden"]
+    n_par = 2 * D * width + 4 * width * max(params["latent_dim"], 1) if params["model"] == "vae" else D * width
+    per_step = 0.01 + 3e-9 * params["k"] * cap * n_par * 6
+    compile_s = 10.0 if params["k"] > 1 else 7.0
+    seconds = compile_s + p.steps * per_step + 3.0
+    nbytes = 4.0 * (gd.ds.n * D * 3 + params["k"] * cap * n_par * 3)
+    return CostEstimate(mechanism="dpgm", seconds=float(seconds), nbytes=float(nbytes),
+                        breakdown={"compile and k-means": compile_s, "SGD steps": p.steps * per_step, "sampling": 3.0},
+                        params={"k": params["k"], "steps": p.steps, "capacity": cap, "n_params": n_par,
+                                "model": params["model"]})
+
+
+def draw(result, n: int, *, rng=None):
+    """``n`` rows from the released models, like :meth:`~dpkme.generative.DPGMResult.sample_with_labels`, with the
+    per-model draw sizes rounded up to powers of two (JAX compiles one sampler per size: a few sizes, reused).
+
+    Returns ``(X in the declared units, labels or None, cluster index)``; post-processing, no privacy cost."""
+    import jax
+
+    gen = np.random.default_rng(rng)
+    w = np.clip(np.asarray(result.weights, dtype=np.float64), 0.0, None)
+    w = w / w.sum() if w.sum() > 0 else np.full(result.k, 1.0 / result.k)
+    comp = gen.choice(result.k, size=int(n), p=w)
+    d = len(result.bounds[0])
+    U = np.zeros((int(n), d))
+    y = np.zeros(int(n), np.int64) if result.n_classes else None
+    for s in range(result.k):
+        m = int(np.sum(comp == s))
+        if m == 0:
+            continue
+        size = 1 << max(4, math.ceil(math.log2(m)))
+        p_s = jax.tree_util.tree_map(lambda a: a[s], result.params)
+        key = jax.random.key(int(gen.integers(0, 2**31 - 1)))
+        u, lab = result.model.sample(p_s, key, size)
+        U[comp == s] = u[:m]
+        if y is not None:
+            y[comp == s] = lab[:m]
+    lo, hi = (np.asarray(b, dtype=np.float64) for b in result.bounds)
+    return lo + (hi - lo) * U, y, comp
+
+
+def mmd_kernel(d: int):
+    """The evaluation kernel on [0, 1]-scaled feature columns: Gaussian, lengthscale √d / 4 (public)."""
+    from dpkme.kernels import GaussianKernel
+
+    return GaussianKernel(lengthscale=math.sqrt(d) / 4.0)
+
+
+def scaled(gd: GenData, X: np.ndarray) -> np.ndarray:
+    lo, hi = gd.bounds
+    return np.clip((np.asarray(X, dtype=float) - lo) / (hi - lo), 0.0, 1.0)
+
+
+def evaluate(gd: GenData, result, *, n_rows: int = 500, kme_points: int = 100, kme_features: int = 2000,
+             compare: bool = True) -> dict:
+    """Owner's evaluation (not DP, not released): MMD to the held-out rows of generated rows, of an Algorithm 2
+    release at the same ε on the same rows (an uncharged comparison run, shown only here), of uniform rows in the
+    declared box, and of the private rows themselves (the floor)."""
+    import dpkme
+    from dpkme.metrics import mmd
+
+    ds = gd.ds
+    if not ds.n_heldout:
+        raise ValueError("this dataset has no held-out rows; set a held-out share on the Data page to compare.")
+    d = ds.dim
+    kern = mmd_kernel(d)
+    H = scaled(gd, ds.heldout)
+    rng = np.random.default_rng()
+    G = scaled(gd, draw(result, n_rows)[0])
+    out = {"generated": mmd(G, H, kernel=kern)}
+    take = rng.choice(ds.n, size=min(ds.n, n_rows), replace=False)
+    out["private rows (floor)"] = mmd(scaled(gd, ds.X[take]), H, kernel=kern)
+    out["uniform in the declared box"] = mmd(rng.uniform(size=(n_rows, d)), H, kernel=kern)
+    if compare and result.private:
+        rel = dpkme.algorithm2(scaled(gd, ds.X), kernel=kern, epsilon=result.epsilon, delta=result.delta,
+                               n_points=kme_points, n_features=kme_features, neighbouring="add-remove",
+                               n_private=ds.n, initial_points=rng.uniform(size=(4 * kme_points, d)))
+        w = np.clip(rel.weights, 0.0, None)
+        w = w / w.sum() if w.sum() > 0 else np.full(len(w), 1.0 / len(w))
+        out[f"KME release (Algorithm 2, M = {kme_points}) at ε = {result.epsilon:.3g}"] = mmd(
+            np.clip(rel.points, 0.0, 1.0), H, kernel=kern, weights_x=w)
+    return out
+
+
+# ---------------------------------------------------------------------- figures
+def tile_grid(images: np.ndarray, *, shape=(8, 8), ncols: int = 8, scale: int = 4, gap: int = 1) -> np.ndarray:
+    """Images (n, h·w) with values in [0, 1] as one grayscale uint8 grid, ``ncols`` per row, scaled up."""
+    imgs = np.clip(np.asarray(images, dtype=float), 0.0, 1.0).reshape((-1,) + tuple(shape))
+    h, w = shape
+    n = len(imgs)
+    nrows = max(1, math.ceil(n / ncols))
+    H, W = nrows * (h * scale + gap) + gap, ncols * (w * scale + gap) + gap
+    out = np.full((H, W), 255, dtype=np.uint8)
+    for i, im in enumerate(imgs):
+        r, c = divmod(i, ncols)
+        y0, x0 = gap + r * (h * scale + gap), gap + c * (w * scale + gap)
+        out[y0:y0 + h * scale, x0:x0 + w * scale] = (255 * (1.0 - np.kron(im, np.ones((scale, scale))))).astype(np.uint8)
+    return out
+
+
+def generated_by_cluster(result, *, per_cluster: int = 8, rng=None):
+    """``per_cluster`` generated rows from each cluster's model (post-processing): (rows, labels, cluster)."""
+    X, y, comp = draw(result, max(40 * result.k, 500), rng=rng)   # the size of evaluate's draw: same compiled samplers
+    rows, labs, clus = [], [], []
+    for s in range(result.k):
+        idx = np.flatnonzero(comp == s)[:per_cluster]
+        rows.append(X[idx])
+        clus += [s] * len(idx)
+        if y is not None:
+            labs.append(y[idx])
+    return (np.concatenate(rows) if rows else X[:0], np.concatenate(labs) if labs else None, np.asarray(clus))
+
+
+# ---------------------------------------------------------------------- downloads
+def _claim_view(result, ds: S.Dataset):
+    return SimpleNamespace(noise_source=result.noise_source, epsilon=result.epsilon, delta=result.delta,
+                           neighbouring="add-remove", n_private=ds.n, mechanism="DPGM (k-means + DP-SGD)", params={})
+
+
+def model_json(result, gd: GenData, *, app_private: bool, reasons=()) -> bytes:
+    """The release: k models' parameters and public configuration, weights, privacy, the guarantee in plain words.
+
+    No seed and no noise state (a replay-mode demo says so and is labelled not private). The file reads back with
+    :meth:`dpkme.generative.DPGMResult.from_dict`."""
+    from .export import privacy_fields
+
+    d = result.to_dict()
+    d.update(privacy_fields(_claim_view(result, gd.ds), app_private=app_private and result.private,
+                            reasons=reasons, ds=gd.ds))
+    d["columns"] = gd.columns
+    d["label_classes"] = gd.class_names
+    d["dataset"] = gd.ds.name
+    d["how_to_use"] = ("dpkme.generative.DPGMResult.from_dict(json.load(f)).sample_with_labels(n) draws synthetic rows "
+                       "(post-processing: no further privacy cost).")
+    if d.get("differentially_private") and d.get("seed") is not None:     # never: privacy_fields sets None
+        raise RuntimeError("a file labelled differentially private would carry a seed; nothing was exported.")
+    return json.dumps(d, default=_default).encode("utf-8")
+
+
+def rows_frame(result, gd: GenData, n: int, *, rng=None) -> pd.DataFrame:
+    """``n`` sampled rows in the declared units, with their label column (post-processing of the models)."""
+    X, y, _ = draw(result, int(n), rng=rng)
+    df = pd.DataFrame(X, columns=gd.columns)
+    if gd.image_shape is not None:
+        df = df.round(2)
+    if y is not None:
+        name = "digit" if gd.image_shape is not None else "label"
+        df[name] = [gd.class_names[i] for i in y] if gd.class_names else y
+    return df
+
+
+def rows_csv(result, gd: GenData, n: int, *, rng=None) -> bytes:
+    buf = io.StringIO()
+    rows_frame(result, gd, n, rng=rng).to_csv(buf, index=False)
+    return buf.getvalue().encode("utf-8")
+
+
+def _default(o):
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    if isinstance(o, (np.floating, np.integer)):
+        return o.item()
+    return str(o)
