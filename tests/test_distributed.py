@@ -255,3 +255,135 @@ def test_private_count_spends_a_declared_share_and_reports_the_composed_charge()
     assert rel1.sigma * max(rel1.n_private, 1) == pytest.approx(sigma_sum, rel=0.01)
     with pytest.raises(ValueError, match="count_share must be a number in"):
         dist.algorithm1(X, neighbouring="add-remove", n_private="private", count_share=1.5, **_alg1_kwargs())
+
+
+# --------------------------------------------------------------------------- review (issue 18): attacks
+def _csv_with_secret_cells(path, n=3000):
+    df = _frame(_data(n)).astype({"b": object})
+    df.loc[5, "b"] = "secret-cell-987654"          # inside the sample a reader parses when the file is opened
+    df.loc[n - 100, "b"] = "secret-cell-987655"    # in a later block
+    df.to_csv(path, index=False)
+    return path
+
+
+def test_a_csv_cell_reaches_no_message_of_any_task_nor_of_opening(tmp_path):
+    # the attack: opening a CSV parsed a sample on the client (its error quoted the cell), and a Dask worker
+    # logs the exception of every failed task ("Compute Failed"), so every task that parses the bytes must
+    # fail with a message that quotes nothing
+    path = _csv_with_secret_cells(tmp_path / "d.csv")
+    src = dist.open_source(path, columns=COLS, csv_blocksize=20_000)   # opening parses the header only
+    assert src.n_partitions > 3
+    failures = 0
+    for part in src.partitions:                       # each partition's own tasks, as a worker runs them
+        try:
+            dask.compute(part, scheduler="sync")
+        except Exception as exc:                      # noqa: BLE001 - any failure: its message is what a log shows
+            failures += 1
+            assert "secret" not in str(exc) and "98765" not in str(exc), str(exc)
+            assert isinstance(exc, ValueError)
+    assert failures == 2
+    with pytest.raises(ValueError, match=r"not shown.*partition \d+|partition \d+ of the CSV\); .*not shown") as info:
+        dist.feature_sums(src, _rff())                # the first block to fail, whichever thread ran it
+    assert "98765" not in str(info.value)
+
+
+def test_csv_partitions_read_every_row_once_with_and_without_blocks(tmp_path, files):
+    X, d = files
+    df = _frame(X)
+    df.to_csv(tmp_path / "d.csv.gz", index=False)
+    (tmp_path / "d.tsv").write_text(df.to_csv(index=False, sep="\t"))
+    for path, kw in ((d / "data.csv", {"csv_blocksize": 7_000}), (tmp_path / "d.csv.gz", {}),
+                     (tmp_path / "d.tsv", {"csv_blocksize": 5_000})):
+        src = dist.open_source(path, columns=["c", "a"], **kw)
+        got = np.vstack([dist.sources.load_partition(p, i, columns=src.columns)
+                         for i, p in enumerate(dask.compute(*src.partitions, scheduler="sync"))])
+        np.testing.assert_array_equal(got, X[:, [2, 0]])
+
+
+@pytest.mark.slow
+def test_a_worker_logs_no_csv_cell(tmp_path, cluster):
+    path = _csv_with_secret_cells(tmp_path / "d.csv", n=6000)
+    with pytest.raises(ValueError, match="not shown"):
+        dist.feature_sums(dist.open_source(path, columns=COLS, csv_blocksize=30_000), _rff(), client=cluster)
+    logs = cluster.get_worker_logs()
+    assert "98765" not in str(logs)
+
+
+@pytest.mark.parametrize("n_private", [50, "private"])
+def test_an_empty_table_is_released_under_add_remove(tmp_path, n_private):
+    # the attack: under add/remove the empty table is a neighbour of every one-row table; refusing it (an
+    # error instead of a release) tells the two apart with certainty
+    pd.DataFrame({c: np.zeros(0) for c in COLS}).to_parquet(tmp_path / "e.parquet")
+    for fn, kw in ((dist.algorithm2, _alg2_kwargs()), (dist.algorithm1, _alg1_kwargs())):
+        for data in (tmp_path / "e.parquet", np.zeros((0, 3))):
+            rel = fn(data, columns=COLS if not isinstance(data, np.ndarray) else None, bounds=BOX,
+                     neighbouring="add-remove", n_private=n_private, **kw)
+            assert rel.n_private >= 1 and np.all(np.isfinite(rel.weights))
+    with pytest.raises(ValueError, match="no rows"):                 # replace-one: N is public, 0 is refused
+        dist.algorithm2(tmp_path / "e.parquet", columns=COLS, bounds=BOX, **_alg2_kwargs())
+
+
+def test_the_count_and_sum_shares_never_exceed_epsilon_in_floating_point():
+    from dpkme.distributed.release import _split_epsilon
+
+    rng = np.random.default_rng(0)
+    for eps, share in zip(rng.uniform(0.01, 10, 2000), rng.uniform(0.001, 0.999, 2000)):
+        eps_n, eps_s, scale = _split_epsilon(float(eps), float(share))
+        assert eps_n > 0 and eps_s > 0 and eps_n + eps_s <= eps
+        assert scale * eps_n >= 1.0                                   # Laplace scale rounded up: 1/eps_n or more
+
+
+def test_a_publishable_subset_is_checked_against_the_public_size_not_the_count():
+    # the attack: under add/remove comparing M with the true count refuses or not depending on the count
+    X, Z = _data(30), _data(40, seed=1)
+    kw = dict(kernel=K, epsilon=1.0, delta=1e-6, random_state=7, points_are_sample=True, neighbouring="add-remove")
+    rel = dist.algorithm1(X, Z, n_private=100, **kw)                 # 40 <= the declared 100: released
+    assert rel.n_private == 100
+    with pytest.raises(ValueError, match=r"M=40.*N=35"):
+        dist.algorithm1(_data(300), Z, n_private=35, **kw)         # refused by the declared N, whatever the count
+
+
+def test_the_noise_is_drawn_once_per_release(monkeypatch):
+    import dpkme.privacy.calibration as cal
+
+    calls = {"gauss": 0, "laplace": 0}
+    gauss, lap = cal.add_gaussian_noise, cal.laplace_noise
+
+    def count(name, fn):
+        def wrapped(*args, **kwargs):
+            calls[name] += 1
+            return fn(*args, **kwargs)
+        return wrapped
+
+    monkeypatch.setattr(cal, "add_gaussian_noise", count("gauss", gauss))
+    monkeypatch.setattr(cal, "laplace_noise", count("laplace", lap))
+    X = dist.open_source(_data(1000), bounds=BOX, partition_rows=300)     # 4 partitions, noised once
+    for fn, kw in ((dist.algorithm2, _alg2_kwargs()), (dist.algorithm1, _alg1_kwargs())):
+        for extra, n_lap in (({}, 0), ({"neighbouring": "add-remove", "n_private": "private"}, 1)):
+            calls.update(gauss=0, laplace=0)
+            fn(X, **kw, **extra)
+            assert calls == {"gauss": 1, "laplace": n_lap}
+
+
+def test_task_keys_are_no_fingerprint_of_in_memory_rows():
+    # the attack: Dask names a task by a hash of its inputs; for in-memory rows that is a hash of the private
+    # data, which the scheduler shows to every client of a shared cluster and a worker writes into its log
+    # ("Compute Failed  Key: ..."): knowing every row but one, a guess of the last row is confirmed by
+    # recomputing the key. The keys must be random, not a function of the rows.
+    X = _data(500)
+    for make in (lambda: dist.open_source(X, partition_rows=200), lambda: dist.open_source(_frame(X), columns=COLS)):
+        first, second = ({str(p.key) for p in make().partitions} for _ in range(2))
+        assert not first & second
+
+
+def test_a_csv_line_with_more_or_fewer_fields_than_the_header_is_refused(tmp_path):
+    # a line with an extra field was read silently with its fields shifted (the parser drops what usecols
+    # does not name): one row would not be the row the owner wrote
+    lines = ["a,b,c,label"] + [f"{i % 3 / 10},{i % 5 / 10},0.5,x" for i in range(2000)]
+    for bad in ("0.1,0.2,0.3,x,EXTRA-987654", "0.1,0.2"):
+        rows = list(lines)
+        rows[1500] = bad
+        (tmp_path / "d.csv").write_text("\n".join(rows) + "\n")
+        with pytest.raises(ValueError, match="every line has the header's fields") as info:
+            dist.feature_sums(dist.open_source(tmp_path / "d.csv", columns=COLS, csv_blocksize=5_000), _rff())
+        assert "987654" not in str(info.value)

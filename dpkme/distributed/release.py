@@ -32,7 +32,10 @@ The row count N (``n_private``), one of :data:`N_POLICIES`:
     (sensitivity 1, pure :math:`\varepsilon_N`-DP), the **sum** gets Gaussian noise calibrated to
     :math:`(\varepsilon - \varepsilon_N, \delta)` at its add/remove sensitivity (:math:`b` for the features,
     :math:`\sqrt a` for the kernel row sums: :math:`N = 1` in the usual formulas), and the normalised
-    vector :math:`\tilde S/\max(\tilde N, 1)` is post-processing. By basic composition the release is
+    vector :math:`\tilde S/\max(\tilde N, 1)` is post-processing (the two shares are rounded so that
+    :math:`\varepsilon_N + \varepsilon_S \le \varepsilon` in floating point, the Laplace scale up). An empty
+    table is released like any other (under add/remove it is a neighbour of every one-row table, so a refusal
+    would tell them apart); under replace-one it is refused (N is public). By basic composition the release is
     :math:`(\varepsilon, \delta)`-DP; the charge it reports is that composed total
     (``mechanism="approx-dp"``), and it records :math:`\tilde N` (rounded) as its size.
 
@@ -41,6 +44,7 @@ Without an ``n_private`` under add/remove the functions refuse to run (a ValueEr
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Callable
 
@@ -100,12 +104,34 @@ def _n_policy(n_private, neighbouring: str, count_share: float, noise: str) -> s
     return "declared"
 
 
-def _private_count(count: int, *, epsilon: float, share: float, rng: np.random.Generator) -> tuple[float, float]:
-    """(noisy count, its epsilon): N + Lap(1/eps_N), sensitivity 1 under add/remove."""
+def _split_epsilon(epsilon: float, share: float) -> tuple[float, float, float]:
+    r"""(:math:`\varepsilon_N`, :math:`\varepsilon_S`, Laplace scale): the count's and the sum's shares of
+    :math:`\varepsilon`, rounded so that :math:`\varepsilon_N + \varepsilon_S \le \varepsilon` holds in floating
+    point, and the scale :math:`b \ge 1/\varepsilon_N` rounded up (toward more noise)."""
+    eps_n = float(share) * float(epsilon)
+    eps_s = float(epsilon) - eps_n
+    while eps_n + eps_s > epsilon:
+        eps_s = math.nextafter(eps_s, 0.0)
+    scale = 1.0 / eps_n
+    while scale * eps_n < 1.0:
+        scale = math.nextafter(scale, math.inf)
+    return eps_n, eps_s, scale
+
+
+def _private_count(count: int, *, epsilon: float, share: float, rng: np.random.Generator
+                   ) -> tuple[float, float, float]:
+    """(noisy count, its epsilon, the sum's epsilon): N + Lap(1/eps_N), sensitivity 1 under add/remove."""
     from ..privacy.calibration import laplace_noise
 
-    eps_n = float(share) * epsilon
-    return float(count) + float(laplace_noise((), scale=1.0 / eps_n, rng=rng)), eps_n
+    eps_n, eps_s, scale = _split_epsilon(epsilon, share)
+    return float(count) + float(laplace_noise((), scale=scale, rng=rng)), eps_n, eps_s
+
+
+def _counted_size(count: int, n_private, neighbouring: str) -> int:
+    """The public N of the "public" and "declared" policies; the count is read under replace-one only."""
+    if n_private is None and count == 0:   # replace-one: N is public, and nothing can be released for 0 rows
+        raise ValueError("the data has no rows.")
+    return public_size(count if neighbouring == "replace-one" else 0, n_private, neighbouring=neighbouring)
 
 
 def _policy_params(policy: str, record: dict, **extra) -> dict:
@@ -248,15 +274,15 @@ def algorithm2(
     sums = feature_sums(src, features, client=client, progress=reporter.sub(0.0, 0.6))
     extra = {}
     if policy == "private":
-        n_tilde, eps_n = _private_count(sums.count, epsilon=epsilon, share=count_share, rng=streams[3])
+        n_tilde, eps_n, eps_s = _private_count(sums.count, epsilon=epsilon, share=count_share, rng=streams[3])
         norm = max(n_tilde, 1.0)
         sens_sum = feature_mean_sensitivity(n=1, norm_bound=features.norm_bound, neighbouring=neighbouring)
-        cal = calibrate_gaussian(epsilon=epsilon - eps_n, delta=delta, sensitivity=sens_sum, method=calibration)
+        cal = calibrate_gaussian(epsilon=eps_s, delta=delta, sensitivity=sens_sum, method=calibration)
         mu_tilde = add_gaussian_noise(sums.total, sigma=cal.sigma, rng=rng_noise, noise=noise) / norm
         sigma, sens, n_pub = cal.sigma / norm, sens_sum / norm, max(int(round(n_tilde)), 1)
-        extra = {"count_epsilon": eps_n, "sum_epsilon": epsilon - eps_n, "count_share": float(count_share)}
+        extra = {"count_epsilon": eps_n, "sum_epsilon": eps_s, "count_share": float(count_share)}
     else:
-        n_pub = public_size(sums.count, n_private, neighbouring=neighbouring)
+        n_pub = _counted_size(sums.count, n_private, neighbouring)
         sens = feature_mean_sensitivity(n=n_pub, norm_bound=features.norm_bound, neighbouring=neighbouring)
         cal = calibrate_gaussian(epsilon=epsilon, delta=delta, sensitivity=sens, method=calibration)
         mu_tilde = add_gaussian_noise(sums.total / n_pub, sigma=cal.sigma, rng=rng_noise, noise=noise)
@@ -442,19 +468,19 @@ def algorithm1(
     sums = kernel_row_sums(src, Z, kernel=kernel, client=client, progress=progress)
     extra = {}
     if policy == "private":
-        n_tilde, eps_n = _private_count(sums.count, epsilon=epsilon, share=count_share, rng=streams[2])
+        n_tilde, eps_n, eps_s = _private_count(sums.count, epsilon=epsilon, share=count_share, rng=streams[2])
         norm = max(n_tilde, 1.0)
         sens_sum = kme_sensitivity(n=1, kernel=kernel, neighbouring=neighbouring, mode=sensitivity, domain=domain)
-        cal = calibrate_gaussian(epsilon=epsilon - eps_n, delta=delta, sensitivity=sens_sum, method=calibration)
+        cal = calibrate_gaussian(epsilon=eps_s, delta=delta, sensitivity=sens_sum, method=calibration)
         beta = add_gaussian_noise(B.coordinates(sums.total), sigma=cal.sigma,
                                   rng=rng_noise if noise == "numpy" else None, noise=noise) / norm
         sigma, sens, n_pub = cal.sigma / norm, sens_sum / norm, max(int(round(n_tilde)), 1)
-        extra = {"count_epsilon": eps_n, "sum_epsilon": epsilon - eps_n, "count_share": float(count_share)}
+        extra = {"count_epsilon": eps_n, "sum_epsilon": eps_s, "count_share": float(count_share)}
     else:
-        if source == "public" and points_are_sample and Z.shape[0] > sums.count:
-            raise ValueError(f"a publishable subset cannot have more rows (M={Z.shape[0]}) than the private data; "
-                             "use fewer public points.")
-        n_pub = public_size(sums.count, n_private, neighbouring=neighbouring)
+        n_pub = _counted_size(sums.count, n_private, neighbouring)
+        if source == "public" and points_are_sample and Z.shape[0] > n_pub:   # the public N, never the count
+            raise ValueError(f"a publishable subset cannot have more rows (M={Z.shape[0]}) than the private data "
+                             f"(N={n_pub}); use fewer public points.")
         sens = kme_sensitivity(n=n_pub, kernel=kernel, neighbouring=neighbouring, mode=sensitivity, domain=domain)
         cal = calibrate_gaussian(epsilon=epsilon, delta=delta, sensitivity=sens, method=calibration)
         beta = add_gaussian_noise(B.coordinates(sums.total / n_pub), sigma=cal.sigma,

@@ -16,6 +16,11 @@ The check of a partition (the same rule as :func:`dpkme.privacy.sensitivity.enfo
   neighbours and the guarantee holds for the original rows; the release records ``clip``.
 
 The box must be public (declared from outside knowledge, never read off the data).
+
+Task keys. Dask names a task by a hash of its inputs unless told otherwise; for in-memory rows that hash is
+a fingerprint of the private data, visible to every client of a shared scheduler and written into a worker's
+log with a failed task. The partitions of numpy and pandas inputs get random keys instead. A Dask collection
+passed in keeps the names its creator gave it (``dask.array.from_array(X, name=False)`` for a random one).
 """
 
 from __future__ import annotations
@@ -41,8 +46,9 @@ DEFAULT_CSV_BLOCKSIZE = "64MB"
 class PartitionError(ValueError):
     """A partition refused by :func:`load_partition`: the message names the column and the partition, never a value.
 
-    Errors raised while Dask *reads* a file (a parser's message may quote a cell) are replaced by a message
-    of this class without the reader's text (:func:`dpkme.distributed.sums.reduce_partitions`).
+    Errors raised while a file is *read* (a parser's message may quote a cell) are replaced by a message
+    of this class without the reader's text: inside the task for a CSV block (so that no worker log holds the
+    cell), and by :func:`dpkme.distributed.sums.reduce_partitions` for other readers.
     """
 
 
@@ -260,6 +266,56 @@ def _select(columns, available, what: str) -> tuple:
     return columns
 
 
+def _parse_csv_block(block: bytes, header: bytes, index: int, *, sep: str, columns):
+    """One block of a CSV file as a DataFrame of the declared columns (float64), inside the task that reads it.
+
+    Every parse of the file's cells happens here, and a failure is re-raised as a :class:`PartitionError`
+    without the parser's text (it quotes cells): a Dask worker logs the exception of every failed task.
+    """
+    import io
+
+    import pandas as pd
+
+    try:   # pyarrow's reader refuses a line with more or fewer fields than the header (pandas' C reader with
+        # usecols would read it silently, its fields shifted)
+        return pd.read_csv(io.BytesIO(header + block), sep=sep, usecols=list(columns),
+                           dtype={c: np.float64 for c in columns}, engine="pyarrow")
+    except Exception as exc:  # noqa: BLE001 - whatever the parser raised, its message may quote a cell
+        raise PartitionError(f"reading the data failed ({type(exc).__name__} in partition {index} of the CSV); the reader's "
+                             "message is not shown because it may quote private values. Check that every declared "
+                             f"column holds numbers only (columns {list(columns)}) and that every line has the "
+                             "header's fields.") from None
+
+
+def _csv_partitions(dask, path: Path, columns, *, sep: str, blocksize) -> tuple[tuple, tuple]:
+    r"""(columns, partitions) of a CSV file: byte blocks split at line ends, each parsed in its own task.
+
+    Only the header line is parsed here (the public layout); the blocks are read by
+    :func:`dask.bytes.read_bytes` (a gzip file is one block) and parsed by :func:`_parse_csv_block` with the
+    header prepended, like :func:`dask.dataframe.read_csv` but with no cell parsed on the client.
+    """
+    import io
+
+    import pandas as pd
+    from dask.bytes import read_bytes
+
+    compression = "gzip" if path.name.lower().endswith(".gz") else None
+    try:
+        sample, blocks = read_bytes(str(path), delimiter=b"\n", blocksize=None if compression else blocksize,
+                                    sample=1 << 20, compression=compression)
+        header_line = sample.split(b"\n", 1)[0]
+        available = pd.read_csv(io.BytesIO(header_line + b"\n"), sep=sep, nrows=0).columns
+    except Exception as exc:  # noqa: BLE001 - the header is public, but a broken file's message is not useful
+        raise ValueError(f"cannot read the header line of the CSV file {path.name!r} ({type(exc).__name__}); "
+                         "check that it is a CSV file (or .csv.gz) whose first line names the columns.") from None
+    cols = _select(columns, available, f"the CSV file {path.name!r}")
+    header = header_line + b"\n"
+    parse = dask.delayed(_parse_csv_block, pure=True)
+    flat = [b for file_blocks in blocks for b in file_blocks]
+    parts = tuple(parse(block, b"" if i == 0 else header, i, sep=sep, columns=cols) for i, block in enumerate(flat))
+    return cols, parts
+
+
 def _is_path(data) -> bool:
     return isinstance(data, (str, os.PathLike))
 
@@ -274,8 +330,10 @@ def open_source(data, *, columns=None, bounds=None, clip: bool = False,
         The private rows. A path ending in ``.parquet`` / ``.pq`` (or a folder of Parquet files) is read
         with :func:`dask.dataframe.read_parquet` (one partition per row group: write large files with row
         groups of a bounded size, e.g. ``row_group_size=500_000``), ``.csv`` /
-        ``.csv.gz`` / ``.tsv`` with :func:`dask.dataframe.read_csv` (partitions of ``csv_blocksize``
-        bytes); only the declared columns are read. A :class:`DataSource` is returned as is (its own
+        ``.csv.gz`` / ``.tsv`` in byte blocks of ``csv_blocksize`` split at line ends (a gzip file is one
+        block), each parsed inside its own task (only the header line is parsed here, and a parser's error,
+        which may quote a cell, is replaced by one that does not: a Dask worker logs every failed task's
+        error); only the declared columns are read. A :class:`DataSource` is returned as is (its own
         columns and bounds; passing others is an error).
     columns : sequence of str, optional
         The declared columns, in order. Frames and files: a subset of their columns (default: all, each
@@ -328,15 +386,13 @@ def open_source(data, *, columns=None, bounds=None, clip: bool = False,
             ddf = dd.read_parquet(str(path), columns=list(cols), split_row_groups=True)  # a task per row group
         elif name.endswith((".csv", ".csv.gz", ".tsv", ".txt")):
             origin = "csv"
-            sep = "\t" if name.endswith(".tsv") else ","
-            head = dd.read_csv(str(path), sep=sep, blocksize=csv_blocksize, sample=256_000)
-            cols = _select(columns, head.columns, f"the CSV file {path.name!r}")
-            ddf = dd.read_csv(str(path), sep=sep, usecols=list(cols), blocksize=csv_blocksize,
-                              dtype={c: np.float64 for c in cols})  # one dtype in every block
+            cols, parts = _csv_partitions(dask, path, columns, sep="\t" if name.endswith(".tsv") else ",",
+                                          blocksize=csv_blocksize)
         else:
             raise ValueError(f"cannot tell the format of {path.name!r}: name it .parquet (or a folder of .parquet "
                              "files), .csv, .csv.gz or .tsv.")
-        parts = tuple(ddf[list(cols)].to_delayed())
+        if origin == "parquet":
+            parts = tuple(ddf[list(cols)].to_delayed())
     elif isinstance(data, dd.DataFrame):
         origin = "dask-dataframe"
         cols = _select(columns, data.columns, "the Dask DataFrame")
@@ -352,17 +408,18 @@ def open_source(data, *, columns=None, bounds=None, clip: bool = False,
         origin = "pandas"
         cols = _select(columns, data.columns, "the DataFrame")
         frame = data[list(cols)]
-        parts = tuple(dask.delayed(frame.iloc[s:s + partition_rows], pure=True)
+        # pure=False: a random task key, never a hash of the private rows (the scheduler shows keys to every
+        # client of a shared cluster, and a worker logs the key of a failed task)
+        parts = tuple(dask.delayed(frame.iloc[s:s + partition_rows], pure=False)
                       for s in range(0, max(len(frame), 1), partition_rows))
     else:
         origin = "numpy"
         X = np.asarray(data)
         if X.ndim != 2:
             raise ValueError(f"data must be a 2-D array (rows x columns), got shape {X.shape}.")
-        if X.shape[0] == 0:
-            raise ValueError("data has no rows.")
         cols = _column_names(columns, X.shape[1])
-        parts = tuple(da.from_array(X, chunks=(partition_rows, X.shape[1])).to_delayed().ravel())
+        parts = tuple(da.from_array(X, chunks=(partition_rows, X.shape[1]), name=False)   # a random name, not
+                      .to_delayed().ravel())                                              # a hash of the rows
     if bounds is not None:
         bounds = check_domain(bounds, len(cols))
     return DataSource(partitions=parts, columns=tuple(cols), bounds=bounds, clip=bool(clip), origin=origin,

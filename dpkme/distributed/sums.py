@@ -125,8 +125,8 @@ def _client_of(client):
 
 
 def reduce_partitions(source: DataSource, fn: Callable, args=(), *, client=None,
-                      progress: Callable[[float, str], object] | None = None, what: str = "partial sums"
-                      ) -> PartialSums:
+                      progress: Callable[[float, str], object] | None = None, what: str = "partial sums",
+                      size: int | None = None) -> PartialSums:
     r"""Apply ``fn`` to every checked partition and add the results in a tree: :math:`\sum_p f(X_p)`.
 
     Parameters
@@ -145,6 +145,10 @@ def reduce_partitions(source: DataSource, fn: Callable, args=(), *, client=None,
         ``progress(fraction, message)`` after each finished partition (and at 1.0).
     what : str, default="partial sums"
         Label of the progress messages.
+    size : int, optional
+        Length of the statistic: a source with no rows then gives a zero total and a count of 0 (under
+        add/remove the empty table is a neighbour like any other, and must be released, not refused);
+        without it, no rows is an error.
 
     Returns
     -------
@@ -177,7 +181,9 @@ def reduce_partitions(source: DataSource, fn: Callable, args=(), *, client=None,
                         progress(done / n_parts, f"{what}: {done}/{n_parts} partitions")
                 count, vec = futures[-1].result()
             finally:
-                client.cancel(futures)
+                # dropping the futures releases their tasks; client.cancel on a graph with an erred task trips an
+                # assertion in the scheduler (a traceback on the user's terminal after a refused partition)
+                del futures
         else:
             from dask.callbacks import Callback
             state = {"done": 0}
@@ -198,7 +204,9 @@ def reduce_partitions(source: DataSource, fn: Callable, args=(), *, client=None,
         if close:
             client.close()
     if vec is None:
-        raise ValueError("the data has no rows.")
+        if size is None:
+            raise ValueError("the data has no rows.")
+        vec = np.zeros(int(size))
     if progress is not None:
         progress(1.0, f"{what}: reduced {n_parts} partitions")
     return PartialSums(total=vec, count=int(count), n_partitions=n_parts, seconds=time.perf_counter() - t0)
@@ -256,7 +264,7 @@ def feature_sums(data, features, *, columns=None, bounds=None, clip: bool = Fals
         raise ValueError(f"the feature map was fitted for {features.n_features_in_} columns but the source declares "
                          f"{src.dim}: {list(src.columns)}.")
     return reduce_partitions(src, _feature_block_sum, (features,), client=client, progress=progress,
-                             what="random-feature sums")
+                             what="random-feature sums", size=features.n_components)
 
 
 def kernel_row_sums(data, Z, *, kernel, columns=None, bounds=None, clip: bool = False, client=None,
@@ -295,7 +303,7 @@ def kernel_row_sums(data, Z, *, kernel, columns=None, bounds=None, clip: bool = 
     src = _source(data, columns, bounds, clip)
     Z = check_array(Z, name="Z", n_features=src.dim)
     return reduce_partitions(src, _row_block_sum, (Z, kernel), client=client, progress=progress,
-                             what="kernel row sums")
+                             what="kernel row sums", size=Z.shape[0])
 
 
 def cluster_sums(data, blocks, centres, *, columns=None, bounds=None, clip: bool = False, client=None,
@@ -332,6 +340,6 @@ def cluster_sums(data, blocks, centres, *, columns=None, bounds=None, clip: bool
         raise ValueError(f"centres must be a (k, J) array, got shape {centres.shape}.")
     src = _source(data, columns, bounds, clip)
     out = reduce_partitions(src, _cluster_block_sum, (blocks, centres), client=client, progress=progress,
-                            what="cluster sums")
+                            what="cluster sums", size=centres.shape[0] * (1 + centres.shape[1]))
     k = centres.shape[0]
     return out.total[:k], out.total[k:].reshape(k, -1), out.count
