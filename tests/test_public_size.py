@@ -42,3 +42,18 @@ def test_public_size_rules():
         public_size(10, 12, neighbouring="replace-one")
     with pytest.raises(ValueError, match="add-remove"):
         public_size(10, None, neighbouring="add-remove")
+
+
+def test_algorithm1_publishable_subset_check_does_not_read_the_true_count_under_add_remove():
+    # attack: under add/remove a table of 5 rows and its neighbour of 4 must not be told apart by an error; the
+    # subset-size check compares M with the public (declared) size, never with the private row count
+    rng = np.random.default_rng(3)
+    Z = rng.normal(size=(5, 2))
+    for n_rows in (5, 4):
+        X = rng.normal(size=(n_rows, 2))
+        rel = algorithm1(X, Z, kernel=KERNEL, epsilon=1.0, delta=1e-6, neighbouring="add-remove", n_private=50,
+                         points_are_sample=True, random_state=0)
+        assert rel.points.shape == (5, 2)
+    with pytest.raises(ValueError, match="public N=3"):
+        algorithm1(rng.normal(size=(10, 2)), Z, kernel=KERNEL, epsilon=1.0, delta=1e-6, neighbouring="add-remove",
+                   n_private=3, points_are_sample=True)

@@ -659,10 +659,12 @@ def algorithm1(
     else:
         Z = check_array(Z, name="Z", n_features=dim)
         source = "public"
-        if points_are_sample and Z.shape[0] > n:
+        # compared with the public size: under add/remove the true row count is private, and refusing by it
+        # would tell a table from its neighbour with one row fewer
+        if points_are_sample and Z.shape[0] > n_pub:
             raise ValueError(
-                f"a publishable subset cannot have more rows (M={Z.shape[0]}) than the private data (N={n}); "
-                "use fewer public points."
+                f"a publishable subset cannot have more rows (M={Z.shape[0]}) than the private data "
+                f"(public N={n_pub}); use fewer public points."
             )
     if basis_cache is not None:
         if basis_cache.points.shape != Z.shape or not np.array_equal(basis_cache.points, Z) \
