@@ -12,9 +12,12 @@ amplifies it and is audited by the accounting tests).
 * The per-example model randomness (the VAE's reparameterisation draw) is fixed and shared by both
   datasets (it is independent of the data; the guarantee holds conditionally on it), so the
   noiseless clipped sums :math:`S_D, S_{D'}` are fixed vectors and only the Gaussian noise varies.
-* Scalar: the released update (SGD, learning rate 1, divisor 1, so the update is
-  :math:`-(S + \text{noise})`) projected on :math:`u = (S_{D'} - S_D)/\|S_{D'} - S_D\|`, a sufficient
-  statistic: :math:`\mathcal N(S\cdot u, (\sigma C)^2)`.
+* Released vector: the update (SGD, learning rate 1, divisor 1, so the update is
+  :math:`-(S + \text{noise})`) **and** the noisy loss the step reports (the loss coordinate rides in the
+  same clipped, noised vector with share ``loss_share``, the library's default 0.25; its noisy sum is
+  recovered from the reported loss by the public rescaling). Scalar: that vector projected on
+  :math:`u = (S_{D'} - S_D)/\|S_{D'} - S_D\|` (:math:`S` now the gradient sums and the loss
+  coordinate together), a sufficient statistic: :math:`\mathcal N(S\cdot u, (\sigma C)^2)`.
 * Claim: :math:`\sigma` is Balle & Wang's analytic calibration of :math:`(\varepsilon,\delta)` at unit
   sensitivity, i.e. the step claims :math:`(\varepsilon,\delta)` for sensitivity :math:`C`.
 
@@ -43,7 +46,7 @@ DPSGD_VARIANTS = ("correct", "no-clip")
 
 def audit_dpsgd(*, epsilon: float = 2.0, delta: float = 1e-2, variant: str = "correct", n: int = 8,
                 runs: int = 2000, alpha: float = 0.05, selection: str = "split", selection_fraction: float = 0.3,
-                clip_norm: float = 0.05, random_state=0, progress=None) -> AuditResult:
+                clip_norm: float = 0.05, loss_share: float = 0.25, random_state=0, progress=None) -> AuditResult:
     r"""Audit one step of the library's DP-SGD on a canary pair (add/remove), or its unclipped variant.
 
     Parameters
@@ -65,6 +68,9 @@ def audit_dpsgd(*, epsilon: float = 2.0, delta: float = 1e-2, variant: str = "co
         Share of each dataset's runs used to choose the event with ``"split"`` (default 0.3).
     clip_norm : float
         :math:`C` (default 0.05: well below the canary's raw gradient norm).
+    loss_share : float in [0, 1)
+        Share of :math:`C` carried by the step's noisy-loss coordinate (default 0.25, the library's
+        default), audited together with the gradient sums; 0 audits the gradient sums alone.
     random_state : int, Generator or None
         Seed of the audit (default 0: reproducible); the runs' noise keys and the public model
         initialisation are derived from it.
@@ -105,6 +111,9 @@ def audit_dpsgd(*, epsilon: float = 2.0, delta: float = 1e-2, variant: str = "co
     C = float(clip_norm)
     if not (C > 0 and math.isfinite(C)):
         raise ValueError(f"clip_norm must be a finite number > 0, got {clip_norm!r}.")
+    ls = float(loss_share)
+    if not (0.0 <= ls < 1.0):
+        raise ValueError(f"loss_share must lie in [0, 1), got {loss_share!r}.")
     sigma = analytic_sigma(epsilon=eps, delta=dl, sensitivity=1.0)     # noise multiplier of the claim
     d = 4
     public = np.random.default_rng(int(_seeds(random_state, 1, stream=1)[0]))
@@ -117,7 +126,7 @@ def audit_dpsgd(*, epsilon: float = 2.0, delta: float = 1e-2, variant: str = "co
     def trainer(X, clip):
         return DPSGD(model=vae, params=params, data=X, clusters=np.zeros(len(X), int), sampling_rate=1.0,
                      clip_norm=clip, noise_multiplier=sigma, optimizer=optax.sgd(1.0), divisors=[1.0],
-                     rng=np.random.default_rng(0), capacity=n + 1, loss_share=0.0)
+                     rng=np.random.default_rng(0), capacity=n + 1, loss_share=ls, expected_batch=1.0)
 
     mech_clip = C if variant == "correct" else 1e12        # "no-clip": clipping disabled, noise still for C
     key = jax.random.key(int(public.integers(0, 2**31)))    # shared model randomness (data-independent)
@@ -129,14 +138,15 @@ def audit_dpsgd(*, epsilon: float = 2.0, delta: float = 1e-2, variant: str = "co
         idx = np.arange(n + 1, dtype=np.int32)[None]
         mask = (np.arange(n + 1) < rows).astype(np.float32)[None]
         # per-example randomness depends on the slot only: the ordinary rows get the same draws in D and D'
-        sums, _ = mech._accumulate(mech.params, mech._data, jnp.asarray(idx), jnp.asarray(mask), key)
-        return sums
+        return mech._accumulate(mech.params, mech._data, jnp.asarray(idx), jnp.asarray(mask), key)
 
     def flat(tree):
         return np.concatenate([np.ravel(np.asarray(x, np.float64)) for x in jax.tree_util.tree_leaves(tree)])
 
-    S_d, S_p = clipped_sum(n), clipped_sum(n + 1)
+    (S_d, L_d), (S_p, L_p) = clipped_sum(n), clipped_sum(n + 1)
     f_d, f_p = flat(S_d), flat(S_p)
+    if ls > 0:          # the loss coordinate is part of the released vector
+        f_d, f_p = np.append(f_d, float(L_d[0])), np.append(f_p, float(L_p[0]))
     diff = f_p - f_d
     shift = float(np.linalg.norm(diff))
     if not shift > 0:
@@ -148,27 +158,34 @@ def audit_dpsgd(*, epsilon: float = 2.0, delta: float = 1e-2, variant: str = "co
     raw_norm = float(np.linalg.norm(flat(raw_grad)))
     noise_tr = mech if variant == "correct" else trainer(Dn, C)      # its _apply adds N(0, (sigma C)^2)
     opt_state = noise_tr.opt_state
-    zero_loss = jnp.zeros((1,), jnp.float32)
     m_d, m_p = float(f_d @ u), float(f_p @ u)
+    # the step reports loss = (loss sum + noise) * loss_bound / c_loss / expected_batch: undo the public rescaling
+    cs = noise_tr._consts
+    loss_to_sum = float(cs["c_loss"]) * float(cs["expected_batch"]) / float(cs["loss_bound"])
+    u_loss = float(u[-1]) if ls > 0 else 0.0
 
     # every run is the library's noise-and-update function (vmapped over the runs' keys)
-    apply_many = jax.jit(jax.vmap(lambda S, k: noise_tr._apply(params, opt_state, S, zero_loss, jnp.float32(1.0), k)[0],
-                                  in_axes=(None, 0)))
+    apply_many = jax.jit(jax.vmap(lambda S, L, k: noise_tr._apply(params, opt_state, S, L, jnp.float32(1.0), k),
+                                  in_axes=(None, None, 0)))
     seeds = _seeds(random_state, 2 * runs)
+    n_par = sum(x.size for x in jax.tree_util.tree_leaves(params))
     u_tree = jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(params), [
-        jnp.asarray(a) for a in np.split(u, np.cumsum([x.size for x in jax.tree_util.tree_leaves(params)])[:-1])])
+        jnp.asarray(a) for a in np.split(u[:n_par], np.cumsum([x.size for x in jax.tree_util.tree_leaves(params)])[:-1])])
     u_tree = jax.tree_util.tree_map(lambda a, ref: a.reshape(ref.shape).astype(ref.dtype), u_tree, params)
     out = []
-    for which, S in enumerate((S_d, S_p)):
+    for which, (S, L) in enumerate(((S_d, L_d), (S_p, L_p))):
         if progress is not None:
             name = "D" if which == 0 else "D'"
             progress(which / 2.0, f"DP-SGD step ({variant}): {runs:,} runs on {name}")
         keys = jax.vmap(jax.random.key)(jnp.asarray(seeds[which * runs:(which + 1) * runs] % 2**31, jnp.uint32))
-        new = apply_many(S, keys)
+        new, _, loss = apply_many(S, L, keys)
         proj = sum(jnp.sum((p0l[None] - nl).reshape(runs, -1) * ul.reshape(1, -1), axis=1)
                    for p0l, nl, ul in zip(jax.tree_util.tree_leaves(params), jax.tree_util.tree_leaves(new),
                                           jax.tree_util.tree_leaves(u_tree)))
-        out.append(np.asarray(proj, np.float64))                # = (S + noise) . u, run by run
+        proj = np.asarray(proj, np.float64)
+        if ls > 0:
+            proj = proj + np.asarray(loss, np.float64) * loss_to_sum * u_loss
+        out.append(proj)                                        # = (S + noise) . u, run by run
     if progress is not None:
         progress(1.0, f"DP-SGD step ({variant}): {2 * runs:,} runs done")
     sd, sp = out
@@ -181,7 +198,8 @@ def audit_dpsgd(*, epsilon: float = 2.0, delta: float = 1e-2, variant: str = "co
         variant=variant, neighbouring="add-remove",
         neighbours={"n": n, "n_neighbour": n + 1, "dim": d, "neighbouring": "add-remove", "pair": "canary",
                     "canary": canary[0].tolist()},
-        t0=t0, scalar="noisy gradient sum projected on the canary's clipped gradient",
+        t0=t0, scalar=("noisy gradient sum and noisy loss coordinate projected on the canary's clipped contribution"
+                       if ls > 0 else "noisy gradient sum projected on the canary's clipped gradient"),
         label="DP-SGD step (per-example clipping + Gaussian noise)",
-        params={"n": n, "clip_norm": C, "noise_multiplier": sigma, "sum_shift": shift,
+        params={"n": n, "clip_norm": C, "noise_multiplier": sigma, "sum_shift": shift, "loss_share": ls,
                 "raw_canary_gradient_norm": raw_norm, "sampling_rate": 1.0})

@@ -22,15 +22,20 @@ function of the private data. Each example contributes, next to its clipped grad
 coordinate :math:`\gamma C\,\mathrm{clip}(\mathcal L_i, -B, B)/B` (:math:`\gamma` = ``loss_share``,
 :math:`B` = ``loss_bound``), and the gradient is clipped to :math:`C_g = C\sqrt{1-\gamma^2}`; the
 joint vector has norm :math:`\le C`, so the noisy loss sum rides in the same Gaussian mechanism at no
-extra privacy cost. The reported loss is its noisy sum rescaled, over the expected batch
-:math:`qN`. ``loss_share=0`` turns it off (no loss reported, full clip norm for the gradient).
+extra privacy cost. The reported loss is its noisy sum rescaled, over the public expected batch
+:math:`qN` (``expected_batch``: :math:`N` the declared size, never the actual row count, which is
+private under add/remove). ``loss_share=0`` turns it off (no loss reported, full clip norm for the gradient).
 
 **Shapes.** XLA compiles one step for fixed padded shapes: ``capacity`` slots per cluster
 (default :math:`L_s + 4\sqrt{L_s} + 8` rounded up to a grid of steps of about 19 %, :math:`L_s` the
 largest public expected cluster batch :math:`q\hat n_s`) with a 0/1 mask, all clusters processed together by
 ``jax.vmap``. A Poisson draw larger than the capacity (probability about :math:`3\cdot10^{-5}`
 per cluster and step at the default) is processed in several padded rounds whose clipped sums are
-added before the noise: never truncated.
+added before the noise: never truncated. The capacity is a function of public numbers only; the
+number of rounds depends on the draw (hence on the private cluster sizes) but only changes how the
+same sum is computed, not the output's distribution: it is visible through **timing** only (an extra
+round costs one more compiled call), which dpkme does not hide; wall-clock time is left out of
+exported results by default.
 
 **Per-example gradients without a loop.** Each model provides ``clip_terms``: the per-example
 gradient norms and clipped sums of a batch. The VAE computes them from one forward and one backward
@@ -39,7 +44,10 @@ pass (for a dense layer, example :math:`i`'s weight gradient is the outer produc
 equals ``jax.vmap(jax.grad(loss))`` (tested) at a fraction of the cost; the RBM materialises
 its small per-example CD-k directions with ``jax.vmap``. Gradients are clipped to
 :math:`C(1-10^{-4})` (:data:`CLIP_MARGIN`) so that float32 rounding of the norms cannot exceed
-:math:`C`.
+:math:`C`. The norms are elementwise float32; the clipped sums (matrix products) are computed at
+``"highest"`` matmul precision in a private run, whatever the platform's default (TF32 on recent
+NVIDIA GPUs and bfloat16 on TPU round each example's share by up to about :math:`10^{-3}` or
+more, ten times the margin).
 
 **Randomness.** Which rows are sampled (numpy) and the Gaussian noise and per-example model
 randomness (JAX keys with 64 bits of state each step) are drawn from the caller's numpy Generator;
@@ -174,9 +182,15 @@ def _compiled(model, k: int, private: bool, optimizer):
         if private:
             scale = jnp.minimum(1.0, c["c_grad"] / jnp.maximum(jnp.sqrt(jnp.maximum(sq, 0.0)), 1e-30)) * mask
             lossc = c["c_loss"] * jnp.clip(losses, -c["loss_bound"], c["loss_bound"]) / c["loss_bound"] * mask
+            # the clipped sum at full float32 precision, whatever the platform's default: TF32 (recent NVIDIA
+            # GPUs) or bfloat16 (TPU) products would let one example's share exceed c_grad by up to ~1e-3,
+            # ten times CLIP_MARGIN (the norms above are elementwise float32)
+            with jax.default_matmul_precision("highest"):
+                summed = weighted_sum(scale)
         else:
             scale, lossc = mask, losses * mask
-        return weighted_sum(scale), jnp.sum(lossc)
+            summed = weighted_sum(scale)
+        return summed, jnp.sum(lossc)
 
     def accumulate(params, data, idx, mask, key, c):
         x = data[idx]                                   # (k, cap, n_inputs): read inside the step only
@@ -263,6 +277,10 @@ class DPSGD:
         :math:`B`: per-example losses are clipped to :math:`[-B, B]` for the noisy loss.
     loss_share : float in [0, 1), default=0.25
         :math:`\gamma`: share of the clip norm carried by the noisy loss (0: no loss reported).
+    expected_batch : float, optional
+        Public expected batch :math:`qN` (:math:`N` the **declared** table size, i.e. the batch size
+        :math:`L`) that the noisy loss sum is divided by; default: the sum of ``divisors`` (public).
+        Never the actual row count, which is private under add/remove.
 
     Attributes
     ----------
@@ -291,7 +309,8 @@ class DPSGD:
 
     def __init__(self, *, model, params, data, clusters, sampling_rate: float, clip_norm: float,
                  noise_multiplier: float, optimizer, divisors, rng: np.random.Generator, private: bool = True,
-                 capacity: int | None = None, loss_bound: float = 100.0, loss_share: float = 0.25):
+                 capacity: int | None = None, loss_bound: float = 100.0, loss_share: float = 0.25,
+                 expected_batch: float | None = None):
         import jax
         import jax.numpy as jnp
 
@@ -332,7 +351,10 @@ class DPSGD:
         self.opt_state = jax.jit(optimizer.init)(params)
         self.steps_done = 0
         self._divisors = jnp.asarray(div.astype(np.float32))
-        self._expected_batch = float(self.sampling_rate * self.n_rows)
+        # the noisy loss's normaliser: public (the declared expected batch, or the public divisors), never
+        # q times the actual row count, which is private under add/remove
+        self._expected_batch = (float(div.sum()) if expected_batch is None
+                                else check_positive_float(expected_batch, name="expected_batch"))
         self._build()
 
     # ------------------------------------------------------------------ compiled functions
