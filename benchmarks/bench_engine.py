@@ -4,8 +4,10 @@ Usage::
 
     python benchmarks/bench_engine.py [--data-dir /work/shared/data] [--repeats 3] [--max-load 1.5]
 
-In one run, each figure a fresh subprocess, for the old path (``DPKME_KERNEL_ENGINE=numpy``: the code of
-``main`` before the engine, unchanged) and the new one (``DPKME_KERNEL_ENGINE=auto``, the default):
+In one run, each figure a fresh subprocess, for the old code (``main`` before the engine: the tree of
+``--baseline-rev``, by default the parent of the commit that added ``dpkme/kernels/engine.py``, exported with
+``git archive`` into a temporary directory and run from there with the same interpreter) and the new one (this
+working tree, ``DPKME_KERNEL_ENGINE=auto``, the default):
 
 1. the exact mean of :math:`K_{XX}` for N = 20 000, D = 5 under the paper's kernel (the first 20 000 rows of
    ``mixture_of_Gaussians_N100000_D5.npz``, or the same-sized synthetic mixture when the file is absent): the
@@ -109,13 +111,29 @@ def wait_for_quiet(max_load: float, max_wait: float) -> float:
     return os.getloadavg()[0]
 
 
-def run_mean_kxx(env: dict, data: Path, n: int) -> dict:
-    out = subprocess.run([sys.executable, "-c", _SIMD + _MEAN_KXX, str(data), str(n)], env=env, cwd=ROOT,
+def baseline_tree(rev: str | None, dest: Path) -> tuple[Path, str]:
+    """Export the old code (``rev``; default: the parent of the commit that added the engine) into ``dest``."""
+    if rev is None:
+        added = subprocess.run(["git", "log", "--diff-filter=A", "--format=%H", "--", "dpkme/kernels/engine.py"],
+                               cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+        if not added:
+            raise ValueError("cannot find the commit that added dpkme/kernels/engine.py; pass --baseline-rev REV "
+                             "(a commit of main before the engine).")
+        rev = added[-1] + "~1"
+    sha = subprocess.run(["git", "rev-parse", "--short", rev], cwd=ROOT, capture_output=True, text=True,
+                         check=True).stdout.strip()
+    archive = subprocess.run(["git", "archive", sha, "dpkme"], cwd=ROOT, capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+    return dest, sha
+
+
+def run_mean_kxx(env: dict, data: Path, n: int, cwd: Path = ROOT) -> dict:
+    out = subprocess.run([sys.executable, "-c", _SIMD + _MEAN_KXX, str(data), str(n)], env=env, cwd=cwd,
                          capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def run_fig1(env: dict, data: Path) -> dict:
+def run_fig1(env: dict, data: Path, cwd: Path = ROOT) -> dict:
     probe = "import numpy as np, json, os\n" + _SIMD + "print(json.dumps(_simd(np._core._multiarray_umath.__cpu_features__)))"
     simd = json.loads(subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True,
                                      check=True).stdout)
@@ -124,13 +142,14 @@ def run_fig1(env: dict, data: Path) -> dict:
         r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         t = time.perf_counter()
         subprocess.run([sys.executable, "-m", "dpkme", "reproduce", "fig1", "--data", str(data), "--out",
-                        str(Path(tmp) / "fig1.json"), "--quiet"], env=env, cwd=ROOT, check=True,
+                        str(Path(tmp) / "fig1.json"), "--quiet"], env=env, cwd=cwd, check=True,
                        capture_output=True)
         seconds = time.perf_counter() - t
         r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
         result = json.loads((Path(tmp) / "fig1.json").read_text())
     return {"seconds": seconds, "cpu_s": r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime,
-            "mean_kxx": result["mean_kxx"], "numpy_simd": simd, "load": load}
+            "mean_kxx": result["mean_kxx"], "numpy_simd": simd, "load": load,
+            "parts": result.get("seconds_parts", {})}
 
 
 def main(argv=None) -> int:
@@ -141,27 +160,37 @@ def main(argv=None) -> int:
     ap.add_argument("--max-load", type=float, default=1.5, help="wait for the 1-minute load to fall below this")
     ap.add_argument("--max-wait", type=float, default=120.0, help="longest wait for a quiet machine, seconds")
     ap.add_argument("--skip-fig1", action="store_true")
+    ap.add_argument("--baseline-rev", default=None,
+                    help="git revision of the old code (default: the parent of the commit that added the engine)")
     args = ap.parse_args(argv)
+    with tempfile.TemporaryDirectory() as old_dir:
+        old_root, args.baseline_sha = baseline_tree(args.baseline_rev, Path(old_dir))
+        return _main(args, old_root)
+
+
+def _main(args, old_root: Path) -> int:
     data_dir = Path(args.data_dir)
     base = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "NPY_DISABLE_CPU_FEATURES",
                                                               "OPENBLAS_CORETYPE", "DPKME_KERNEL_ENGINE")}
     emulation = avx2_environment() if cpu_simd() == "AVX-512" else {}
     isas = {"native": {}, "AVX2 (emulated)": emulation} if emulation else {"native": {}}
     engines = {"numpy (old)": "numpy", "fused (new)": "auto"}
+    trees = {"numpy (old)": old_root, "fused (new)": ROOT}
     configs = [(isa, eng) for isa in isas for eng in engines]
-    workloads = [("mean K_XX, N = %d, D = 5" % args.n, lambda env: run_mean_kxx(env, data_dir / D5, args.n))]
+    workloads = [("mean K_XX, N = %d, D = 5" % args.n,
+                  lambda env, cwd: run_mean_kxx(env, data_dir / D5, args.n, cwd))]
     if not args.skip_fig1:
         for name in (D5, D2):
             if (data_dir / name).exists():
                 label = "reproduce fig1, D = %s" % name.split("_D")[1].split(".")[0]
-                workloads.append((label, lambda env, p=data_dir / name: run_fig1(env, p)))
+                workloads.append((label, lambda env, cwd, p=data_dir / name: run_fig1(env, p, cwd)))
     runs: dict = {}
     for rep in range(args.repeats):
         for label, fn in workloads:
             for isa, eng in configs:
                 env = {**base, **isas[isa], "DPKME_KERNEL_ENGINE": engines[eng]}
                 before = wait_for_quiet(args.max_load, args.max_wait)
-                res = fn(env)
+                res = fn(env, trees[eng])
                 res["load_before"] = before
                 res["load_after"] = os.getloadavg()[0]
                 runs.setdefault(label, {}).setdefault(f"{isa} | {eng}", []).append(res)
@@ -184,6 +213,8 @@ def write(runs: dict, args, isas, emulation) -> None:
     lines += ["Other processes may share the machine: the 1-minute load average is recorded before and after every run "
               "(a load above the core count inflates both engines' times; the configurations are interleaved so that "
               "they see similar load). Rerun on a quiet machine for clean figures.", ""]
+    lines += [f"Old = `main` at {args.baseline_sha} (before the engine), exported with `git archive` and run from "
+              "there; new = this working tree with the default `DPKME_KERNEL_ENGINE=auto`.", ""]
     if emulation:
         lines += ["AVX2 emulation on this AVX-512 machine: " + ", ".join(f"`{k}={v}`" for k, v in emulation.items())
                   + ". The numpy SIMD column is what numpy reports in the subprocess.", ""]
@@ -192,8 +223,9 @@ def write(runs: dict, args, isas, emulation) -> None:
         cpu_key = "cpu_first_s" if "mean" in label else "cpu_s"
         lines += [f"## {label}", "",
                   "| CPU SIMD | engine | numpy SIMD | median s | runs s | median CPU s (all threads) | load (1 min) before/after |"
-                  + (" 2nd call median s | CPU time / wall time of the 2nd call |" if key == "first_s" else ""),
-                  "|---|---|---|---|---|---|---|" + ("---|---|" if key == "first_s" else "")]
+                  + (" 2nd call median s | CPU time / wall time of the 2nd call |" if key == "first_s"
+                     else " median parts s: kernel sums / basis / sweep |"),
+                  "|---|---|---|---|---|---|---|" + ("---|---|" if key == "first_s" else "---|")]
         for cfg, rows in per.items():
             isa, eng = cfg.split(" | ")
             simd = cpu_simd() if isa == "native" else "AVX2 (emulated)"
@@ -202,6 +234,10 @@ def write(runs: dict, args, isas, emulation) -> None:
                    + ", ".join(f"{r['load_before']:.1f}/{r['load_after']:.1f}" for r in rows) + " |")
             if key == "first_s":
                 row += f" {_median(rows, 'second_s'):.2f} | {_median(rows, 'cores_used'):.2f} |"
+            else:
+                parts = [statistics.median(r.get("parts", {}).get(p, float("nan")) for r in rows)
+                         for p in ("kernel_sums", "basis", "sweep")]
+                row += " " + " / ".join(f"{p:.2f}" for p in parts) + " |"
             lines.append(row)
         lines.append("")
         for isa in isas:

@@ -188,3 +188,49 @@ def test_which_engine_runs(monkeypatch):
 def test_importing_dpkme_does_not_import_jax():
     code = "import sys, dpkme, dpkme.kernels, dpkme.metrics, dpkme.reproduce; assert 'jax' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize("kernel", [KERNELS[0], KERNELS[2], KERNELS[6]], ids=repr)
+def test_lower_sums_of_a_prefix_only(monkeypatch, kernel):
+    """``lower_rows``: the lower sums of the first rows (the rest NaN) and every upper sum, as without it.
+
+    On the engine the column tiles beyond the prefix take the fused row-only pass (no kept tile), so this checks
+    that path, its masked diagonal tile, and the seam between the two loops (a prefix ending inside a tile).
+    """
+    X, _ = _data(9)
+    ref, new = _both(monkeypatch, lambda: [kernel.triangular_row_sums(X, lower_rows=k)
+                                           for k in (None, 0, engine.TILE + 5, N)])
+    full_lower, full_upper = ref[0]
+    for k, (lower, upper), (ref_lower, ref_upper) in zip((N, 0, engine.TILE + 5, N), new, ref):
+        assert np.isnan(lower[k:]).all() and np.isnan(ref_lower[k:]).all()
+        np.testing.assert_allclose(lower[:k], full_lower[:k], rtol=RTOL, atol=1e-300)
+        np.testing.assert_array_equal(ref_lower[:k], full_lower[:k])
+        np.testing.assert_allclose(upper, full_upper, rtol=RTOL, atol=1e-300)
+        np.testing.assert_array_equal(ref_upper, full_upper)
+
+
+def test_mean_gram_takes_the_upper_sums_only(monkeypatch):
+    """On the engine, the mean of K_XX is (2 sum(upper) + N a) / N^2 from the row-only pass; same value."""
+    X, _ = _data(10)
+    kernel = GaussianKernel(lengthscale=2.0, amplitude=0.8)
+    calls = []
+    original = engine.triangular_sums
+    monkeypatch.setattr(engine, "triangular_sums", lambda *a, **kw: calls.append(kw) or original(*a, **kw))
+    ref, new = _both(monkeypatch, lambda: kernel.mean_gram(X))
+    assert [kw.get("lower_rows") for kw in calls] == [0]
+    assert new == pytest.approx(ref, rel=RTOL, abs=0)
+
+
+@pytest.mark.slow  # four compilations and two Figure 1 runs
+def test_fig1_on_the_engine_agrees_with_the_numpy_path(monkeypatch):
+    """``reproduce.fig1`` takes the mean of K_XX from the row-only pass and the row means from the engine."""
+    from dpkme.reproduce import fig1
+
+    X = 300.0 * np.random.default_rng(11).normal(size=(1500, 5))
+    ref, new = _both(monkeypatch, lambda: fig1(X, max_m=300))
+    assert new["mean_kxx"] == pytest.approx(ref["mean_kxx"], rel=RTOL, abs=0)
+    assert new["basis_dims"] == ref["basis_dims"]
+    # distances are square roots of differences of sums of size <= 1: ~1e-13 absolute in the squares
+    for key in ("baseline", "projection"):
+        np.testing.assert_allclose(np.square(new[key]), np.square(ref[key]), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(np.square(new["alg1"]), np.square(ref["alg1"]), rtol=0, atol=1e-12)

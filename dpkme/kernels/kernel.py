@@ -340,7 +340,7 @@ class Kernel(ABC):
         sums = np.concatenate(parallel_map(work, zblocks)) if zblocks else np.zeros(0)
         return sums / X.shape[0]
 
-    def triangular_row_sums(self, X) -> tuple[np.ndarray, np.ndarray]:
+    def triangular_row_sums(self, X, *, lower_rows: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Strict lower and upper row sums of :math:`K_{XX}`, visiting each pair once.
 
         Returns ``lower[i]`` :math:`= \\sum_{j<i} k(x_i, x_j)` and ``upper[i]``
@@ -349,12 +349,19 @@ class Kernel(ABC):
         :math:`\\mathbf 1^\\top K_{X_{:M}X_{:M}}\\mathbf 1` for every prefix, which is
         what the uniform baseline of a publishable subset needs. Exact, blocked,
         multi-threaded (large inputs on the fused engine, :func:`dpkme.kernels.engine.use_engine`);
-        for evaluation and reproductions only.
+        for evaluation and reproductions only. With ``lower_rows`` only the
+        first ``lower_rows`` entries of ``lower`` are computed (the others are
+        NaN): on the engine, the pairs that only add to later lower sums are
+        reduced in one fused pass, about twice as fast.
         """
         X = check_array(X, name="X")
         n = X.shape[0]
         if _engine.use_engine(self, n * (n - 1) // 2):
-            return _engine.triangular_sums(self, X, center=_robust_center(X))
+            return _engine.triangular_sums(self, X, center=_robust_center(X), lower_rows=lower_rows)
+        if lower_rows is not None:
+            lower, upper = self.triangular_row_sums(X)
+            lower[min(max(int(lower_rows), 0), n):] = np.nan
+            return lower, upper
         p = self._prepare(X, _robust_center(X))
 
         def work(rows):
@@ -403,6 +410,10 @@ class Kernel(ABC):
         """
         X = check_array(X, name="X")
         if Y is None:
+            n = X.shape[0]
+            if _engine.use_engine(self, n * (n - 1) // 2):  # upper sums only: one fused pass per tile
+                _, upper = _engine.triangular_sums(self, X, center=_robust_center(X), lower_rows=0)
+                return float((2.0 * upper.sum() + n * self.diag_value) / n**2)
             return float(self.row_sums_symmetric(X).sum() / X.shape[0] ** 2)
         Y = check_array(Y, name="Y", n_features=X.shape[1])
         return float(self.row_means(X, Y).mean())
