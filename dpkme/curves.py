@@ -239,10 +239,11 @@ def subspace_curves(
     # (Gaussian kernel, D <= 2: mean of K_XX and the row means in O(N K^D)).
     if (z_is_prefix_of_x and m_max <= n and np.array_equal(Z, X[:m_max]) and mean_kxx is None
             and not kernel.spectral_sums_available(X)):
-        lower, upper = kernel.triangular_row_sums(X)
-        rows = lower + upper + a
-        mean_kxx = float(rows.sum() / n**2)
-        kbar = rows[:m_max] / n
+        # lower sums are needed only for the prefix Z = X[:m_max] (its row means and its own triangle);
+        # 1' K 1 = 2 * sum(upper) + N a, so the column sums of the other rows are never formed
+        lower, upper = kernel.triangular_row_sums(X, lower_rows=m_max)
+        mean_kxx = float((2.0 * upper.sum() + n * a) / n**2)
+        kbar = (lower[:m_max] + upper[:m_max] + a) / n
         lower_z = lower[:m_max]
     else:
         if mean_kxx is None:
