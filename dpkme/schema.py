@@ -23,6 +23,12 @@ continuous, integer, datetime
     .. math:: e_j(x) = \frac{\operatorname{clip}(x_j, lo_j, hi_j) - lo_j}{(hi_j - lo_j)\,\ell_j},
               \qquad k_j(x_j, y_j) = \exp\Bigl(-\frac{(x_j - y_j)^2}{2\ell_j^2(hi_j - lo_j)^2}\Bigr).
 
+continuous or integer with declared levels (``values``)
+    The same numeric coordinate (order and distance are kept), restricted to the embedded levels
+    :math:`e_j(v_1) < \dots < e_j(v_n)`: the domain holds the coordinate on them (sampled among them, never
+    moved by a solver), decoded and resampled values are levels, and a private value between levels is
+    snapped to the nearest one (counted as ``rounded``). For survey codes (ages coded 17.5, 22, 27, ...)
+    whose values would otherwise spill into the gaps between codes.
 categorical, boolean
     A declared list of :math:`c_j` categories (a missing value may be one more level); a one-hot block
     scaled by :math:`a_j = \sqrt{-\ln\kappa_j}`, where :math:`\kappa_j\in(0,1)` is the declared
@@ -59,7 +65,8 @@ distance between two independent uniform draws :math:`X, Y` from the declared do
 * continuous and datetime: :math:`E(U - V)^2 = 1/6` for independent uniforms on :math:`[0, 1]`, so
   :math:`\ell_j = \sqrt{p/(6s)}`;
 * integer with :math:`n` levels: :math:`E(K - K')^2/(n-1)^2 = (n+1)/(6(n-1))`, so
-  :math:`\ell_j = \sqrt{p(n+1)/(6s(n-1))}`;
+  :math:`\ell_j = \sqrt{p(n+1)/(6s(n-1))}`; declared levels :math:`v`: :math:`E(V - V')^2 = 2\mathrm{Var}(v)`,
+  so :math:`\ell_j = \sqrt{2p\mathrm{Var}(v)/s}/(hi_j - lo_j)`;
 * categorical and boolean with :math:`c` levels (the missing level included): two uniform levels
   differ with probability :math:`1 - 1/c`, so :math:`\kappa_j = \exp(-s/(2p(1 - 1/c)))`;
 * the present/missing block of a numeric column with ``missing="category"`` is a two-level column:
@@ -163,7 +170,7 @@ _FALSE_TOKENS = frozenset({"false", "f", "no", "n", "0"})
 _LENGTHSCALE_RANGE = (1e-6, 1e6)
 _MAX_DECIMALS = 12
 _SPEC_FIELDS = ("name", "kind", "lower", "upper", "categories", "missing", "impute", "lengthscale", "similarity",
-                "decimals", "date_format")
+                "decimals", "date_format", "values")
 #: Fields of a column spec whose value can be read from data (``TableSchema.data_dependent_fields``).
 DATA_FIELDS = _SPEC_FIELDS[1:]
 #: The default ``date_format`` of a datetime column: ISO 8601 text, each cell read on its own.
@@ -344,6 +351,17 @@ class ColumnSpec:
         (:func:`parse_dates`), so how one row is read never depends on the other rows (a format guessed
         from the column would let one row flip the day/month reading of all the others). Cells with a
         time zone are converted to UTC.
+    values : sequence of float, optional
+        The declared **levels** of a continuous or integer column: the sorted, distinct values it can take
+        (a survey's documented codes, e.g. ages coded ``17.5, 22, 27, ...``), at least two, inside the
+        bounds (integers for an integer column). Public, like the bounds. The embedding stays numeric (the
+        value on its scale, so order and distance are kept); the domain holds the numeric coordinate on
+        the levels (solvers draw candidates on them and never move them off), decoded and resampled rows
+        take only these values, and the default length scale is the median heuristic over the levels
+        (:func:`default_lengthscale`). A private value that is not a level is **snapped** to the nearest
+        level (ties: the lower one) after clipping to the bounds -- a fixed per-cell map like an integer's
+        rounding, counted as ``rounded`` by :meth:`TableSchema.encode_report` (owner-only). ``impute``
+        must be a level.
 
     Examples
     --------
@@ -355,6 +373,8 @@ class ColumnSpec:
     '%d/%m/%Y'
     >>> ColumnSpec("island", "categorical", categories=["Biscoe", "Dream"], missing="category").levels
     ('Biscoe', 'Dream', None)
+    >>> ColumnSpec("age", "continuous", lower=17.5, upper=42, values=[17.5, 22, 27, 32, 37, 42]).value_levels
+    (17.5, 22.0, 27.0, 32.0, 37.0, 42.0)
     >>> ColumnSpec("mass", "continuous", lower=10, upper=5)
     Traceback (most recent call last):
     ...
@@ -373,6 +393,7 @@ class ColumnSpec:
     similarity: float | None = None
     decimals: int | None = None
     date_format: str | None = None
+    values: Any = None
 
     def __post_init__(self):
         set_ = object.__setattr__
@@ -478,6 +499,60 @@ class ColumnSpec:
             if not low <= d <= _MAX_DECIMALS:
                 raise ValueError(f"decimals of column {_q(col)} must lie in [{low}, {_MAX_DECIMALS}], got {d}.")
             set_(self, "decimals", d)
+        # declared levels
+        if self.values is not None:
+            set_(self, "values", self._check_values())
+            if self.impute is not None:
+                v = float(self.impute)
+                if not any(v == lv for lv in self.values):
+                    raise ValueError(f"column {_q(col)}: impute={_short(self.impute)} is not one of its declared values "
+                                     f"{list(self.values)}; declare a level.")
+
+    def _check_values(self) -> tuple:
+        col, kind = self.name, self.kind
+        if kind == "datetime":
+            raise ValueError(f"column {_q(col)} is datetime: declared values (levels) apply to continuous and integer "
+                             "columns only; leave values out.")
+        if isinstance(self.values, (str, bytes, Mapping)):
+            raise ValueError(f"values of column {_q(col)} must be a list of numbers (its declared levels), got "
+                             f"{_short(self.values)}.")
+        try:
+            raw = list(self.values)
+        except TypeError:
+            raise ValueError(f"values of column {_q(col)} must be a list of numbers (its declared levels), got "
+                             f"{_short(self.values)}.") from None
+        vals = []
+        for v in raw:
+            if isinstance(v, (bool, np.bool_)):
+                raise ValueError(f"values of column {_q(col)} must be numbers, got {v!r}.")
+            try:
+                f = float(v)
+            except (TypeError, ValueError):
+                raise ValueError(f"values of column {_q(col)} must be numbers, got {_short(v)}.") from None
+            if not math.isfinite(f):
+                raise ValueError(f"values of column {_q(col)} must be finite numbers, got {v!r}; remove it (a missing "
+                                 "value is declared with missing=, not as a level).")
+            vals.append(f)
+        if len(vals) < 2:
+            raise ValueError(f"column {_q(col)} declares {len(vals)} value(s): declare at least two levels, or leave "
+                             "values out.")
+        unsorted = [(a, b) for a, b in zip(vals, vals[1:]) if not a < b]
+        if unsorted:
+            a, b = unsorted[0]
+            raise ValueError(f"values of column {_q(col)} must be sorted and distinct (increasing), got {b:g} after "
+                             f"{a:g}; sort them and list each once.")
+        lo, hi = self.bounds
+        outside = [v for v in vals if not lo <= v <= hi]
+        if outside:
+            raise ValueError(f"values {[float(v) for v in outside]} of column {_q(col)} lie outside its declared bounds "
+                             f"[{self.lower}, {self.upper}]; widen the bounds or drop those values.")
+        if kind == "integer":
+            frac = [v for v in vals if not v.is_integer()]
+            if frac:
+                raise ValueError(f"column {_q(col)} is integer: its values must be whole numbers, got {frac}; "
+                                 "declare it continuous.")
+            return tuple(int(v) for v in vals)
+        return tuple(vals)
 
     def _init_discrete(self, set_):
         col, kind = self.name, self.kind
@@ -485,6 +560,9 @@ class ColumnSpec:
             raise ValueError(f"column {_q(col)} is {kind}: declare categories, not bounds.")
         if self.decimals is not None:
             raise ValueError(f"column {_q(col)} is {kind}: decimals does not apply.")
+        if self.values is not None:
+            raise ValueError(f"column {_q(col)} is {kind}: declared values (levels) apply to continuous and integer "
+                             "columns; declare categories instead.")
         if kind == "boolean":
             if self.categories is not None and tuple(self.categories) != (False, True):
                 raise ValueError(f"column {_q(col)} is boolean: its categories are (False, True); declare a "
@@ -544,6 +622,11 @@ class ColumnSpec:
         return tuple(self.categories) + ((None,) if self.missing == "category" else ())
 
     @property
+    def value_levels(self) -> tuple:
+        """Declared levels (``values``) of a continuous or integer column as floats; ``()`` when none are declared."""
+        return tuple(float(v) for v in self.values) if self.values is not None else ()
+
+    @property
     def impute_value(self):
         """The value that replaces a missing cell (numeric: as a float, datetime in days), or None."""
         if self.is_numeric:
@@ -552,6 +635,9 @@ class ColumnSpec:
             lo, hi = self.bounds
             if self.impute is None:
                 mid = 0.5 * (lo + hi)
+                if self.values is not None:                      # the level nearest the middle (ties: lower)
+                    lv = np.asarray(self.value_levels)
+                    return float(lv[np.argmin(np.abs(lv - mid))])
                 return float(math.floor(mid)) if self.kind in ("integer", "datetime") else mid
             return _days(pd.Timestamp(self.impute)) if self.kind == "datetime" else float(self.impute)
         return self.impute if self.missing == "impute" else None
@@ -570,6 +656,8 @@ class ColumnSpec:
                 d[key] = getattr(self, key)
         if self.kind == "datetime" and self.date_format != DEFAULT_DATE_FORMAT:
             d["date_format"] = self.date_format
+        if self.values is not None:
+            d["values"] = list(self.values)
         return d
 
     @classmethod
@@ -609,7 +697,10 @@ def default_lengthscale(spec: ColumnSpec, *, n_columns: int, uniform_sq_distance
     Chosen so that the column contributes :math:`s/p` (``uniform_sq_distance / n_columns``) to the expected
     squared embedded distance of two independent uniform draws from the declared domain (module
     docstring): :math:`\ell = \sqrt{p/(6s)}` for continuous and datetime columns,
-    :math:`\ell = \sqrt{p(n+1)/(6s(n-1))}` for an integer column with :math:`n` levels.
+    :math:`\ell = \sqrt{p(n+1)/(6s(n-1))}` for an integer column with :math:`n` levels, and for a column
+    with declared levels :math:`v_1 < \dots < v_n` (``values``) :math:`\ell = \sqrt{2p\,\mathrm{Var}(v)/s}/(hi - lo)`,
+    :math:`\mathrm{Var}(v)` the variance of a uniform draw among the levels (the integer rule when the levels
+    are every integer of the bounds).
 
     Parameters
     ----------
@@ -628,11 +719,19 @@ def default_lengthscale(spec: ColumnSpec, *, n_columns: int, uniform_sq_distance
     --------
     >>> round(default_lengthscale(ColumnSpec("x", "continuous", lower=0, upper=1), n_columns=6), 12)
     1.0
+    >>> a = default_lengthscale(ColumnSpec("k", "integer", lower=0, upper=4), n_columns=3)
+    >>> b = default_lengthscale(ColumnSpec("k", "integer", lower=0, upper=4, values=[0, 1, 2, 3, 4]), n_columns=3)
+    >>> abs(a - b) < 1e-12
+    True
     """
     if not isinstance(spec, ColumnSpec) or not spec.is_numeric:
         raise ValueError(f"default_lengthscale needs a continuous, integer or datetime ColumnSpec, got {_short(spec)}.")
     p = check_positive_int(n_columns, name="n_columns")
     s = check_positive_float(uniform_sq_distance, name="uniform_sq_distance")
+    if spec.values is not None:
+        lo, hi = spec.bounds
+        var = float(np.var(np.asarray(spec.value_levels)))
+        return math.sqrt(2.0 * p * var / s) / (hi - lo)
     if spec.kind == "integer":
         n = _n_levels_of_integer(spec)
         return math.sqrt(p * (n + 1) / (6.0 * s * (n - 1)))
@@ -700,6 +799,14 @@ class _Layout:
 
 
 # --------------------------------------------------------------------------- EmbeddedDomain
+def _nearest_level(levels: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Index of the nearest of the sorted ``levels`` for each of ``x`` (ties: the lower level)."""
+    x = np.asarray(x, dtype=np.float64)
+    i = np.clip(np.searchsorted(levels, x), 1, levels.size - 1)
+    left, right = levels[i - 1], levels[i]
+    return np.where(x - left <= right - x, i - 1, i)
+
+
 @dataclass(frozen=True, eq=False)
 class EmbeddedDomain:
     r"""The set of embedded rows a schema allows, with the operations a solver needs.
@@ -720,7 +827,10 @@ class EmbeddedDomain:
         Column name -> slice of its coordinates (numeric coordinate first, then its present/missing
         block; or the one-hot block of a categorical column).
     integer_levels : dict
-        Coordinate index -> ``(step, n_levels)`` of each integer column.
+        Coordinate index -> ``(step, n_levels)`` of each integer column without declared ``values``.
+    value_levels : dict
+        Coordinate index -> sorted array of the embedded levels of each column with declared ``values``
+        (fixed coordinates: sampled among, and projected onto, the levels).
     onehot_groups : tuple
         ``(slice, a)`` of every one-hot block (categorical levels and present/missing blocks).
     missing_links : tuple
@@ -749,6 +859,7 @@ class EmbeddedDomain:
     fixed: np.ndarray
     blocks: dict
     integer_levels: dict = field(default_factory=dict)
+    value_levels: dict = field(default_factory=dict)
     onehot_groups: tuple = ()
     missing_links: tuple = ()
 
@@ -801,6 +912,8 @@ class EmbeddedDomain:
             Z[:, cont] = gen.uniform(self.lower[cont], self.upper[cont], size=(n, cont.size))
         for j, (step, n_levels) in self.integer_levels.items():
             Z[:, j] = gen.integers(0, n_levels, size=n) * step
+        for j, lv in self.value_levels.items():
+            Z[:, j] = lv[gen.integers(0, lv.size, size=n)]
         rows = np.arange(n)
         for sl, a in self.onehot_groups:
             width = sl.stop - sl.start
@@ -816,7 +929,7 @@ class EmbeddedDomain:
         """The nearest point of the domain, coordinate block by coordinate block.
 
         Continuous coordinates are clipped to their bounds, integer coordinates rounded to the nearest
-        level, every one-hot block replaced by its nearest vertex :math:`a e_u` (:math:`u` = the largest
+        level, coordinates with declared levels moved to the nearest one (ties: the lower), every one-hot block replaced by its nearest vertex :math:`a e_u` (:math:`u` = the largest
         coordinate of the block, since :math:`\\|z - a e_u\\|^2 = \\|z\\|^2 - 2a z_u + a^2`), and a
         numeric column whose block says "missing" is set to its imputation value.
 
@@ -835,6 +948,8 @@ class EmbeddedDomain:
         P[:, cont] = np.clip(P[:, cont], self.lower[cont], self.upper[cont])
         for j, (step, n_levels) in self.integer_levels.items():
             P[:, j] = np.clip(np.rint(P[:, j] / step), 0, n_levels - 1) * step
+        for j, lv in self.value_levels.items():
+            P[:, j] = lv[_nearest_level(lv, P[:, j])]
         rows = np.arange(P.shape[0])
         for sl, a in self.onehot_groups:
             k = np.argmax(P[:, sl], axis=1)
@@ -861,6 +976,8 @@ class EmbeddedDomain:
         ok = np.all((Z >= self.lower - atol) & (Z <= self.upper + atol), axis=1)
         for j, (step, _) in self.integer_levels.items():
             ok &= np.abs(Z[:, j] - np.rint(Z[:, j] / step) * step) <= atol
+        for j, lv in self.value_levels.items():
+            ok &= np.abs(Z[:, j] - lv[_nearest_level(lv, Z[:, j])]) <= atol
         for sl, a in self.onehot_groups:
             B = Z[:, sl]
             at_a = np.abs(B - a) <= atol
@@ -874,7 +991,7 @@ class EmbeddedDomain:
     def bounds_for(self, Z) -> tuple[np.ndarray, np.ndarray]:
         """Per-point box constraints for a continuous solver (e.g. L-BFGS-B's ``bounds``).
 
-        Free continuous coordinates get the domain's box; fixed coordinates (integers, one-hot blocks)
+        Free continuous coordinates get the domain's box; fixed coordinates (integers, declared levels, one-hot blocks)
         get ``lower = upper = `` their current value, so the solver never moves them; so does the
         numeric coordinate of a column whose present/missing block says "missing". Project ``Z`` onto
         the domain first (:meth:`project`).
@@ -1216,6 +1333,8 @@ def _applicable_fields(spec: ColumnSpec) -> frozenset:
     out = {"kind", "missing"}
     if spec.is_numeric:
         out |= {"lower", "upper", "lengthscale"}
+        if spec.values is not None:
+            out.add("values")
         if spec.kind != "integer":
             out.add("decimals")
         if spec.kind == "datetime":
@@ -1516,12 +1635,17 @@ class TableSchema:
         """The :class:`EmbeddedDomain` of this schema (public)."""
         D = self.dim
         lower, upper, fixed = np.zeros(D), np.zeros(D), np.zeros(D, dtype=bool)
-        blocks, levels, groups, links = {}, {}, [], []
+        blocks, levels, value_levels, groups, links = {}, {}, {}, [], []
         for lay in self._layout:
             blocks[lay.spec.name] = slice(lay.start, lay.stop)
             if lay.numeric is not None:
                 upper[lay.numeric] = lay.width
-                if lay.spec.kind == "integer":
+                if lay.spec.values is not None:
+                    fixed[lay.numeric] = True
+                    lv = self._embed_numeric(lay, np.asarray(lay.spec.value_levels))
+                    lv.setflags(write=False)
+                    value_levels[lay.numeric] = lv
+                elif lay.spec.kind == "integer":
                     fixed[lay.numeric] = True
                     levels[lay.numeric] = (lay.width / (lay.hi - lay.lo), int(lay.hi - lay.lo) + 1)
             if lay.group is not None:
@@ -1531,7 +1655,7 @@ class TableSchema:
                 if lay.numeric is not None:
                     links.append((lay.group.start + 1, lay.numeric, self._embed_numeric(lay, lay.spec.impute_value)))
         return EmbeddedDomain(lower=lower, upper=upper, fixed=fixed, blocks=blocks, integer_levels=levels,
-                              onehot_groups=tuple(groups), missing_links=tuple(links))
+                              value_levels=value_levels, onehot_groups=tuple(groups), missing_links=tuple(links))
 
     @staticmethod
     def _embed_numeric(lay: _Layout, x):
@@ -1591,12 +1715,20 @@ class TableSchema:
             self._missing_error(spec, s, missing)
         present = ~missing
         xp = x[present]
-        if spec.kind == "integer":
+        if spec.values is not None:                  # clip, then snap to the nearest declared level
+            c["clipped_low"] = int(np.sum(xp < lay.lo))
+            c["clipped_high"] = int(np.sum(xp > lay.hi))
+            lv = np.asarray(spec.value_levels)
+            snapped = lv[_nearest_level(lv, np.clip(xp, lay.lo, lay.hi))]
+            c["rounded"] = int(np.sum((xp >= lay.lo) & (xp <= lay.hi) & (snapped != xp)))
+            xp = snapped
+        elif spec.kind == "integer":
             r = np.rint(xp)
             c["rounded"] = int(np.sum(np.isfinite(xp) & (r != xp)))
             xp = r
-        c["clipped_low"] = int(np.sum(xp < lay.lo))
-        c["clipped_high"] = int(np.sum(xp > lay.hi))
+        if spec.values is None:
+            c["clipped_low"] = int(np.sum(xp < lay.lo))
+            c["clipped_high"] = int(np.sum(xp > lay.hi))
         x = x.copy()
         x[present] = xp
         x[missing] = spec.impute_value if c["missing"] else 0.0
@@ -1697,8 +1829,12 @@ class TableSchema:
         for lay in self._layout:
             spec = lay.spec
             if spec.is_numeric:
-                x = lay.lo + P[:, lay.numeric] * (lay.hi - lay.lo) * lay.lengthscale
-                x = np.clip(x, lay.lo, lay.hi)
+                if spec.values is not None:              # exactly the declared levels
+                    lv = self.domain.value_levels[lay.numeric]
+                    x = np.asarray(spec.value_levels)[_nearest_level(lv, P[:, lay.numeric])]
+                else:
+                    x = lay.lo + P[:, lay.numeric] * (lay.hi - lay.lo) * lay.lengthscale
+                    x = np.clip(x, lay.lo, lay.hi)
                 miss = (P[:, lay.group.start + 1] > P[:, lay.group.start]) if lay.group is not None else None
                 out[spec.name] = self._decode_numeric(spec, x, miss)
             else:
@@ -1724,7 +1860,7 @@ class TableSchema:
                 days = np.where(miss, np.nan, days)
             ms = np.rint(days * 86_400_000.0)             # whole milliseconds: exact in float64, no ns noise
             return pd.Series(pd.to_datetime(ms, unit="ms")).astype("datetime64[ns]")
-        v = np.round(x, spec.decimals) if spec.decimals is not None else x.copy()
+        v = np.round(x, spec.decimals) if (spec.decimals is not None and spec.values is None) else x.copy()
         if miss is not None:
             v[miss] = np.nan
         return pd.Series(v, dtype=np.float64)
@@ -1919,6 +2055,9 @@ class TableSchema:
             spec = lay.spec
             if spec.is_numeric:
                 domain = f"[{spec.lower}, {spec.upper}]"
+                if spec.values is not None:
+                    shown = ", ".join(f"{v:g}" for v in spec.value_levels[:8]) + (", ..." if len(spec.values) > 8 else "")
+                    domain += f", {len(spec.values)} levels: {shown}"
             else:
                 shown = ", ".join(map(str, spec.categories[:8])) + (", ..." if len(spec.categories) > 8 else "")
                 domain = f"{len(spec.categories)} categories: {shown}"
@@ -2009,7 +2148,17 @@ def _date_format_of(values: pd.Series) -> str | None:
     return None
 
 
-def _suggest_column(name: str, source: pd.Series, max_categories: int, *, private: bool):
+def _suggested_levels(x: np.ndarray, max_levels: int) -> list | None:
+    """The distinct values of a continuous column as its levels, when there are few and each is seen twice on average."""
+    if max_levels < 2:
+        return None
+    distinct = np.unique(x)
+    if 2 <= distinct.size <= max_levels and x.size >= 2 * distinct.size:
+        return [float(v) for v in distinct]
+    return None
+
+
+def _suggest_column(name: str, source: pd.Series, max_categories: int, *, private: bool, max_levels: int = 0):
     """(ColumnSpec or None, note or exclusion reason, fields read from ``source``) for one column.
 
     ``source`` holds the rows read: public rows, or (``private=True``) the private ones. From private
@@ -2087,16 +2236,23 @@ def _suggest_column(name: str, source: pd.Series, max_categories: int, *, privat
     if kind == "integer":
         return (ColumnSpec(name, "integer", lower=int(lo), upper=int(hi), missing=missing),
                 "integer from its dtype; bounds: round numbers around the values", read)
+    values = _suggested_levels(x, max_levels)
+    note_levels = ""
+    if values is not None:
+        read.add("values")
+        note_levels = (f"; levels: its {len(values)} distinct values (check that they are documented codes: a value "
+                       "that is not a level is snapped to the nearest one)")
     if private:
-        return (ColumnSpec(name, "continuous", lower=lo, upper=hi, missing=missing),
+        return (ColumnSpec(name, "continuous", lower=lo, upper=hi, missing=missing, values=values),
                 "continuous from its dtype; bounds: round numbers around the values; decimals: none (declare "
-                "them: the values' precision is not read from the private rows)", read)
-    return (ColumnSpec(name, "continuous", lower=lo, upper=hi, missing=missing, decimals=_decimals_of(x)),
-            "continuous from its dtype; bounds: round numbers around the values; decimals: the values' precision",
-            read)
+                "them: the values' precision is not read from the private rows)" + note_levels, read)
+    return (ColumnSpec(name, "continuous", lower=lo, upper=hi, missing=missing, decimals=_decimals_of(x), values=values),
+            "continuous from its dtype; bounds: round numbers around the values; decimals: the values' precision"
+            + note_levels, read)
 
 
-def suggest_schema(df, *, public=None, max_categories: int = 50, uniform_sq_distance: float = 1.0) -> SchemaSuggestion:
+def suggest_schema(df, *, public=None, max_categories: int = 50, uniform_sq_distance: float = 1.0,
+                   max_levels: int = 30) -> SchemaSuggestion:
     r"""Propose a schema for a table: kinds, domains and missing policies from **public** rows when given.
 
     With ``public`` (a public sample with the same columns), everything is read from the public rows:
@@ -2104,7 +2260,10 @@ def suggest_schema(df, *, public=None, max_categories: int = 50, uniform_sq_dist
     datetime -> datetime; text columns are categorical unless all their values are numbers, dates in
     one of a fixed list of formats, or True/False), bounds as round numbers around the values (whole
     years for dates), category lists as the sorted distinct values, ``missing="category"`` where values
-    are missing, and the decimals of continuous columns.
+    are missing, and the decimals of continuous columns. A continuous column with at most ``max_levels``
+    distinct values, each seen twice on average, gets them as its declared levels (``values``: survey
+    codes such as ages 17.5, 22, 27, ...); check them against the data's documentation, since a value the
+    rows did not show would be snapped to its nearest level.
 
     Without public rows (or for columns ``public`` lacks), the **private** rows ``df`` are read, and as
     little as possible: the missing policy is always ``"category"`` and no decimals are proposed
@@ -2129,6 +2288,9 @@ def suggest_schema(df, *, public=None, max_categories: int = 50, uniform_sq_dist
         A text column with more distinct values is left out (``excluded``), e.g. an identifier.
     uniform_sq_distance : float, default=1.0
         Passed to :class:`TableSchema` (target of the public default scales).
+    max_levels : int, default=30
+        Most distinct values of a continuous column proposed as its levels (0: never propose levels).
+        Read from the private rows (no ``public``), the levels are flagged like everything else there.
 
     Returns
     -------
@@ -2156,6 +2318,9 @@ def suggest_schema(df, *, public=None, max_categories: int = 50, uniform_sq_dist
     if public is not None and not isinstance(public, pd.DataFrame):
         raise ValueError(f"public must be a pandas DataFrame of public rows, got {type(public).__name__}.")
     max_categories = check_positive_int(max_categories, name="max_categories")
+    if isinstance(max_levels, (bool, np.bool_)) or not isinstance(max_levels, (numbers.Integral, np.integer)) \
+            or max_levels < 0:
+        raise ValueError(f"max_levels must be an integer >= 0 (0: propose no levels), got {_short(max_levels)}.")
     specs, notes, excluded, dependent = [], {}, {}, {}
     for col in df.columns:
         name = str(col)
@@ -2168,7 +2333,8 @@ def suggest_schema(df, *, public=None, max_categories: int = 50, uniform_sq_dist
         if isinstance(source, pd.DataFrame):
             excluded[name] = "the column name occurs more than once in the public rows"
             continue
-        spec, note, read = _suggest_column(name, source, max_categories, private=not from_public)
+        spec, note, read = _suggest_column(name, source, max_categories, private=not from_public,
+                                           max_levels=int(max_levels))
         where = "public rows" if from_public else "the PRIVATE rows"
         if not from_public:
             dependent[name] = read

@@ -715,3 +715,34 @@ def test_the_kernel_page_writes_the_mixed_kernel_without_missing_glyphs():
     info = next(i.value for i in at.info if "declared **in the schema**" in i.value)
     assert not set(info) & set("꜀ⱼₙ"), info
     assert r"\prod_c \kappa_c^{[x_c \neq y_c]}" in info
+
+
+def test_the_editor_shows_and_edits_the_levels_of_a_numeric_column():
+    """Issue 15: a numeric column's declared levels (``values``) are a comma-separated cell of the editor."""
+    from dpkme.schema import ColumnSpec, TableSchema
+
+    schema = TableSchema([ColumnSpec("age", "continuous", lower=17.5, upper=42, values=[17.5, 22, 27, 32, 37, 42]),
+                          ColumnSpec("kids", "integer", lower=0, upper=6)])
+    rows = T.editor_frame(schema, ["age", "kids"])
+    assert rows.loc[0, "values"] == "17.5, 22, 27, 32, 37, 42" and rows.loc[1, "values"] == ""
+    assert T.schema_from_editor(rows, original=schema) == schema
+    rows.loc[1, "values"] = "0, 1, 2, 3, 4, 6"
+    edited = T.schema_from_editor(rows, original=schema)
+    assert edited["kids"].values == (0, 1, 2, 3, 4, 6) and edited["age"].values == schema["age"].values
+    rows.loc[0, "values"] = ""
+    assert T.schema_from_editor(rows, original=schema)["age"].values is None
+    rows.loc[1, "values"] = "0, one, 2"
+    with pytest.raises(ValueError, match=r"column 'kids': the level 'one' in 'values' is not a number"):
+        T.schema_from_editor(rows, original=schema)
+    rows.loc[1, "values"] = "0, 9"
+    with pytest.raises(ValueError, match=r"values \[9.0\] of column \"kids\" lie outside its declared bounds"):
+        T.schema_from_editor(rows, original=schema)
+
+
+def test_the_table_view_resamples_at_the_library_default_spread():
+    """Issue 15: the owner's view and the downloads use TableRelease.default_spread unless another is chosen."""
+    from ui import table_views as V
+
+    tr = SimpleNamespace(default_spread=0.0123)
+    assert V.SPREADS[0] == V.DEFAULT_SPREAD and V.spread_value(V.DEFAULT_SPREAD, tr) == 0.0123
+    assert V.spread_value(0.5, tr) == 0.5 and V.spread_value(0.0, tr) == 0.0

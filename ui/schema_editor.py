@@ -29,11 +29,16 @@ show. It turns each row into a vector (its *embedding*), and the kernel compares
 
 | kind | what it means | what you declare |
 |---|---|---|
-| continuous | a real number (a measurement) | lower and upper bound; precision (decimals) |
+| continuous | a real number (a measurement) | lower and upper bound; precision (decimals); optionally its levels |
 | integer | a whole number (a count, a year) | lower and upper bound (whole numbers) |
 | datetime | a date or time, treated as a number of days since 1970-01-01 | first and last possible date (YYYY-MM-DD) |
 | categorical | one label out of a list | the list of categories, separated by `|` |
 | boolean | true / false (also read: yes / no, y / n, t / f, 1 / 0) | nothing (the categories are false, true); released rows say True / False — to keep labels such as yes / no, declare the column categorical with them |
+
+**Levels** (`values`, continuous and integer columns): when a number can only take a few documented values —
+survey codes such as ages 17.5, 22, 27, … — list them, separated by commas. The column stays a number (order and
+distance count), but released and resampled rows take only these values; a private value between them is moved to
+the nearest level (owner's counts: *rounded*).
 
 **Missing values**: `error` refuses them (the message names the column and how many rows), `impute` replaces
 them by the declared value, `category` makes "missing" a level of its own (for a number: a missing flag plus
@@ -151,6 +156,9 @@ COLUMN_CONFIG = {
                                              help="continuous, integer, categorical, boolean or datetime"),
     "lower": st.column_config.TextColumn("lower", help="Smallest possible value (a number, or YYYY-MM-DD)."),
     "upper": st.column_config.TextColumn("upper", help="Largest possible value (a number, or YYYY-MM-DD)."),
+    "values": st.column_config.TextColumn("values", help="Levels of a continuous or integer column: the documented "
+                                          "values it can take, separated by commas (e.g. 17.5, 22, 27); blank: any "
+                                          "value within the bounds."),
     "categories": st.column_config.TextColumn("categories", help=f"Declared categories, separated by "
                                               f"'{T.CATEGORY_SEP}' (categorical columns)."),
     "missing": st.column_config.SelectboxColumn("missing", options=list(T.MISSING_MODES), required=True,

@@ -17,10 +17,16 @@ from .widgets import guard
 
 ss = st.session_state
 SYNTH_KEY = "rel._synthetic"           # {(release id, n, spread): DataFrame} -- resampled rows (public)
-SPREADS = [0.0, 0.1, 0.25, 0.5, 1.0]
-#: A quarter of each column's lengthscale: the public default lengthscales are wide (about the whole declared
-#: range when a schema declares none), and a full lengthscale would smear the marginals flat.
-DEFAULT_SPREAD = 0.25
+#: The slider's default: the library's own rule (:attr:`dpkme.release.tabular.TableRelease.default_spread`, from the
+#: kernel and the release's public noise level), so the app resamples as ``TableRelease.sample()`` does.
+DEFAULT_SPREAD = "library default"
+SPREADS = [DEFAULT_SPREAD, 0.0, 0.1, 0.25, 0.5, 1.0]
+
+
+def spread_value(choice, tr) -> float:
+    """The spread a slider choice stands for: the release's :attr:`~dpkme.release.tabular.TableRelease.default_spread`
+    for :data:`DEFAULT_SPREAD`, otherwise the number chosen."""
+    return float(tr.default_spread) if choice == DEFAULT_SPREAD else float(choice)
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
@@ -107,11 +113,16 @@ def owner_view(rec, ds) -> None:
     private = private_table(ds.key, ds)
     c1, c2 = st.columns([1, 3])
     ss.setdefault("rel.tab_spread", DEFAULT_SPREAD)
-    spread = float(c1.select_slider("Spread of resampled rows (× each column's lengthscale)", options=SPREADS,
-                                    key="rel.tab_spread", persist_state="session",
-                                    help="Resampled rows are drawn from the weighted rows and moved within the "
-                                         "kernel's scale inside the declared domain (0: copies of the atoms). A "
-                                         "post-processing choice; the downloaded synthetic rows use it too."))
+    choice = c1.select_slider("Spread of resampled rows (× each column's lengthscale)", options=SPREADS,
+                            key="rel.tab_spread", persist_state="session",
+                            help="Resampled rows are drawn from the weighted rows and moved within the "
+                                 "kernel's scale inside the declared domain (0: copies of the atoms; "
+                                 "columns with declared levels stay on them). The library default grows "
+                                 "with the release's noise level. A post-processing choice; the downloaded "
+                                 "synthetic rows use it too.")
+    spread = spread_value(choice, tr)
+    if choice == DEFAULT_SPREAD:
+        c1.caption(f"Library default for this release: {spread:.3g}.")
     sampled = synthetic(rec, ds, n_synthetic(ds), spread)
     c2.caption(f"Grey: the {ds.n:,} private rows; red: the release, each row counted with its weight; blue: "
                f"{len(sampled):,} unweighted rows resampled from the release (post-processing, no privacy cost). Numeric "
@@ -138,7 +149,7 @@ def downloads(rec, ds) -> None:
                "precision, plus a weight column); unweighted synthetic rows resampled from them; the JSON with every "
                "parameter and the schema (a real release's files carry no seed).")
     stem = E.file_stem(rec)
-    spread = float(ss.get("rel.tab_spread", DEFAULT_SPREAD))
+    spread = spread_value(ss.get("rel.tab_spread", DEFAULT_SPREAD), E.table_release(rec, ds))
     d1, d2, d3 = st.columns(3)
     d1.download_button("CSV: weighted rows", data=E.table_release_csv(rec, ds), file_name=stem + "_weighted.csv",
                        mime="text/csv", key="rel.dl_table", on_click="ignore", icon=":material/download:")

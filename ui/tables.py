@@ -33,8 +33,10 @@ MISSING_MODES = ("error", "category", "impute")
 #: Separator of the category list in the schema editor's ``categories`` cell.
 CATEGORY_SEP = "|"
 MISSING_LABEL = "(missing)"
-EDITOR_COLUMNS = ("use", "column", "kind", "lower", "upper", "categories", "missing", "impute", "lengthscale",
+EDITOR_COLUMNS = ("use", "column", "kind", "lower", "upper", "values", "categories", "missing", "impute", "lengthscale",
                   "similarity", "decimals", "date_format", "declared")
+#: Separator of the declared levels (``values``) of a numeric column in the schema editor.
+VALUES_SEP = ","
 PRIVATE_COLOR, RELEASED_COLOR, SAMPLED_COLOR = "rgba(110, 110, 110, 0.75)", "#d62728", "#1f77b4"
 _LAYOUT = dict(margin=dict(l=10, r=10, t=40, b=10),
                legend=dict(orientation="h", yanchor="top", y=-0.25, xanchor="left", x=0))
@@ -77,12 +79,14 @@ def editor_frame(schema, columns, *, data_dependent=(), used=None) -> pd.DataFra
     for name in [*specs, *[c for c in map(str, columns) if c not in specs]]:
         c = specs.get(name)
         cats = getattr(c, "categories", None) if c is not None else None
+        levels = getattr(c, "values", None) if c is not None else None
         rows.append({
             "use": name in used and c is not None,
             "column": name,
             "kind": getattr(c, "kind", "") if c is not None else "",
             "lower": _text(getattr(c, "lower", None)),
             "upper": _text(getattr(c, "upper", None)),
+            "values": (VALUES_SEP + " ").join(_text(v) for v in levels) if levels is not None else "",
             "categories": CATEGORY_SEP.join(_text(v) for v in cats) if cats is not None else "",
             "missing": getattr(c, "missing", "error") if c is not None else "error",
             "impute": _text(getattr(c, "impute", None)),
@@ -99,7 +103,7 @@ def editor_frame(schema, columns, *, data_dependent=(), used=None) -> pd.DataFra
     for col in ("lengthscale", "similarity"):
         df[col] = pd.to_numeric(df[col], errors="coerce").astype("float64")
     df["decimals"] = pd.to_numeric(df["decimals"], errors="coerce").astype("Int64")
-    for col in ("column", "kind", "lower", "upper", "categories", "missing", "impute", "date_format"):
+    for col in ("column", "kind", "lower", "upper", "values", "categories", "missing", "impute", "date_format"):
         df[col] = df[col].astype(object).where(df[col].notna(), "").astype(str)
     return df
 
@@ -167,6 +171,24 @@ def _categories(text, *, column: str, integers: bool = False):
     return parts
 
 
+def _levels(text, *, column: str):
+    """The declared levels typed in the editor's ``values`` cell (comma-separated numbers), or None when blank."""
+    if _blank(text):
+        return None
+    out = []
+    for part in str(text).split(VALUES_SEP):
+        p = part.strip()
+        if not p:
+            raise ValueError(f"column {column!r}: the levels {str(text)!r} have an empty entry; separate the values "
+                             f"with '{VALUES_SEP}' (e.g. 17.5, 22, 27).")
+        try:
+            out.append(float(p))
+        except ValueError:
+            raise ValueError(f"column {column!r}: the level {p!r} in 'values' is not a number; write the declared "
+                             f"values as numbers separated by '{VALUES_SEP}'.") from None
+    return out
+
+
 def editor_specs(frame: pd.DataFrame, *, original=None) -> tuple[list[dict], list[str]]:
     """The ticked rows of the editor as ColumnSpec keyword dicts, and the columns not ticked ``declared``.
 
@@ -198,6 +220,10 @@ def editor_specs(frame: pd.DataFrame, *, original=None) -> tuple[list[dict], lis
             if kw["lower"] is None or kw["upper"] is None:
                 raise ValueError(f"column {name!r} ({kind}) needs a declared lower and upper bound: what values "
                                  "are possible, not what the data show.")
+            if kind in ("continuous", "integer") and "values" in frame.columns:
+                levels = _levels(row.get("values"), column=name)
+                if levels is not None:
+                    kw["values"] = levels
         elif kind == "categorical":      # booleans have the categories (False, True)
             kw["categories"] = _categories(row.get("categories"), column=name, integers=name in int_cats)
             if kw["categories"] is None:

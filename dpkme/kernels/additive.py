@@ -418,6 +418,11 @@ def table_kernel(schema, *, kind: str = "additive", column_resolution: float = D
     * a continuous or date column with length scale :math:`\ell_j` (fraction of its range) has
       length scale :math:`\ell_j/c` (:math:`f` at the default :math:`\ell_j`);
     * an integer column with :math:`n` levels at its default scale has :math:`f\sqrt{(n+1)/(n-1)}`;
+    * a column with declared levels (``values``) at its default scale has :math:`f\sqrt{12\,\mathrm{Var}(v)}/(hi - lo)`
+      (:math:`f` times the levels' spread relative to a uniform one): at :math:`f_1 = 0.05` a one-column term
+      nearly separates levels a tenth of the range apart (kernel value :math:`e^{-2}` or less between
+      neighbours), so it resolves each code's frequency, while the embedding keeps their order and distance
+      for the pair and product terms;
     * a categorical column with similarity :math:`\kappa_j` has :math:`\kappa_j^{c^2}`; at its default
       similarity that is :math:`\exp(-1/(12 f^2 (1 - 1/m)))` for :math:`m` levels (below
       :math:`10^{-14}` at :math:`f = 0.05`: the one-column term of a categorical column is its indicator

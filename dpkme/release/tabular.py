@@ -463,6 +463,9 @@ class TableRelease:
           kernel, the length scale of the finest term on the column, :math:`1/\max_{t \ni j} c_t` units),
           truncated to the declared bounds;
         * integer columns: the same, then the nearest declared level inside the bounds;
+        * columns with declared levels (``values``): a level :math:`v` drawn with probability proportional to
+          :math:`\exp(-(v - z)^2/(2\,(s u)^2))` (:math:`z` the atom's value, :math:`s u` the standard
+          deviation above): the same smoothing restricted to the levels, so no value leaves them;
         * categorical and boolean columns: kept (``categorical="keep"``), or redrawn with the kernel's
           similarity (``"smooth"``): another category :math:`c'` with probability proportional to
           :math:`\kappa_c^{1/s^2}` against 1 for the atom's own (:math:`s` = ``spread``), which is the
@@ -571,7 +574,7 @@ def _rounded(schema, df):
     """
     df = df.copy()
     for spec in schema.columns:
-        if spec.kind == "continuous" and spec.decimals is None:
+        if spec.kind == "continuous" and spec.decimals is None and spec.values is None:
             df[spec.name] = df[spec.name].round(_default_decimals(spec))
     return df
 
@@ -608,6 +611,9 @@ def _spread(schema, Z, gen, *, spread: float, categorical: str, unit=None) -> np
             continue
         z = Z[present, j]
         sd = spread * float(unit[j])
+        if j in domain.value_levels:                       # declared levels: redraw among them, kernel-weighted
+            Z[present, j] = _redraw_level(domain.value_levels[j], z, sd, gen)
+            continue
         a, b = (lo - z) / sd, (hi - z) / sd
         Z[present, j] = np.clip(truncnorm.rvs(a, b, loc=z, scale=sd, random_state=gen), lo, hi)
     if categorical == "smooth":
@@ -627,6 +633,16 @@ def _spread(schema, Z, gen, *, spread: float, categorical: str, unit=None) -> np
                 Z[np.ix_(rows, cols)] = 0.0
                 Z[rows, cols[new]] = scale
     return np.array(domain.project(Z), dtype=np.float64)  # integers to their nearest level inside the bounds
+
+
+def _redraw_level(levels: np.ndarray, z: np.ndarray, sd: float, gen) -> np.ndarray:
+    r"""For each atom ``z``, a level drawn with probability proportional to :math:`\exp(-(v - z)^2/(2 sd^2))`."""
+    logp = -0.5 * ((levels[None, :] - z[:, None]) / sd) ** 2
+    p = np.exp(logp - logp.max(axis=1, keepdims=True))
+    c = np.cumsum(p, axis=1)
+    u = gen.random(z.size) * c[:, -1]
+    idx = np.minimum((c < u[:, None]).sum(axis=1), levels.size - 1)
+    return levels[idx]
 
 
 def two_sample_on_table(X, Y, *, schema, method: str = "tcmc", **kwargs):
