@@ -72,6 +72,9 @@ def add_parser(sub) -> None:
     g.add_argument("--classes", default=None, help="declared classes of --label, comma-separated")
     g.add_argument("--n", type=_int_ge1, default=None, help="declared number of private rows of DATA (public)")
     g.add_argument("--k", type=_int_ge1, default=5, help="clusters = models (1: no clustering)")
+    g.add_argument("--partition", choices=["kmeans", "labels"], default="kmeans",
+                   help="split the rows by the private k-means (the paper; --k models) or by their own --label (one "
+                        "model per declared class, generated labels match their features, no k-means to pay for)")
     g.add_argument("--model", choices=["vae", "rbm"], default="vae")
     g.add_argument("--epochs", type=_int_ge1, default=3)
     g.add_argument("--batch-size", type=_int_ge1, default=64)
@@ -215,7 +218,8 @@ def run(args) -> int:
         print(f"[{0.0:7.1f}s] planning the noise, private k-means, compiling the models ...", file=sys.stderr,
               flush=True)
     res = dpgm(X, bounds=bounds, labels=y, n_classes=len(classes) if classes else None, n_private=n_private,
-               k=args.k, model=args.model, epochs=args.epochs, batch_size=args.batch_size, clip_norm=args.clip_norm,
+               k=args.k, partition=args.partition, model=args.model, epochs=args.epochs, batch_size=args.batch_size,
+               clip_norm=args.clip_norm,
                learning_rate=lr, hidden=(args.hidden,), latent_dim=args.latent_dim, n_hidden=args.n_hidden,
                likelihood="bernoulli" if args.dataset == "digits" else "gaussian", epsilon=args.epsilon,
                delta=args.delta, kmeans_share=args.kmeans_share, kmeans_iter=args.kmeans_iter,

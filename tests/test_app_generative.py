@@ -85,6 +85,7 @@ def test_tiny_run_charges_once_shows_images_and_downloads():
     assert d["differentially_private"] is True and d["seed"] is None
     assert "guarantee_in_words" in d and d["kind"] == "dpgm" and d["label_classes"] == [str(i) for i in range(10)]
     assert all(v is None for v in _seed_values(d))                           # no seed anywhere in the file
+    assert "seconds" not in d                                 # no wall-clock time (a timing side channel)
     from dpkme.generative import DPGMResult
 
     assert DPGMResult.from_dict(d).sample(3, rng=0).shape == (3, 64)          # a recipient samples from the file

@@ -36,7 +36,7 @@ def test_dpgm_writes_the_models_and_labelled_rows(table, tmp_path, capsys):
     assert "step" in err and "100.0%" in err and "differentially private" in err       # progress on stderr
     d = json.loads((tmp_path / "model.json").read_text())
     assert d["kind"] == "dpgm" and d["k"] == 2 and d["differentially_private"] is True
-    assert d["seed"] is None and "guarantee_in_words" in d
+    assert d["seed"] is None and "guarantee_in_words" in d and "seconds" not in d     # no timing side channel
     assert d["privacy"]["epsilon"] <= 2.0 + 1e-9 and d["privacy"]["neighbouring"] == "add-remove"
     assert d["label_classes"] == ["low", "high"] and d["columns"] == ["a", "b"]
     rows = pd.read_csv(tmp_path / "rows.csv")
@@ -47,6 +47,16 @@ def test_dpgm_writes_the_models_and_labelled_rows(table, tmp_path, capsys):
     from dpkme.generative import DPGMResult
 
     assert DPGMResult.from_dict(d).sample(4, rng=0).shape == (4, 2)
+
+
+@pytest.mark.slow
+def test_partition_by_labels_writes_one_model_per_class(table, tmp_path):
+    assert main(_args(table, tmp_path, "--partition", "labels", "--quiet")) == 0
+    d = json.loads((tmp_path / "model.json").read_text())
+    assert d["k"] == 2 and d["config"]["partition"] == "labels" and d["plan"]["kmeans"] is None
+    assert d["differentially_private"] is True and "seconds" not in d
+    rows = pd.read_csv(tmp_path / "rows.csv")
+    assert set(rows["y"]) <= {"low", "high"} and len(rows) == 80
 
 
 @pytest.mark.slow

@@ -229,6 +229,35 @@ def test_models_sample_records_in_the_unit_box_with_labels():
         assert y.shape == (7,) and set(y.tolist()) <= set(range(4))
 
 
+def test_samplers_compile_a_few_padded_sizes_and_slice():
+    from dpkme.generative import _sampling
+    from dpkme.generative.rbm import _RBM_SAMPLE
+    from dpkme.generative.vae import _VAE_SAMPLE
+
+    assert [_sampling.padded_size(m) for m in (0, 1, 8, 9, 100, 128, 129)] == [8, 8, 8, 16, 128, 128, 256]
+    for model, cache in ((VAE(n_features=3, n_classes=4, hidden=(5,), latent_dim=2), _VAE_SAMPLE),
+                         (RBM(n_features=3, n_classes=4, n_hidden=5, n_gibbs=3), _RBM_SAMPLE)):
+        params = model.init(jax.random.key(0))
+        u, y = model.sample(params, jax.random.key(0), 2)
+        base = cache[model]._cache_size()        # JAX may share one cache between jit wrappers: count the growth
+        for n in (1, 3, 5, 7, 8):                               # five sizes, one compiled size (8)
+            u, y = model.sample(params, jax.random.key(n), n)
+            assert u.shape == (n, 3) and y.shape == (n,)
+        assert cache[model]._cache_size() == base
+        for n in (9, 13, 16):
+            assert model.sample(params, jax.random.key(n), n)[0].shape == (n, 3)
+        assert cache[model]._cache_size() == base + 1
+        # a draw above the chunk size is drawn in chunks of padded sizes, with different keys per chunk
+        old = _sampling.SAMPLE_CHUNK
+        try:
+            _sampling.SAMPLE_CHUNK = 8
+            u, y = model.sample(params, jax.random.key(0), 19)   # 8 + 8 + 3 (padded to 8)
+        finally:
+            _sampling.SAMPLE_CHUNK = old
+        assert u.shape == (19, 3) and y.shape == (19,) and cache[model]._cache_size() == base + 1
+        assert not np.allclose(u[:8], u[8:16])
+
+
 def test_encode_records_scales_clips_and_one_hot_encodes():
     R = encode_records([[-1.0, 5.0], [20.0, 2.5]], bounds=([0, 0], [10, 5]), labels=[2, 0], n_classes=3)
     np.testing.assert_allclose(R, [[0, 1, 0, 0, 1], [1, 0.5, 1, 0, 0]])
@@ -290,6 +319,10 @@ def test_dpgm_privacy_charge_and_export_without_seeds(tiny_release):
     back = DPGMResult.from_dict(json.loads(text))
     np.testing.assert_allclose(back.sample(5, rng=3), res.sample(5, rng=3), rtol=1e-6)
     assert back.epsilon == pytest.approx(res.epsilon)
+    # the run's wall-clock time (a weak timing side channel) is not in the release, and is optional on reading
+    assert "seconds" not in d and back.seconds is None and res.seconds > 0
+    assert DPGMResult.to_dict(res, include_timing=True)["seconds"] == pytest.approx(res.seconds)
+    assert DPGMResult.from_dict(res.to_dict(include_timing=True)).seconds == pytest.approx(res.seconds)
 
 
 @pytest.mark.slow
@@ -307,6 +340,26 @@ def test_seeded_twin_and_cancelled_runs_are_labelled(blobs):
     assert stopped.cancelled and stopped.steps_run == 2 < stopped.plan.steps
     assert stopped.charge.epsilon == pytest.approx(stopped.plan.epsilon)     # the planned run is charged
     assert stopped.privacy["epsilon_run"] < stopped.privacy["epsilon"]
+
+
+@pytest.mark.slow
+def test_partition_by_labels_trains_one_model_per_class_and_labels_rows_by_model(blobs):
+    X, y = blobs
+    res = dpgm(X, bounds=(0, 10), labels=y, n_classes=2, n_private=80, partition="labels", k=5, epochs=2,
+               batch_size=16, hidden=(8,), latent_dim=2, epsilon=4.0, delta=1e-5)
+    assert res.k == 2 and res.config["partition"] == "labels" and res.model.n_classes == 0   # k follows the classes
+    assert res.plan.kmeans is None and res.epsilon <= 4.0                  # no k-means: the budget is DP-SGD's
+    np.testing.assert_allclose(res.weights, [0.5, 0.5])                    # public, nothing counted from the rows
+    np.testing.assert_allclose(res.noisy_sizes, [40.0, 40.0])
+    Xs, ys, comp = res.sample_with_labels(40, rng=0)
+    np.testing.assert_array_equal(ys, comp)                                # model s generates class s
+    assert Xs.shape == (40, 3) and np.all((Xs >= 0) & (Xs <= 10))
+    back = DPGMResult.from_dict(json.loads(json.dumps(res.to_dict())))
+    np.testing.assert_array_equal(back.sample_with_labels(40, rng=0)[1], ys)
+    with pytest.raises(ValueError, match="partition='labels'"):
+        dpgm(X, bounds=(0, 10), n_private=80, partition="labels", epsilon=1.0)
+    with pytest.raises(ValueError, match="partition"):
+        dpgm(X, bounds=(0, 10), labels=y, n_classes=2, n_private=80, partition="classes", epsilon=1.0)
 
 
 @pytest.mark.slow

@@ -264,8 +264,8 @@ def estimate(gd: GenData, params: dict, p):
 
 
 def draw(result, n: int, *, rng=None):
-    """``n`` rows from the released models, like :meth:`~dpkme.generative.DPGMResult.sample_with_labels`, with the
-    per-model draw sizes rounded up to powers of two (JAX compiles one sampler per size: a few sizes, reused).
+    """``n`` rows from the released models, like :meth:`~dpkme.generative.DPGMResult.sample_with_labels` (the library
+    rounds each model's draw size up to a power of two: JAX compiles one sampler per size, a few sizes, reused).
 
     Returns ``(X in the declared units, labels or None, cluster index)``; post-processing, no privacy cost."""
     import jax
@@ -281,13 +281,12 @@ def draw(result, n: int, *, rng=None):
         m = int(np.sum(comp == s))
         if m == 0:
             continue
-        size = 1 << max(4, math.ceil(math.log2(m)))
         p_s = jax.tree_util.tree_map(lambda a: a[s], result.params)
         key = jax.random.key(int(gen.integers(0, 2**31 - 1)))
-        u, lab = result.model.sample(p_s, key, size)
-        U[comp == s] = u[:m]
+        u, lab = result.model.sample(p_s, key, m)
+        U[comp == s] = u
         if y is not None:
-            y[comp == s] = lab[:m]
+            y[comp == s] = s if result.config.get("partition") == "labels" else lab   # by label: model s is class s
     lo, hi = (np.asarray(b, dtype=np.float64) for b in result.bounds)
     return lo + (hi - lo) * U, y, comp
 

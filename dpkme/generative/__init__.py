@@ -46,7 +46,7 @@ from .accounting import (
     steps_per_epoch,
     subsampled_gaussian_log_moment,
 )
-from .dpgm import MODELS, DPGMResult, dpgm, encode_records, model_from_config
+from .dpgm import MODELS, PARTITIONS, DPGMResult, dpgm, encode_records, model_from_config
 from .dpsgd import CLIP_MARGIN, DPSGD, default_capacity, poisson_batches
 from .rbm import RBM
 from .vae import LIKELIHOODS, VAE
@@ -55,7 +55,7 @@ __all__ = [
     "ACCOUNTANTS", "NEIGHBOURING", "PAPER_LAMBDAS", "DPGMPlan", "calibrate_noise_multiplier", "cluster_selection_rdp",
     "dpgm_epsilon", "dpgm_event", "dpsgd_event", "epsilon_vs_epochs", "paper_dpgm_epsilon", "plan_dpgm",
     "steps_per_epoch", "subsampled_gaussian_log_moment",
-    "MODELS", "DPGMResult", "dpgm", "encode_records", "model_from_config",
+    "MODELS", "PARTITIONS", "DPGMResult", "dpgm", "encode_records", "model_from_config",
     "CLIP_MARGIN", "DPSGD", "default_capacity", "poisson_batches",
     "RBM", "VAE", "LIKELIHOODS",
 ]

@@ -37,6 +37,19 @@ by the fixed-horizon guarantee (the stopped run is a post-processing of the full
 but not by the cost of the steps that happened to run. ``privacy["epsilon_run"]`` reports the cost of
 the steps actually run, labelled as valid only if the number of steps had been fixed in advance.
 
+One model per class (``partition="labels"``)
+---------------------------------------------
+With labelled rows, the rows can be split by their **own** label instead of by the private k-means:
+model :math:`s` is trained on the rows of class :math:`s` (features only) and every row it generates
+carries label :math:`s`, so labels and features agree by construction. The privacy argument is the
+one of the k-means split (each row feeds exactly one model's clipped gradient, chosen from the row
+itself), with no k-means to pay for: the whole budget goes to DP-SGD. The mixture weights and the
+per-model divisors are **public**: the declared classes are taken as equally likely (:math:`1/c`
+each, expected batch :math:`L/c` per model), nothing is counted from the rows; a table whose classes
+are far from balanced gets generated labels in the wrong proportions (but each with features of its
+own class). With few rows per class and noisy gradients, each model learns little more than its
+class's typical record -- which is what a classifier trained on the generated rows needs.
+
 Likelihood rule (``likelihood="auto"``)
 ---------------------------------------
 Decided from the declared bounds only, never from the values: Bernoulli (cross-entropy on
@@ -70,10 +83,12 @@ from .accounting import ACCOUNTANTS, NEIGHBOURING, DPGMPlan, plan_dpgm, steps_pe
 from .rbm import RBM
 from .vae import LIKELIHOODS, VAE
 
-__all__ = ["MODELS", "DPGMResult", "dpgm", "encode_records", "model_from_config"]
+__all__ = ["MODELS", "PARTITIONS", "DPGMResult", "dpgm", "encode_records", "model_from_config"]
 
 #: Generative models :func:`dpgm` trains.
 MODELS = ("vae", "rbm")
+#: How :func:`dpgm` splits the rows between its models: private k-means (the paper), or the rows' own labels.
+PARTITIONS = ("kmeans", "labels")
 
 
 @functools.lru_cache(maxsize=16)
@@ -198,7 +213,8 @@ class DPGMResult:
     weights : ndarray (k,)
         Mixture weights of the clusters: noisy sizes clipped at 0, normalised (uniform if all are 0).
     noisy_sizes : ndarray (k,)
-        The noisy cluster sizes released by the k-means (``[N]``, the public size, for k = 1).
+        The noisy cluster sizes released by the k-means (``[N]``, the public size, for k = 1; the
+        public :math:`N/c` per class with ``partition="labels"``).
     bounds : tuple of ndarray
         Declared (lower, upper) of the feature columns.
     n_classes : int
@@ -217,8 +233,10 @@ class DPGMResult:
         (non-private twin).
     config : dict
         Public run parameters (k, epochs, batch_size, clip_norm, learning_rate, ...).
-    seconds : float
-        Wall-clock time of the run.
+    seconds : float or None, default=None
+        Wall-clock time of the run, for the operator's screen; ``None`` when read back from an export
+        (:meth:`to_dict` leaves it out unless asked: a run's duration can depend on the data, a weak
+        timing side channel in a download).
     cancelled : bool, default=False
         Whether training was stopped by the progress callback.
 
@@ -246,7 +264,7 @@ class DPGMResult:
     noise_source: str
     loss_history: np.ndarray
     config: dict
-    seconds: float
+    seconds: float | None = None
     cancelled: bool = False
     _model: Any = field(default=None, init=False, repr=False)
 
@@ -321,16 +339,16 @@ class DPGMResult:
         y = np.zeros(n, np.int64) if self.n_classes else None
         import jax
 
+        by_label = self.config.get("partition") == "labels"      # model s generates class s
         for s in range(self.k):
             m = int(np.sum(comp == s))
             if m == 0:
                 continue
             p_s = jax.tree_util.tree_map(lambda a: a[s], self.params)
-            m_pad = max(8, 1 << (m - 1).bit_length())      # few distinct sizes: few compilations
-            u, lab = self.model.sample(p_s, _key_from(gen), m_pad)
-            U[comp == s] = u[:m]
+            u, lab = self.model.sample(p_s, _key_from(gen), m)   # padded to a few compiled sizes inside
+            U[comp == s] = u
             if y is not None:
-                y[comp == s] = lab[:m]
+                y[comp == s] = s if by_label else lab
         lo, hi = (np.asarray(b, dtype=np.float64) for b in self.bounds)
         return lo + (hi - lo) * U, y, comp
 
@@ -374,11 +392,18 @@ class DPGMResult:
         return self._draw(n, rng)
 
     # ------------------------------------------------------------------ export
-    def to_dict(self) -> dict:
+    def to_dict(self, *, include_timing: bool = False) -> dict:
         """The released product, JSON-friendly: model parameters, public configuration, weights, privacy.
 
         Never contains a seed or noise state; ``differentially_private`` is False for the non-private
         twin and for seeded runs (:func:`dpkme.privacy.leaks.privacy_claim`).
+
+        Parameters
+        ----------
+        include_timing : bool, default=False
+            Add ``seconds``, the run's wall-clock time. Off by default: the time can depend on the
+            private rows (e.g. through the clusters' sizes), so a file meant for release leaves it out;
+            turn it on only for local logs and benchmarks.
 
         Returns
         -------
@@ -391,7 +416,7 @@ class DPGMResult:
         claim = privacy_claim(SimpleNamespace(noise_source=self.noise_source, epsilon=self.epsilon, params={},
                                               private=True)) if self.private else {
             "differentially_private": False, "not_private_because": ["non-private twin (no clipping, no noise)"]}
-        return {
+        out = {
             "kind": "dpgm", "model": dict(self.model_config), "k": self.k,
             "params": _tolist(self.params), "weights": np.asarray(self.weights).tolist(),
             "noisy_sizes": np.asarray(self.noisy_sizes).tolist(),
@@ -399,8 +424,11 @@ class DPGMResult:
             "config": dict(self.config), "plan": None if self.plan is None else self.plan.to_dict(),
             "privacy": self.privacy, "steps_run": self.steps_run, "cancelled": self.cancelled,
             "private": self.private, "noise_source": self.noise_source,
-            "loss_history": np.asarray(self.loss_history).tolist(), "seconds": self.seconds, **claim,
+            "loss_history": np.asarray(self.loss_history).tolist(), **claim,
         }
+        if include_timing:
+            out["seconds"] = None if self.seconds is None else float(self.seconds)
+        return out
 
     @classmethod
     def from_dict(cls, d: dict) -> "DPGMResult":
@@ -409,7 +437,7 @@ class DPGMResult:
         Parameters
         ----------
         d : dict
-            Output of :meth:`to_dict`.
+            Output of :meth:`to_dict` (``seconds`` is optional and is read when present).
 
         Returns
         -------
@@ -438,7 +466,8 @@ class DPGMResult:
                    n_classes=int(d["n_classes"]), plan=plan, steps_run=int(d["steps_run"]),
                    private=bool(d["private"]), noise_source=str(d["noise_source"]),
                    loss_history=np.asarray(d["loss_history"], dtype=np.float64), config=dict(d["config"]),
-                   seconds=float(d["seconds"]), cancelled=bool(d.get("cancelled", False)))
+                   seconds=None if d.get("seconds") is None else float(d["seconds"]),
+                   cancelled=bool(d.get("cancelled", False)))
 
 
 def _tolist(tree):
@@ -467,6 +496,7 @@ def dpgm(
     n_classes: int | None = None,
     n_private: int | None = None,
     k: int = 5,
+    partition: str = "kmeans",
     model: str = "vae",
     epochs: int = 5,
     batch_size: int = 64,
@@ -514,7 +544,13 @@ def dpgm(
         the row count is not public); the sampling rate is :math:`q = L/N`. Default for the twin:
         the row count.
     k : int, default=5
-        Number of clusters and models (1: no clustering).
+        Number of clusters and models (1: no clustering). Ignored with ``partition="labels"``
+        (one model per declared class).
+    partition : {"kmeans", "labels"}, default="kmeans"
+        How rows are split between the models: the private k-means (the paper), or each row's own
+        label (requires ``labels``; one model per class, generated labels agree with their features
+        by construction, the whole budget goes to DP-SGD, public equal class weights: module
+        docstring).
     model : {"vae", "rbm"}, default="vae"
         The generative model.
     epochs : int, default=5
@@ -603,6 +639,7 @@ def dpgm(
     N_rows, d = Xa.shape
     k = check_positive_int(k, name="k")
     check_in(model, MODELS, name="model")
+    check_in(partition, PARTITIONS, name="partition")
     check_in(likelihood, ("auto",) + LIKELIHOODS, name="likelihood")
     check_in(accountant, ACCOUNTANTS, name="accountant")
     epochs = check_positive_int(epochs, name="epochs")
@@ -614,9 +651,17 @@ def dpgm(
         epsilon = check_epsilon(epsilon)
     if labels is not None and n_classes is None:
         raise ValueError("labels need the declared n_classes (public; not counted from the labels).")
+    if partition == "labels" and labels is None:
+        raise ValueError("partition='labels' splits the rows by their labels: pass labels and n_classes, or use "
+                         "partition='kmeans'.")
     c = 0 if labels is None else check_positive_int(n_classes, name="n_classes")
     lo, hi = _check_bounds(bounds, d)
     R = encode_records(Xa, bounds=(lo, hi), labels=labels, n_classes=c)
+    by_label = partition == "labels"
+    if by_label:                       # the label chooses the model; the models see the features only
+        label_of = np.argmax(R[:, d:], axis=1) if N_rows else np.zeros(0, np.int64)
+        R = np.ascontiguousarray(R[:, :d])
+        k = c
     private = bool(private)
     if private:
         if n_private is None:
@@ -629,16 +674,18 @@ def dpgm(
         raise ValueError(f"batch_size={L} exceeds the table size {N}; choose batch_size <= {N}.")
     if likelihood == "auto":
         likelihood = "bernoulli" if (np.all(lo == lo[0]) and np.all(hi == hi[0])) else "gaussian"
-    D = d + c
-    net = (VAE(n_features=d, n_classes=c, hidden=tuple(hidden), latent_dim=latent_dim, likelihood=likelihood)
-           if model == "vae" else RBM(n_features=d, n_classes=c, n_hidden=n_hidden, cd_steps=cd_steps))
+    c_model = 0 if by_label else c
+    D = d + c_model
+    net = (VAE(n_features=d, n_classes=c_model, hidden=tuple(hidden), latent_dim=latent_dim, likelihood=likelihood)
+           if model == "vae" else RBM(n_features=d, n_classes=c_model, n_hidden=n_hidden, cd_steps=cd_steps))
     lb = check_positive_float(D + 10.0 if loss_bound is None else loss_bound, name="loss_bound")
 
     gen, seed, source = noise_rng(rng)
     public_rng, noise_stream = spawn_streams(gen, 2, fresh=(rng is None))
     q = L / N
     if private:
-        plan = plan_dpgm(epsilon=epsilon, delta=delta, n_private=N, batch_size=L, epochs=epochs, k=k,
+        plan = plan_dpgm(epsilon=epsilon, delta=delta, n_private=N, batch_size=L, epochs=epochs,
+                         k=1 if by_label else k,
                          kmeans_iter=kmeans_iter, kmeans_share=kmeans_share, noise_multiplier=noise_multiplier,
                          accountant=accountant)
         T = plan.steps
@@ -647,7 +694,10 @@ def dpgm(
         T = epochs * steps_per_epoch(q)
 
     # ---- clustering (private kernel k-means; the assignment of the rows is the local view)
-    if k > 1:
+    if by_label:
+        clusters = label_of.astype(np.int64)
+        sizes = np.full(k, N / k)                       # public: declared size, classes taken as equally likely
+    elif k > 1:
         from ..clustering import dp_kernel_kmeans, kernel_kmeans
         from ..kernels import GaussianKernel
 
@@ -692,11 +742,13 @@ def dpgm(
                 cancelled = t < T
                 break
     steps_run = trainer.steps_done
-    config = {"k": k, "model": model, "epochs": epochs, "batch_size": L, "n_private": N, "clip_norm": clip_norm,
+    config = {"k": k, "partition": partition, "model": model, "epochs": epochs, "batch_size": L, "n_private": N,
+              "clip_norm": clip_norm,
               "learning_rate": learning_rate, "optimizer": "adam" if model == "vae" else "sgd",
               "likelihood": likelihood if model == "vae" else "bernoulli", "kmeans_iter": kmeans_iter,
-              "kmeans_share": kmeans_share if k > 1 else None, "n_features": n_features if k > 1 else None,
-              "kernel": None if k == 1 else repr(kern), "loss_bound": lb, "loss_share": loss_share,
+              "kmeans_share": kmeans_share if k > 1 and not by_label else None,
+              "n_features": n_features if k > 1 and not by_label else None,
+              "kernel": None if (k == 1 or by_label) else repr(kern), "loss_bound": lb, "loss_share": loss_share,
               "capacity": trainer.capacity}
     return DPGMResult(model_config=net.config(), params=trainer.export_params(), weights=weights, noisy_sizes=sizes,
                       bounds=(lo, hi), n_classes=c, plan=plan, steps_run=steps_run, private=private,

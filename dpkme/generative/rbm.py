@@ -209,7 +209,8 @@ class RBM:
         key : jax.Array
             JAX key.
         n : int
-            Number of records.
+            Number of records (drawn at a padded size and sliced, so that few sizes are compiled:
+            :mod:`dpkme.generative._sampling`).
 
         Returns
         -------
@@ -257,10 +258,12 @@ _RBM_SAMPLE = {}
 
 
 def _rbm_sample(model: RBM, params, key, n: int):
-    """Compiled sampler (one compilation per architecture and ``n``)."""
+    """Compiled sampler: ``n`` padded to a few sizes (:mod:`dpkme.generative._sampling`), one compilation each."""
     import jax
+
+    from ._sampling import padded_draw
 
     fn = _RBM_SAMPLE.get(model)
     if fn is None:
         fn = _RBM_SAMPLE[model] = jax.jit(_rbm_sample_impl, static_argnums=(0, 3))
-    return fn(model, params, key, n)
+    return padded_draw(fn, model, params, key, n)

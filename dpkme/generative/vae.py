@@ -321,7 +321,8 @@ class VAE:
         key : jax.Array
             JAX key.
         n : int
-            Number of records.
+            Number of records (drawn at a padded size and sliced, so that few sizes are compiled:
+            :mod:`dpkme.generative._sampling`).
 
         Returns
         -------
@@ -363,10 +364,12 @@ _VAE_SAMPLE = {}
 
 
 def _vae_sample(model: VAE, params, key, n: int):
-    """Compiled sampler (one compilation per architecture and ``n``)."""
+    """Compiled sampler: ``n`` padded to a few sizes (:mod:`dpkme.generative._sampling`), one compilation each."""
     import jax
+
+    from ._sampling import padded_draw
 
     fn = _VAE_SAMPLE.get(model)
     if fn is None:
         fn = _VAE_SAMPLE[model] = jax.jit(_vae_sample_impl, static_argnums=(0, 3))
-    return fn(model, params, key, n)
+    return padded_draw(fn, model, params, key, n)
