@@ -728,7 +728,8 @@ def dpgm(
     trainer = DPSGD(model=net, params=params, data=R, clusters=clusters, sampling_rate=q, clip_norm=clip_norm,
                     noise_multiplier=plan.noise_multiplier if private else 0.0, optimizer=opt,
                     divisors=np.maximum(q * np.maximum(sizes, 0.0), 1.0), rng=noise_stream, private=private,
-                    loss_bound=lb, loss_share=loss_share)
+                    loss_bound=lb, loss_share=loss_share,
+                    expected_batch=float(L))   # qN with the declared N: public, the reported loss's divisor
     del R
     every = max(1, T // 200)
     window = steps_per_epoch(q)
