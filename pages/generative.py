@@ -71,9 +71,18 @@ with left:
     eps = epsilon_control()
     delta = delta_control(ds.n)
     st.markdown("**Model**")
+    partition = "kmeans"
+    if gd.n_classes:                                   # one model per class needs a label column
+        ss.setdefault("gen.partition", "kmeans")
+        partition = st.radio("Split the rows between models by", list(GN.PARTITIONS), key="gen.partition",
+                             persist_state="session", format_func=GN.PARTITIONS.get)
+        st.caption(GN.PARTITION_NOTE)
+    by_label = partition == "labels"
     ss.setdefault("gen.k", 5)
     k = int(st.number_input("Clusters k (one model each)", min_value=1, max_value=20, step=1, key="gen.k",
-                            persist_state="session", help="k = 1: no clustering, one model for all rows."))
+                            persist_state="session", disabled=by_label,
+                            help=f"One model per class: {gd.n_classes} models, no clustering." if by_label else
+                            "k = 1: no clustering, one model for all rows."))
     ss.setdefault("gen.model", "vae")
     model = st.radio("Model", ["vae", "rbm"], key="gen.model", horizontal=True, persist_state="session",
                      format_func={"vae": "VAE (variational autoencoder)", "rbm": "RBM (restricted Boltzmann)"}.get)
@@ -104,10 +113,10 @@ with left:
                                        persist_state="session"))
         ss.setdefault("gen.kshare", 0.2)
         kshare = float(st.slider("k-means share of (ε, δ)", min_value=0.05, max_value=0.6, step=0.05, key="gen.kshare",
-                                 persist_state="session", disabled=k == 1))
+                                 persist_state="session", disabled=k == 1 or by_label))
         ss.setdefault("gen.kiter", 5)
         kiter = int(st.number_input("Noisy Lloyd iterations T_K", min_value=1, max_value=30, step=1, key="gen.kiter",
-                                    persist_state="session"))
+                                    persist_state="session", disabled=k == 1 or by_label))
         ss.setdefault("gen.accountant", "pld")
         accountant = st.radio("Calibrate with", ["pld", "rdp"], key="gen.accountant", horizontal=True,
                               persist_state="session",
@@ -120,7 +129,7 @@ with left:
 
 params = {"k": k, "model": model, "epochs": epochs, "batch_size": batch, "clip_norm": clip, "learning_rate": lr,
           "hidden": hidden, "latent_dim": latent, "n_hidden": n_hidden, "epsilon": eps, "delta": delta,
-          "kmeans_share": kshare, "kmeans_iter": kiter, "accountant": accountant}
+          "kmeans_share": kshare, "kmeans_iter": kiter, "accountant": accountant, "partition": partition}
 
 # ---------------------------------------------------------------------- planning (public inputs only)
 plan = None
@@ -132,7 +141,7 @@ with right:
             raise ValueError(f"the batch size L = {batch} exceeds the {ds.n:,} private rows; choose L ≤ {ds.n:,}.")
         with st.spinner("Calibrating the noise (public inputs only)…"):
             plan = GN.plan(epsilon=eps, delta=delta, n_private=ds.n, batch_size=batch, epochs=epochs, k=k,
-                           kmeans_share=kshare, kmeans_iter=kiter, accountant=accountant)
+                           kmeans_share=kshare, kmeans_iter=kiter, accountant=accountant, partition=partition)
     if plan is not None:
         st.subheader("Budget split — planning (public inputs only, nothing spent)")
         c1, c2, c3 = st.columns(3)
@@ -141,15 +150,19 @@ with right:
                   help="Noise std on each cluster's sum of clipped gradients, in units of the clip norm C.")
         c3.metric("SGD steps T_S", f"{plan.steps:,}", f"q = {plan.sampling_rate:.3g}", delta_color="off")
         with guard("show the budget split"):
-            st.dataframe(GN.budget_split(plan), hide_index=True,
+            st.dataframe(GN.budget_split(plan, partition=partition), hide_index=True,
                          column_config={"ε alone": st.column_config.NumberColumn(format="%.3g")})
-        st.caption("The clustering's share is fixed first; the SGD noise is then the smallest for which the "
-                   "**joint** composition meets (ε, δ), so the parts' ε alone do not add up to the total (composition "
-                   "is tighter than adding ε).")
+        if by_label:
+            st.caption(f"One model per class: the label column splits the rows into {gd.n_classes} models (public "
+                       "equal weights), no k-means is run, so the whole (ε, δ) goes to DP-SGD.")
+        else:
+            st.caption("The clustering's share is fixed first; the SGD noise is then the smallest for which the "
+                       "**joint** composition meets (ε, δ), so the parts' ε alone do not add up to the total "
+                       "(composition is tighter than adding ε).")
         with guard("draw the ε-vs-epochs curve"):
             grid = tuple(GN.curve_epochs(epochs))
             key = json.dumps({"p": [plan.noise_multiplier, plan.sampling_rate, plan.delta, k, kshare, kiter,
-                                    accountant, eps]})
+                                    accountant, eps, partition]})
             with st.spinner("Accounting ε for each number of epochs…"):
                 cv = GN.planning_curve(plan, key=key, epochs=grid)
             fig = go.Figure()
@@ -164,7 +177,9 @@ with right:
                               yaxis_title=f"ε at δ = {delta:.0e}", legend=dict(orientation="h", y=-0.25),
                               title=f"Planning: ε against epochs at this noise (σ = {plan.noise_multiplier:.3g})")
             st.plotly_chart(fig, key="gen.curve_fig")
-            st.caption("Computed from public inputs only (N, L, k, T_K, σ, δ): no data is read and nothing is charged. "
+            st.caption(("Computed from public inputs only (N, L, σ, δ; no k-means in one model per class): "
+                        if by_label else "Computed from public inputs only (N, L, k, T_K, σ, δ): ")
+                       + "no data is read and nothing is charged. "
                        "ε grows with the number of epochs; more epochs at the same total ε need more noise per step.")
 
 with st.expander("The paper's Figure 2: ε against SGD epochs (MNIST, δ = 1e-5, T_K = 20, σ_C = 4)"):
@@ -206,7 +221,7 @@ with left:
     go_btn = st.button("Train the generative models", type="primary", key="gen.go", width="stretch",
                        disabled=plan is None or not run_ok)
     st.caption("Charged to the ledger of these rows before they are read. The default (k = 5, small VAE, 3 epochs "
-               "on the digits) takes about a minute, most of it compiling the models.")
+               "on the digits) took 12–16 s on a 2-core CPU, half of it compiling the models.")
 
 if go_btn and plan is not None and run_ok:
     with right:
@@ -217,7 +232,9 @@ if go_btn and plan is not None and run_ok:
                               "stays the planned one.")
     prog = StoppableProgress(bar)
     with guard("run DPGM") as res:
-        label = f"DPGM {model.upper()} (k = {k}, {epochs} epochs, L = {batch}, C = {clip:g})"
+        label = (f"DPGM {model.upper()} (one model per class, c = {gd.n_classes}, {epochs} epochs, L = {batch}, "
+                 f"C = {clip:g})" if by_label else
+                 f"DPGM {model.upper()} (k = {k}, {epochs} epochs, L = {batch}, C = {clip:g})")
         charge = S.relabel_charge(plan.charge(label), parts=(S.PART_PRIVATE,), noise_source=noise)
         note = None
         used_seed = None
@@ -254,6 +271,9 @@ stored = box.get("latest")
 
 def show_run(stored: dict) -> None:
     result = stored["result"]
+    per_class = result.config.get("partition") == "labels"       # model s is class s
+    names = ([gd.class_names[s] if gd.class_names and s < len(gd.class_names) else str(s) for s in range(result.k)]
+             if per_class else [f"c{s + 1}" for s in range(result.k)])
     with right:
         if stored["key"] != cfg:
             st.warning("The models below were trained with other settings; press **Train the generative models** "
@@ -268,7 +288,7 @@ def show_run(stored: dict) -> None:
                        "depend on the released noisy losses, which the fixed-horizon guarantee covers but the cost of "
                        f"the steps that ran does not (those alone: ε = {result.privacy.get('epsilon_run', 0):.3g}, valid "
                        "only for a number of steps fixed in advance).")
-    st.subheader("What is released: k trained models")
+    st.subheader(f"What is released: {result.k} trained models" + (" (one per class)" if per_class else ""))
     a, b, c, d = st.columns(4)
     a.metric("ε charged", f"{result.epsilon:.3g}", help=f"δ = {result.delta:.0e}, add/remove one row.")
     b.metric("Models", str(result.k))
@@ -285,10 +305,15 @@ def show_run(stored: dict) -> None:
                               yaxis_title="noisy loss", title="Training loss (the noisy loss released by DP-SGD)")
             st.plotly_chart(fig, key="gen.loss_fig")
     with wc:
-        st.dataframe({"cluster": [f"c{i + 1}" for i in range(result.k)],
-                      "weight": np.round(np.asarray(result.weights, dtype=float), 3).tolist(),
-                      "noisy size": np.round(np.asarray(result.noisy_sizes, dtype=float), 1).tolist()},
-                     hide_index=True)
+        if per_class:
+            st.dataframe({"class": names, "weight (public, equal)": np.round(np.asarray(result.weights,
+                                                                                         dtype=float), 3).tolist()},
+                         hide_index=True)
+        else:
+            st.dataframe({"cluster": names,
+                          "weight": np.round(np.asarray(result.weights, dtype=float), 3).tolist(),
+                          "noisy size": np.round(np.asarray(result.noisy_sizes, dtype=float), 1).tolist()},
+                         hide_index=True)
 
     # ---------------------------------------------------------------- samples
     st.subheader("Generated rows next to real held-out rows")
@@ -297,12 +322,15 @@ def show_run(stored: dict) -> None:
         i1, i2 = st.columns(2)
         with i1:
             lab = ""
-            if gen_labels is not None:
+            if per_class:
+                lab = " Row by row, the classes " + ", ".join(names) + " (each row's label is its model's class)."
+            elif gen_labels is not None:
                 lab = " Labels, row by row: " + "; ".join(
                     f"c{s + 1}: " + " ".join(gd.class_names[v] for v in gen_labels[gen_clusters == s])
                     for s in range(result.k))
             st.image(GN.tile_grid(GN.scaled(gd, gen_rows), shape=gd.image_shape),
-                     caption="Generated (one row per cluster's model, 8 samples each)." + lab)
+                     caption=f"Generated (one row per {'class' if per_class else 'cluster'}'s model, 8 samples "
+                             "each)." + lab)
         with i2:
             rng = np.random.default_rng()
             n_show = min(len(gen_rows) or 8 * result.k, ds.n_heldout)
@@ -371,7 +399,9 @@ def show_run(stored: dict) -> None:
         d2.download_button(f"Synthetic rows (CSV, {n_rows:,}, labelled)" if gd.n_classes else
                            f"Synthetic rows (CSV, {n_rows:,})", data=stored["rows"], file_name="dpkme_dpgm_rows.csv",
                            mime="text/csv", key="gen.dl_rows", on_click="ignore", icon=":material/download:")
-    st.caption("The JSON holds the k models' parameters and public configuration, the noisy cluster sizes, the noisy "
+    st.caption("The JSON holds the k models' parameters and public configuration (its `partition`: "
+               + ("one model per class, public equal class weights" if per_class else "k-means, the noisy cluster "
+                  "sizes") + "), the noisy "
                "training losses and the privacy accounting, with the guarantee in plain words; no seed or noise "
                "state. `dpkme.generative.DPGMResult.from_dict(json.load(open(...))).sample(n)` draws more rows. "
                "The rows are post-processing of the models: no further privacy cost.")

@@ -145,3 +145,63 @@ def test_helpers_are_public_functions_of_public_inputs():
     table = GN.budget_split(p)
     assert len(table) == 3 and table["ε alone"].iloc[-1] <= 1.0 + 1e-9
     assert table["ε alone"].iloc[0] < table["ε alone"].iloc[-1] and table["ε alone"].iloc[1] < table["ε alone"].iloc[-1]
+
+
+@pytest.mark.slow
+def test_one_model_per_class_runs_charges_once_and_says_so():
+    """partition="labels" (issue 17): no k-means share in the split, one charge, 10 models, the files say so."""
+    from ui import generative as GN
+
+    at = _page(**TINY, **{"gen.partition": "labels"})
+    assert not at.error, [e.value for e in at.error]
+    split = at.dataframe[0].value
+    assert len(split) == 2 and not any("k-means" in str(p) for p in split["part"])   # training, whole run
+    assert at.number_input(key="gen.k").disabled
+    at.button(key="gen.go").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    led = _ledger(at)
+    assert len(led) == 1
+    charge = led.charges[0]
+    assert "one model per class" in charge.label and charge.epsilon <= 1.0 + 1e-9
+    assert charge.details["kmeans"] is None                                  # the whole budget to DP-SGD
+    res = at.session_state["gen.box"]["latest"]["result"]
+    assert res.k == 10 and res.config["partition"] == "labels" and res.private
+    assert np.allclose(res.weights, 0.1)                                     # public, equal class weights
+    gd = GN.digits_data()
+    d = json.loads(GN.model_json(res, gd, app_private=True))
+    assert d["partition"] == "labels" and d["config"]["partition"] == "labels"
+    assert d["differentially_private"] is True and all(v is None for v in _seed_values(d))
+    rows = GN.rows_frame(res, gd, 40)
+    assert list(rows.columns)[-1] == "digit" and set(rows["digit"]) <= set(gd.class_names)
+    at.number_input(key="gen.n_rows").set_value(40).run()                  # a rerun does not charge again
+    assert len(_ledger(at)) == 1
+
+
+@pytest.mark.slow
+def test_partition_choice_only_with_a_label_column():
+    at = _page(**{"gen.data": "mixture"})
+    assert "gen.partition" not in [r.key for r in at.radio]
+    assert "k-means" in at.dataframe[0].value["part"][0]
+    at.selectbox(key="gen.data").set_value("penguins").run()
+    assert "gen.partition" in [r.key for r in at.radio]
+
+
+def test_labels_plan_has_no_kmeans_share_and_a_cheaper_estimate():
+    """Public inputs only: the by-label plan spends everything on DP-SGD; its estimate counts c models."""
+    from ui import generative as GN
+
+    gd = GN.digits_data()
+    common = dict(epsilon=1.0, delta=1e-5, n_private=gd.ds.n, batch_size=64, epochs=2, k=5, kmeans_share=0.2,
+                  kmeans_iter=5, accountant="rdp")
+    pk, pl = GN.plan(**common), GN.plan(**common, partition="labels")
+    assert pl.kmeans is None and pk.kmeans is not None
+    assert pl.noise_multiplier < pk.noise_multiplier and pl.epsilon <= 1.0 + 1e-9   # no k-means share to pay
+    table = GN.budget_split(pl, partition="labels")
+    assert len(table) == 2 and "class" in table["noise"].iloc[0]
+    params = {"k": 5, "model": "vae", "epochs": 2, "batch_size": 64, "hidden": 64, "latent_dim": 8, "n_hidden": 64}
+    ek = GN.estimate(gd, params, pk)
+    el = GN.estimate(gd, {**params, "partition": "labels"}, pl)
+    assert el.params["models"] == 10 and ek.params["models"] == 5 and "k-means" not in " ".join(el.breakdown)
+    with pytest.raises(ValueError, match="partition"):
+        GN.plan(**common, partition="classes")

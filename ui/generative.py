@@ -50,6 +50,15 @@ MIXTURE_BOUNDS = (-700.0, 900.0)
 PENGUIN_COLUMNS = ("bill_length_mm", "bill_depth_mm", "flipper_length_mm", "body_mass_g")
 #: Most rows a download of sampled rows holds.
 MAX_ROWS = 100_000
+#: How the rows are split between the models (:data:`dpkme.generative.PARTITIONS`); "labels" needs a label column.
+PARTITIONS = {
+    "kmeans": "k-means clusters (the paper: private kernel k-means, k models)",
+    "labels": "one model per class (the label column splits the rows)",
+}
+#: The trade-off of the two partitions, in one line (public facts, shown next to the choice).
+PARTITION_NOTE = ("One model per class: generated labels match their rows by construction and the whole budget goes "
+                  "to DP-SGD (no k-means), but the classes are assumed equally frequent (public weights 1/c), so the "
+                  "generated rows have equal class proportions, not the table's.")
 
 
 @dataclass
@@ -168,16 +177,25 @@ def current_data(ds: S.Dataset, lo: float, hi: float, note: str) -> GenData:
 # ---------------------------------------------------------------------- planning (public inputs only)
 @st.cache_resource(show_spinner=False, max_entries=32)
 def plan(*, epsilon: float, delta: float, n_private: int, batch_size: int, epochs: int, k: int,
-         kmeans_share: float, kmeans_iter: int, accountant: str):
-    """:func:`dpkme.generative.plan_dpgm` (cached: a function of public numbers only)."""
+         kmeans_share: float, kmeans_iter: int, accountant: str, partition: str = "kmeans"):
+    """:func:`dpkme.generative.plan_dpgm` (cached: a function of public numbers only).
+
+    ``partition="labels"`` plans as the library does for one model per class: no k-means (``k = 1`` in the
+    plan), the whole budget to DP-SGD; ``k`` is then ignored."""
     from dpkme.generative import plan_dpgm
 
-    return plan_dpgm(epsilon=epsilon, delta=delta, n_private=n_private, batch_size=batch_size, epochs=epochs, k=k,
-                     kmeans_iter=kmeans_iter, kmeans_share=kmeans_share, accountant=accountant)
+    if partition not in PARTITIONS:
+        raise ValueError(f"partition={partition!r} is not one of {list(PARTITIONS)}; choose one of them.")
+    return plan_dpgm(epsilon=epsilon, delta=delta, n_private=n_private, batch_size=batch_size, epochs=epochs,
+                     k=1 if partition == "labels" else k, kmeans_iter=kmeans_iter, kmeans_share=kmeans_share,
+                     accountant=accountant)
 
 
-def budget_split(p) -> pd.DataFrame:
-    """The budget split of a plan: ε of the clustering alone, of the training alone, and of both together."""
+def budget_split(p, *, partition: str = "kmeans") -> pd.DataFrame:
+    """The budget split of a plan: ε of the clustering alone, of the training alone, and of both together.
+
+    With ``partition="labels"`` there is no clustering row (the label column splits the rows at no cost) and the
+    noise is per class's model."""
     from dpkme.generative import dpgm_epsilon
 
     rows = []
@@ -189,7 +207,8 @@ def budget_split(p) -> pd.DataFrame:
     rows.append({"part": f"DP-SGD training ({p.steps} steps, q = {p.sampling_rate:.3g})",
                  "ε alone": dpgm_epsilon(noise_multiplier=p.noise_multiplier, sampling_rate=p.sampling_rate,
                                          steps=p.steps, delta=p.delta, accountant=p.accountant),
-                 "noise": f"σ = {p.noise_multiplier:.3g} × clip norm per cluster"})
+                 "noise": f"σ = {p.noise_multiplier:.3g} × clip norm per "
+                          + ("class's model" if partition == "labels" else "cluster")})
     rows.append({"part": "whole run (composed: the ledger's charge)", "ε alone": p.epsilon,
                  "noise": f"δ = {p.delta:.0e}, add/remove one row"})
     return pd.DataFrame(rows)
@@ -240,27 +259,40 @@ def run(gd: GenData, p, params: dict, *, rng=None, progress=None):
                 latent_dim=params["latent_dim"], n_hidden=params["n_hidden"],
                 likelihood="bernoulli" if gd.image_shape is not None else "gaussian", epsilon=params["epsilon"],
                 delta=params["delta"], noise_multiplier=p.noise_multiplier, kmeans_share=params["kmeans_share"],
+                partition=params.get("partition", "kmeans"),
                 kmeans_iter=params["kmeans_iter"], accountant=params["accountant"], rng=rng, progress=progress)
 
 
 def estimate(gd: GenData, params: dict, p):
-    """Predicted cost of a run (public sizes only; a quiet 2-core CPU, within a factor of ~3): compiling the models
-    and the k-means (~10 s), then each SGD step (all k models at once) and the sampling afterwards."""
+    """Predicted cost of a run and of what the page shows after it (public sizes only; a quiet 2-core CPU, within a
+    factor of ~3): compiling the models (and the private k-means), each SGD step (all models at once), then sampling
+    and the owner's evaluation.
+
+    Calibrated on ``benchmarks/bench_dpgm.py --app`` (digits, k = 5, VAE 64/8, 3 epochs, L = 64: training 7.6 s,
+    everything 16 s at load average 2.3, ``benchmarks/results/dpgm.md``); the per-step term scales with the number of
+    models × their padded batch × the parameters, which also matched the one-model-per-class run's per-step time
+    (about 0.7 × the k-means run's at those settings). With ``params["partition"] == "labels"`` there is one model per
+    declared class, each with a padded batch for :math:`L/c`, the features only (no label block) and no k-means."""
     from dpkme.cost import CostEstimate
     from dpkme.generative import default_capacity
 
-    cap = default_capacity(params["batch_size"])
-    D = gd.ds.dim + gd.n_classes
+    by_label = params.get("partition", "kmeans") == "labels" and gd.n_classes > 0
+    models = gd.n_classes if by_label else params["k"]
+    cap = default_capacity(math.ceil(params["batch_size"] / models) if by_label else params["batch_size"])
+    D = gd.ds.dim + (0 if by_label else gd.n_classes)
     width = params["hidden"] if params["model"] == "vae" else params["n_hidden"]
     n_par = 2 * D * width + 4 * width * max(params["latent_dim"], 1) if params["model"] == "vae" else D * width
-    per_step = 0.01 + 3e-9 * params["k"] * cap * n_par * 6
-    compile_s = 10.0 if params["k"] > 1 else 7.0
-    seconds = compile_s + p.steps * per_step + 3.0
-    nbytes = 4.0 * (gd.ds.n * D * 3 + params["k"] * cap * n_par * 3)
+    per_step = 0.01 + 2.2e-9 * models * cap * n_par
+    compile_s = 5.5 if (by_label or params["k"] > 1) else 4.0
+    after_s = 8.0
+    seconds = compile_s + p.steps * per_step + after_s
+    nbytes = 4.0 * (gd.ds.n * D * 3 + models * cap * n_par * 3)
     return CostEstimate(mechanism="dpgm", seconds=float(seconds), nbytes=float(nbytes),
-                        breakdown={"compile and k-means": compile_s, "SGD steps": p.steps * per_step, "sampling": 3.0},
-                        params={"k": params["k"], "steps": p.steps, "capacity": cap, "n_params": n_par,
-                                "model": params["model"]})
+                        breakdown={"compile" if (by_label or params["k"] == 1) else "compile and k-means": compile_s,
+                                   "SGD steps": p.steps * per_step, "sampling and evaluation": after_s},
+                        params={"k": params["k"], "models": models, "steps": p.steps, "capacity": cap,
+                                "n_params": n_par, "model": params["model"],
+                                "partition": "labels" if by_label else "kmeans"})
 
 
 def draw(result, n: int, *, rng=None):
@@ -366,7 +398,9 @@ def generated_by_cluster(result, *, per_cluster: int = 8, rng=None):
 # ---------------------------------------------------------------------- downloads
 def _claim_view(result, ds: S.Dataset):
     return SimpleNamespace(noise_source=result.noise_source, epsilon=result.epsilon, delta=result.delta,
-                           neighbouring="add-remove", n_private=ds.n, mechanism="DPGM (k-means + DP-SGD)", params={})
+                           neighbouring="add-remove", n_private=ds.n, params={},
+                           mechanism="DPGM (one model per class + DP-SGD)" if result.config.get("partition") == "labels"
+                           else "DPGM (k-means + DP-SGD)")
 
 
 def model_json(result, gd: GenData, *, app_private: bool, reasons=()) -> bytes:
@@ -382,6 +416,9 @@ def model_json(result, gd: GenData, *, app_private: bool, reasons=()) -> bytes:
     d["columns"] = gd.columns
     d["label_classes"] = gd.class_names
     d["dataset"] = gd.ds.name
+    d["partition"] = result.config.get("partition", "kmeans")
+    if d["partition"] == "labels":
+        d["class_weights"] = "public: the declared classes taken as equally likely (1/c each), not counted"
     d["how_to_use"] = ("dpkme.generative.DPGMResult.from_dict(json.load(f)).sample_with_labels(n) draws synthetic rows "
                        "(post-processing: no further privacy cost).")
     if d.get("differentially_private") and d.get("seed") is not None:     # never: privacy_fields sets None
