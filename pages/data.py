@@ -137,7 +137,7 @@ def _per_column_scaling(spec: dict, mode: str) -> dict | None:
         if msg and mode == "none":
             st.warning(msg, icon=":material/straighten:")
         elif msg:
-            st.info(msg.split(" In these units")[0] + ": the scaling chosen here puts every column on the same "
+            st.info(msg.split(" In these units")[0].rstrip(".") + ": the scaling chosen here puts every column on the same "
                     "footing.", icon=":material/straighten:")
     return result
 

@@ -275,7 +275,8 @@ else:
         if ds.dim >= 2:
             window = C.plot_window(ds, dims=dims)
             st.plotly_chart(release_figure(P.owner_rows(ds.X), r.points, r.weights, columns=ds.model_labels, dims=dims,
-                                           window=window, title="Private rows (faint) and the released weighted points"),
+                                           window=window, title=("Private rows (faint) and the released weighted points"
+                                                  if P.show_owner_details() else "The released weighted points")),
                             key="rel.scatter")
         else:
             st.plotly_chart(weight_histogram(r.weights), key="rel.weights1d")

@@ -29,7 +29,8 @@ st.markdown(
     "A third party receives only the weighted points (zₘ, wₘ). For any function h, the release estimates "
     "E[h(X)] ≈ Σₘ wₘ h(zₘ) — equation (4) of the paper — and since differential privacy survives "
     "post-processing, they can compute as many such estimates as they like at no further privacy cost. "
-    "Below, each estimate is shown next to the **true private value** (which only you, the owner, can see)."
+    + ("Below, each estimate is shown next to the **true private value** (which only you, the owner, can see)."
+       if own else "Below are the estimates a third party computes (presentation mode hides the private truth).")
 )
 
 recs = S.releases_for(ds, kind="points")
