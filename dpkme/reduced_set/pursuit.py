@@ -44,7 +44,7 @@ from .._validation import check_in, check_positive_float, check_positive_int
 from ._common import PointSource, Problem, Progress, ReducedSetResult
 from .joint import JOINT_WEIGHTS, refine
 
-__all__ = ["greedy_select", "pursuit", "pursuit_joint", "herding"]
+__all__ = ["greedy_select", "pursuit", "pursuit_joint", "herding", "revive_zero_weights"]
 
 STEPS = ("line-search", "uniform")
 
@@ -159,12 +159,87 @@ def greedy_select(
     return np.asarray(chosen), w, weights_at, history
 
 
+def revive_zero_weights(Z: np.ndarray, w: np.ndarray, *, scale: float, rng: np.random.Generator,
+                        domain=None) -> tuple[np.ndarray, np.ndarray, int]:
+    r"""Move every atom of weight 0 to a perturbed copy of a weighted atom, splitting that atom's mass.
+
+    A refinement by L-BFGS cannot revive an atom whose weight is 0 (the gradient with respect to its
+    location is proportional to its weight), so atoms that the greedy left at weight 0 are wasted. Here
+    each such atom :math:`m` becomes a copy of a *parent* :math:`p(m)`, drawn among the atoms with
+    :math:`w > 0` with probability proportional to :math:`w`, moved by a normal draw,
+
+    .. math:: z_m = \Pi\bigl(z_{p(m)} + s\,\xi_m\bigr), \qquad \xi_m \sim \mathcal N(0, I_D),
+
+    (:math:`s` = ``scale`` in the points' units, :math:`\Pi` = ``domain.project``: continuous coordinates
+    clipped to their box, integer and declared levels and one-hot categories moved to the nearest valid
+    value; no projection without a domain), and every parent's weight is shared evenly between it and its
+    copies, :math:`w_p \leftarrow w_p / (1 + c_p)` for :math:`c_p` copies. The total weight and the
+    weighted mean of the parents' locations are unchanged, so a following refinement starts from about
+    the same objective with every atom able to move.
+
+    Post-processing: only the current atoms and weights (computed from the privatised vector), the
+    public domain and the given (public) randomness are used, never the private data.
+
+    Parameters
+    ----------
+    Z : ndarray (M, D)
+        Atoms (inside ``domain`` when one is given).
+    w : ndarray (M,)
+        Their weights; those :math:`\le 10^{-12}\sum_m |w_m|` count as 0.
+    scale : float
+        Standard deviation :math:`s \ge 0` of the perturbation.
+    rng : numpy.random.Generator
+        Public randomness (the solver's stream).
+    domain : EmbeddedDomain, optional
+        Declared domain (:func:`._common.check_domain_object`) onto which the copies are projected.
+
+    Returns
+    -------
+    Z : ndarray (M, D)
+        The atoms, re-seeded ones replaced (a new array).
+    w : ndarray (M,)
+        The weights after the split (a new array, same total).
+    n_revived : int
+        Number of atoms moved (0 when none has weight 0 or none has weight).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> Z = np.array([[0.0, 0.0], [1.0, 1.0], [5.0, 5.0]])
+    >>> Zr, wr, k = revive_zero_weights(Z, np.array([0.6, 0.4, 0.0]), scale=0.1,
+    ...                                 rng=np.random.default_rng(0))
+    >>> k, float(wr.sum()), bool(np.all(wr > 0))
+    (1, 1.0, True)
+    """
+    scale = check_positive_float(scale, name="scale", allow_zero=True)
+    Z = np.array(Z, dtype=np.float64)
+    w = np.array(w, dtype=np.float64)
+    total = float(np.abs(w).sum())
+    dead = np.flatnonzero(w <= 1e-12 * total)
+    alive = np.flatnonzero(w > 1e-12 * total)
+    if dead.size == 0 or alive.size == 0:
+        return Z, w, 0
+    parents = alive[rng.choice(alive.size, size=dead.size, p=w[alive] / w[alive].sum())]
+    new = Z[parents] + scale * rng.standard_normal((dead.size, Z.shape[1]))
+    if domain is not None:
+        new = np.asarray(domain.project(new), dtype=np.float64)
+    Z[dead] = new
+    copies = np.bincount(parents, minlength=w.shape[0])
+    share = w / (1.0 + copies)
+    w[alive] = share[alive]
+    w[dead] = share[parents]
+    return Z, w, int(dead.size)
+
+
 def _pursuit(
     problem, *, n_points, source, rng, progress, report_at, name, step, refine_weights,
     pool_size, shortlist, refresh, max_iter, l1_radius, greedy_share, noise_sigma=None, nest_from=100,
+    revive=None,
 ):
     M = check_positive_int(n_points, name="n_points")
     pool_size = check_positive_int(pool_size, name="pool_size")
+    if revive is not None:
+        revive = check_positive_float(revive, name="revive", allow_zero=True)
     if refine_weights is not None:
         check_in(refine_weights, JOINT_WEIGHTS, name="weights")
     t0 = time.perf_counter()
@@ -201,9 +276,13 @@ def _pursuit(
             checkpoint_seconds[size] = time.perf_counter() - t0
             continue
         sub = progress.sub(share + (1 - share) * done / total, share + (1 - share) * (done + size) / total)
+        n_revived = 0
+        if revive is not None:
+            Z0, w0, n_revived = revive_zero_weights(Z0, w0, scale=revive, rng=rng, domain=source.domain)
         Z, wr, infos[size] = refine(problem, Z0, w0, weights=refine_weights, radius=l1_radius,
                                     max_iter=max_iter, progress=sub, label=f"M={size}: ",
                                     noise_sigma=noise_sigma, min_iter=0 if nested else 20, domain=source.domain)
+        infos[size]["revived"] = n_revived
         checkpoints[size] = (Z, wr)
         checkpoint_seconds[size] = time.perf_counter() - t0
         prev = (Z, wr)
@@ -216,7 +295,7 @@ def _pursuit(
         info={"pool_size": int(pool.shape[0]), "shortlist": shortlist, "refresh": refresh, "step": step,
               "weights": refine_weights or "simplex", "max_iter": max_iter, "l1_radius": l1_radius,
               "seconds_greedy": t_greedy, "refine": {int(k): v for k, v in infos.items()},
-              "initial": source.description, "checkpoint_seconds": checkpoint_seconds},
+              "initial": source.description, "checkpoint_seconds": checkpoint_seconds, "revive": revive},
     )
 
 
@@ -260,7 +339,8 @@ def pursuit(problem: Problem, *, n_points: int, source: PointSource, rng, progre
 def pursuit_joint(problem: Problem, *, n_points: int, source: PointSource, rng, progress: Progress, report_at=(),
                   pool_size: int = 20000, shortlist: int = 512, refresh: float = 0.25, max_iter: int = 100,
                   weights: str = "sub-simplex", l1_radius: float = 1.0,
-                  noise_sigma: float | None = None, nest_from: int = 100) -> ReducedSetResult:
+                  noise_sigma: float | None = None, nest_from: int = 100,
+                  revive: float | None = None) -> ReducedSetResult:
     r"""Greedy Frank–Wolfe over the pool, then joint L-BFGS of locations and weights.
 
     The greedy gives every reported size :math:`M'` a starting configuration
@@ -284,6 +364,14 @@ def pursuit_joint(problem: Problem, *, n_points: int, source: PointSource, rng, 
     public noise level of the release) L-BFGS stops by the discrepancy principle
     (:func:`.joint.refine`), and a warm start that is already within the bound
     is kept unchanged — so larger M does not fit more of the noise.
+
+    With ``revive`` (opt-in; :func:`~dpkme.release.tabular.release_table` turns it on) every atom that
+    enters a refinement with weight 0 -- the greedy's line search gives later atoms weight 0 once the
+    projection of :math:`\tilde\mu` onto the pool's hull is reached, and L-BFGS cannot revive them -- is
+    first moved to a copy of a weighted atom perturbed by ``revive`` (in the points' units) and projected
+    onto the declared domain, sharing that atom's mass (:func:`revive_zero_weights`). This is
+    post-processing of :math:`\tilde\mu`: it uses the current atoms, the public domain and the solver's
+    (public) random stream.
 
     Parameters
     ----------
@@ -315,6 +403,10 @@ def pursuit_joint(problem: Problem, *, n_points: int, source: PointSource, rng, 
         Public noise level; discrepancy-principle stop (:func:`.joint.refine`).
     nest_from : int, default=100
         Reported sizes after one of at least this many atoms are warm-started from it.
+    revive : float, optional
+        Re-seed the atoms of weight 0 before each refinement, perturbed with this standard deviation
+        (:func:`revive_zero_weights`; ``None``, the default: no re-seeding). ``info["refine"][M]["revived"]``
+        counts them.
 
     Returns
     -------
@@ -323,7 +415,7 @@ def pursuit_joint(problem: Problem, *, n_points: int, source: PointSource, rng, 
     return _pursuit(problem, n_points=n_points, source=source, rng=rng, progress=progress, report_at=report_at,
                     name="pursuit-joint", step="line-search", refine_weights=weights, pool_size=pool_size,
                     shortlist=shortlist, refresh=refresh, max_iter=max_iter, l1_radius=l1_radius,
-                    greedy_share=0.25, noise_sigma=noise_sigma, nest_from=nest_from)
+                    greedy_share=0.25, noise_sigma=noise_sigma, nest_from=nest_from, revive=revive)
 
 
 def herding(problem: Problem, *, n_points: int, source: PointSource, rng, progress: Progress, report_at=(),

@@ -68,7 +68,7 @@ from .result import Release
 from .subspace import algorithm1
 
 __all__ = ["MECHANISMS", "DEFAULT_N_FEATURES", "DEFAULT_SPREAD", "DEFAULT_ADDITIVE_SPREAD", "SPREAD_PER_NOISE",
-           "DEFAULT_TABLE_KERNEL", "default_n_points", "release_table", "TableRelease", "two_sample_on_table"]
+           "DEFAULT_TABLE_KERNEL", "TABLE_REVIVE", "default_n_points", "release_table", "TableRelease", "two_sample_on_table"]
 
 MECHANISMS = ("algorithm2", "algorithm1")
 #: Random features :math:`J` of a table release by Algorithm 2 (the app's largest setting; kernel values
@@ -90,6 +90,11 @@ SPREAD_PER_NOISE = 2.0
 #: The default kernel of :func:`release_table`: the additive kernel of
 #: :func:`dpkme.kernels.additive.table_kernel` (one-column, pair and whole-row terms at public scales).
 DEFAULT_TABLE_KERNEL = "additive"
+#: Default ``revive`` of a table release's solver (Algorithm 2, ``"pursuit-joint"``): atoms that the greedy
+#: left at weight 0 are re-seeded at copies of weighted atoms moved by a normal draw of this standard
+#: deviation in embedded units, projected onto the declared domain, before the refinement
+#: (:func:`dpkme.reduced_set.pursuit.revive_zero_weights`; measured, see :func:`release_table`).
+TABLE_REVIVE = 0.05
 
 
 def _noise_sigma(*, n_private, epsilon, delta, mechanism, calibration, neighbouring) -> float:
@@ -240,6 +245,15 @@ def release_table(
       its candidate pool is drawn uniformly from the domain, L-BFGS-B moves the continuous coordinates
       within their boxes and never the discrete ones, so every atom is a valid row (no clipping afterwards).
       Default solver ``"pursuit-joint"`` with simplex weights (a probability measure over the atoms).
+      Before its refinement, atoms that the greedy left at weight 0 are re-seeded at copies of weighted
+      atoms moved by a normal draw (:data:`TABLE_REVIVE` embedded units) and projected onto the domain
+      (onto levels and categories too), sharing their mass (``solver_options={"revive": None}`` turns this
+      off). It is post-processing of the privatised vector only: it sees the solver's atoms, the public
+      domain and the release's public solver stream, never the rows. Measured on randhie (one split,
+      :math:`\varepsilon = 1`, 1 828 atoms; ``benchmarks/bench_tabular.py``'s metrics): 70 → 480 weighted
+      atoms, 2-way TV 0.202 → 0.128, numeric 1-way TV 0.073 → 0.056, MMD 0.034 → 0.026, with about 1.5×
+      the solver time. The refinement's iteration cap is unchanged (100): raising it to 300 gave less
+      (2-way TV 0.226 → 0.188 on another run) at 3× the iterations.
     * Algorithm 1: ``n_points`` points drawn uniformly from the declared domain, weights projected onto the
       simplex by default.
 
@@ -328,6 +342,8 @@ def release_table(
         options = dict(solver_options or {})
         if spec.accepts("weights"):
             options.setdefault("weights", weights)
+        if spec.accepts("revive"):
+            options.setdefault("revive", TABLE_REVIVE)   # post-processing: atoms and the solver's public stream
         rel = algorithm2(X, kernel=kernel, epsilon=epsilon, delta=delta, n_points=n_points, n_features=n_features,
                          solver=solver, calibration=calibration, neighbouring=neighbouring, n_private=n_private,
                          random_state=random_state, progress=reporter.sub(0.02, 1.0), solver_options=options,
