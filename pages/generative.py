@@ -4,6 +4,7 @@ UI only: the data, planning, run, evaluation and files are in ``ui/generative.py
 """
 
 import json
+import threading
 
 import numpy as np
 import plotly.graph_objects as go
@@ -73,10 +74,10 @@ with left:
     st.markdown("**Model**")
     partition = "kmeans"
     if gd.n_classes:                                   # one model per class needs a label column
-        ss.setdefault("gen.partition", "kmeans")
+        ss.setdefault("gen.partition", "labels")       # issue 17: k-means models gave grey noise on the digits
         partition = st.radio("Split the rows between models by", list(GN.PARTITIONS), key="gen.partition",
                              persist_state="session", format_func=GN.PARTITIONS.get)
-        st.caption(GN.PARTITION_NOTE)
+        st.caption(GN.PARTITION_NOTE + " " + GN.PARTITION_DEFAULT_NOTE)
     by_label = partition == "labels"
     ss.setdefault("gen.k", 5)
     k = int(st.number_input("Clusters k (one model each)", min_value=1, max_value=20, step=1, key="gen.k",
@@ -212,6 +213,7 @@ cfg = json.dumps({"data": choice, "ds": ds.key, "bounds": [b.tolist() for b in g
 
 # ---------------------------------------------------------------------- the run
 box = ss.setdefault("gen.box", {})          # mutated, never reassigned (a stop request forbids assignments)
+stop_signal = None                          # a Stop (or input change) during training: re-raised at the page's end
 with left:
     run_ok = True
     if plan is not None:
@@ -220,6 +222,9 @@ with left:
                                 stoppable=True)
     go_btn = st.button("Train the generative models", type="primary", key="gen.go", width="stretch",
                        disabled=plan is None or not run_ok)
+    why_not = GN.train_disabled_reason(plan_ok=plan is not None, run_ok=run_ok)
+    if why_not:
+        st.caption(f":material/block: **Train is disabled:** {why_not}")
     st.caption("Charged to the ledger of these rows before they are read. The default (k = 5, small VAE, 3 epochs "
                "on the digits) took 12–16 s on a 2-core CPU, half of it compiling the models.")
 
@@ -231,41 +236,53 @@ if go_btn and plan is not None and run_ok:
                          help="Stops at the next progress report and keeps the models trained so far; the charge "
                               "stays the planned one.")
     prog = StoppableProgress(bar)
-    with guard("run DPGM") as res:
-        label = (f"DPGM {model.upper()} (one model per class, c = {gd.n_classes}, {epochs} epochs, L = {batch}, "
-                 f"C = {clip:g})" if by_label else
-                 f"DPGM {model.upper()} (k = {k}, {epochs} epochs, L = {batch}, C = {clip:g})")
-        charge = S.relabel_charge(plan.charge(label), parts=(S.PART_PRIVATE,), noise_source=noise)
-        note = None
-        used_seed = None
-        if problems:           # replay mode: a demo, not private — never charged as a private run
-            used_seed = N.claim_seed(seed or 0, f"DPGM on {ds.name}")
-            counts = ss.setdefault(S.NONPRIVATE, {})
-            counts[ds.data_key] = counts.get(ds.data_key, 0) + 1
-        else:
-            note = check_budget(ds, charge, allow_over=bool(ss.get(S.ALLOW_OVER)))
-            S.ledger_for(ds).add(charge)                 # charged before the private rows are read
-            ss.setdefault(S.LEDGER_NAMES, {}).setdefault(ds.data_key, ds.name)
+    # Streamlit's fast reruns: a Stop click STOPs this script run and starts the next one at once, in another
+    # thread, while this one still trains. That run waits on this event (below) for the stopped run's models.
+    done = threading.Event()
+    box["running"] = done
+    try:
+        with guard("run DPGM") as res:
+            label = (f"DPGM {model.upper()} (one model per class, c = {gd.n_classes}, {epochs} epochs, L = {batch}, "
+                     f"C = {clip:g})" if by_label else
+                     f"DPGM {model.upper()} (k = {k}, {epochs} epochs, L = {batch}, C = {clip:g})")
+            charge = S.relabel_charge(plan.charge(label), parts=(S.PART_PRIVATE,), noise_source=noise)
+            note = None
+            used_seed = None
+            if problems:           # replay mode: a demo, not private — never charged as a private run
+                used_seed = N.claim_seed(seed or 0, f"DPGM on {ds.name}")
+                counts = ss.setdefault(S.NONPRIVATE, {})
+                counts[ds.data_key] = counts.get(ds.data_key, 0) + 1
+            else:
+                note = check_budget(ds, charge, allow_over=bool(ss.get(S.ALLOW_OVER)))
+                S.ledger_for(ds).add(charge)                 # charged before the private rows are read
+                ss.setdefault(S.LEDGER_NAMES, {}).setdefault(ds.data_key, ds.name)
 
-        def cb(step, total, loss, eps_now):
-            return prog.update(step / total, f"step {step:,} of {total:,} · noisy loss {loss:.3g} · ε of the steps "
-                                              f"so far (RDP) {eps_now:.3g}")
+            def cb(step, total, loss, eps_now):
+                return prog.update(step / total, GN.progress_text(step, total, loss, plan))
 
-        result = GN.run(gd, plan, params, rng=used_seed, progress=cb)
-        if problems:
-            mark_not_private(result, problems, warn=False)
-        box["latest"] = {"key": cfg, "result": result, "charge": None if problems else charge, "note": note,
-                         "data_key": ds.data_key, "ds": ds.key, "problems": problems, "data": choice}
-        if used_seed is not None:
-            box["advance"] = used_seed
-    prog.resume()
+            result = GN.run(gd, plan, params, rng=used_seed, progress=cb)
+            if problems:
+                mark_not_private(result, problems, warn=False)
+            box["latest"] = {"key": cfg, "result": result, "charge": None if problems else charge, "note": note,
+                             "data_key": ds.data_key, "ds": ds.key, "problems": problems, "data": choice}
+            if used_seed is not None:
+                box["advance"] = used_seed
+    finally:
+        done.set()                                        # the models (if any) are stored
     bar.empty()
     stop_slot.empty()
-    if res.ok:
+    # Stopped (issue 17): show the stopped run's models in this run at once, then let the requested rerun happen at
+    # the end of the page (it draws the same stored run), instead of depending on that rerun to show them.
+    stop_signal, prog.interrupted = prog.interrupted, None
+    if stop_signal is None and res.ok:
         if "advance" in box:
             N.advance("gen.seed", box.pop("advance"))
         st.rerun()
 
+running = box.get("running")
+if running is not None and not running.is_set():      # a run stopped by this rerun's click is still finishing
+    with right, st.spinner("Stopping the training at its next progress report; keeping the models trained so far…"):
+        running.wait(timeout=900)
 stored = box.get("latest")
 
 
@@ -314,10 +331,17 @@ def show_run(stored: dict) -> None:
                           "weight": np.round(np.asarray(result.weights, dtype=float), 3).tolist(),
                           "noisy size": np.round(np.asarray(result.noisy_sizes, dtype=float), 1).tolist()},
                          hide_index=True)
+            sig = GN.size_noise(result)
+            if sig:
+                st.caption(f"Each noisy size carries Gaussian noise of std σ = {sig:.3g} (the k-means share of ε), "
+                           f"so their sum ({float(np.sum(result.noisy_sizes)):,.0f}) may differ from N = {ds.n:,} by "
+                           f"about ±{sig * np.sqrt(result.k):,.0f}; the weights are the sizes clipped at 0, "
+                           "normalised.")
 
     # ---------------------------------------------------------------- samples
     st.subheader("Generated rows next to real held-out rows")
     gen_rows, gen_labels, gen_clusters = GN.generated_by_cluster(result)
+    zero = [names[s] for s in range(result.k) if float(result.weights[s]) <= 0.0]
     if gd.image_shape is not None:
         i1, i2 = st.columns(2)
         with i1:
@@ -329,8 +353,9 @@ def show_run(stored: dict) -> None:
                     f"c{s + 1}: " + " ".join(gd.class_names[v] for v in gen_labels[gen_clusters == s])
                     for s in range(result.k))
             st.image(GN.tile_grid(GN.scaled(gd, gen_rows), shape=gd.image_shape),
-                     caption=f"Generated (one row per {'class' if per_class else 'cluster'}'s model, 8 samples "
-                             "each)." + lab)
+                     caption=f"Generated (one row per {'class' if per_class else 'cluster'}'s model with weight > 0, "
+                             "8 samples each)." + lab
+                             + (f" Not shown: {', '.join(zero)} (weight 0, never sampled)." if zero else ""))
         with i2:
             rng = np.random.default_rng()
             n_show = min(len(gen_rows) or 8 * result.k, ds.n_heldout)
@@ -414,3 +439,7 @@ else:
     with right:
         st.info("Press **Train the generative models**. The run is charged to the ledger first; a progress bar and "
                 "a Stop button appear while it trains.")
+if stop_signal is not None:
+    if "advance" in box:
+        N.advance("gen.seed", box.pop("advance"))
+    raise stop_signal

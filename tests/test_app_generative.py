@@ -12,7 +12,7 @@ from ui import state as S
 PAGE = "pages/generative.py"
 #: Tiny settings: 1 epoch of a tiny VAE with 2 clusters (the compile dominates).
 TINY = {"gen.k": 2, "gen.epochs": 1, "gen.batch": 128, "gen.hidden": 16, "gen.latent": 2, "gen.kiter": 2,
-        "gen.n_rows": 50}
+        "gen.n_rows": 50, "gen.partition": "kmeans"}
 
 
 def _page(timeout: float = 300, **state):
@@ -47,7 +47,7 @@ def _unexpected(at):
 
 @pytest.mark.slow
 def test_page_plans_from_public_inputs_and_charges_nothing():
-    at = _page()
+    at = _page(**{"gen.partition": "kmeans"})
     assert not at.error, [e.value for e in at.error]
     assert metric(at, "Whole run").startswith("ε = ")
     split = at.dataframe[0].value
@@ -111,7 +111,7 @@ def test_exhausted_budget_is_an_error_that_says_what_to_do():
 
 @pytest.mark.slow
 def test_bad_inputs_give_messages_not_tracebacks():
-    at = _page(**{"gen.data": "penguins", "gen.batch": 512})
+    at = _page(**{"gen.data": "penguins", "gen.batch": 512, "gen.partition": "kmeans"})
     assert any("exceeds" in e.value and "batch size" in e.value for e in at.error)
     assert at.button(key="gen.go").disabled
     at.select_slider(key="gen.batch").set_value(32).run()
@@ -152,7 +152,7 @@ def test_one_model_per_class_runs_charges_once_and_says_so():
     """partition="labels" (issue 17): no k-means share in the split, one charge, 10 models, the files say so."""
     from ui import generative as GN
 
-    at = _page(**TINY, **{"gen.partition": "labels"})
+    at = _page(**{**TINY, "gen.partition": "labels"})
     assert not at.error, [e.value for e in at.error]
     split = at.dataframe[0].value
     assert len(split) == 2 and not any("k-means" in str(p) for p in split["part"])   # training, whole run
@@ -205,3 +205,95 @@ def test_labels_plan_has_no_kmeans_share_and_a_cheaper_estimate():
     assert el.params["models"] == 10 and ek.params["models"] == 5 and "k-means" not in " ".join(el.breakdown)
     with pytest.raises(ValueError, match="partition"):
         GN.plan(**common, partition="classes")
+
+
+# ---------------------------------------------------------------------- issue 17 (browser walk)
+@pytest.mark.slow
+def test_labels_are_the_default_with_a_label_column_and_kmeans_stays_selectable():
+    at = _page()
+    assert at.radio(key="gen.partition").value == "labels"
+    assert "k-means" in str(at.radio(key="gen.partition").options)
+    assert any("paper's method" in c.value for c in at.caption)
+    assert len(at.dataframe[0].value) == 2                                   # no k-means row in the split
+
+
+@pytest.mark.slow
+def test_stop_shows_the_stopped_run_at_once(monkeypatch):
+    """A Stop during training: the stopped run's models show in the same script run (issue 17, item 1), labelled as
+    stopped, with the planned charge on the ledger. The stop signal is simulated at the first progress report."""
+    from streamlit.runtime.scriptrunner_utils.exceptions import StopException
+
+    import ui.widgets as W
+
+    class StopAtOnce(W.StoppableProgress):
+        def update(self, fraction, message):
+            self.interrupted = self.interrupted or StopException()
+            return False
+
+    at = _page(**TINY)
+    monkeypatch.setattr(W, "StoppableProgress", StopAtOnce)
+    at.button(key="gen.go").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    res = at.session_state["gen.box"]["latest"]["result"]
+    assert res.cancelled and res.steps_run < res.plan.steps
+    assert any("Stopped after" in w.value and "planned" in w.value for w in at.warning)   # this run, not a later one
+    assert len(at.image) == 2 and not any("Press **Train" in i.value for i in at.info)
+    led = _ledger(at)
+    assert len(led) == 1 and led.charges[0].epsilon == pytest.approx(res.plan.epsilon)
+
+
+def test_progress_text_never_shows_more_than_the_charge():
+    """Item 2: the charged ε is the headline; the bound for the steps so far never exceeds it (PLD plan, RDP run)."""
+    from ui import generative as GN
+
+    p = GN.plan(epsilon=1.0, delta=1e-6, n_private=1438, batch_size=64, epochs=10, k=5, kmeans_share=0.2,
+                kmeans_iter=5, accountant="pld")
+    assert float(p.rdp_epsilon_after(p.steps)) > p.epsilon                  # RDP alone overshoots the PLD charge
+    for t in (1, p.steps // 2, p.steps):
+        text = GN.progress_text(t, p.steps, 0.5, p)
+        assert text.startswith(f"ε charged {p.epsilon:.3g} (PLD")
+        assert float(text.rsplit("≤ ", 1)[1]) <= float(f"{p.epsilon:.3g}")
+
+
+def test_tiny_epsilon_names_the_slider_and_disabled_train_says_why():
+    """Items 7 and 6: the k-means share is named by its slider's label; a disabled Train button has a reason."""
+    from ui import generative as GN
+
+    with pytest.raises(ValueError, match="k-means share of") as exc:
+        GN.plan(epsilon=1e-4, delta=1e-6, n_private=1438, batch_size=64, epochs=3, k=5, kmeans_share=0.2,
+                kmeans_iter=5, accountant="pld")
+    assert "kmeans_share" not in str(exc.value)
+    assert GN.train_disabled_reason(plan_ok=True, run_ok=True) == ""
+    assert "red message" in GN.train_disabled_reason(plan_ok=False, run_ok=True)
+    assert "Run it anyway" in GN.train_disabled_reason(plan_ok=True, run_ok=False)
+
+
+@pytest.mark.slow
+def test_a_disabled_train_button_says_why():
+    at = _page(**{"gen.epochs": 200, "gen.batch": 8})                        # a long run: confirmation needed
+    assert at.button(key="gen.go").disabled
+    assert any("Train is disabled" in c.value and "Run it anyway" in c.value for c in at.caption)
+
+
+@pytest.mark.slow
+def test_grid_shows_eight_per_model_with_weight_and_sizes_with_their_noise():
+    """Items 5 and 3: exactly 8 tiles per model with weight > 0 (zero-weight models named); the noisy sizes come
+    with their noise scale (their sum is N plus k independent Gaussian draws: nothing is counted twice)."""
+    import dataclasses
+
+    from ui import generative as GN
+
+    at = _page(**TINY)
+    at.button(key="gen.go").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    res = at.session_state["gen.box"]["latest"]["result"]
+    rows, _, clus = GN.generated_by_cluster(res)
+    live = int(np.sum(np.asarray(res.weights) > 0))
+    assert len(rows) == 8 * live and np.all(np.bincount(clus, minlength=res.k)[np.asarray(res.weights) > 0] == 8)
+    half = dataclasses.replace(res, weights=np.array([1.0, 0.0]))
+    rows, labs, clus = GN.generated_by_cluster(half)
+    assert len(rows) == 8 and set(clus) == {0} and labs is not None and len(labs) == 8
+    sig = GN.size_noise(res)
+    assert sig == pytest.approx(res.plan.kmeans.step("lloyd").sigma_count) and sig > 0
+    assert any("std σ" in c.value for c in at.caption)
+    assert "8 samples each" in at.image[0].captions[0]

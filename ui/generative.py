@@ -59,6 +59,12 @@ PARTITIONS = {
 PARTITION_NOTE = ("One model per class: generated labels match their rows by construction and the whole budget goes "
                   "to DP-SGD (no k-means), but the classes are assumed equally frequent (public weights 1/c), so the "
                   "generated rows have equal class proportions, not the table's.")
+#: Why one model per class is the default when the data has a label column (issue 17), in one line.
+PARTITION_DEFAULT_NOTE = ("Default when the data has labels (k-means clusters, the paper's method, stay selectable): "
+                          "on the digits its generated rows train classifiers far better (benchmarks/results/dpgm.md); "
+                          "recognisable digit images need a larger ε (about 10) and more epochs (about 40, L = 256).")
+#: The label of the slider that sets the k-means share (named in messages instead of the library's parameter).
+KSHARE_LABEL = "k-means share of (ε, δ)"
 
 
 @dataclass
@@ -186,9 +192,53 @@ def plan(*, epsilon: float, delta: float, n_private: int, batch_size: int, epoch
 
     if partition not in PARTITIONS:
         raise ValueError(f"partition={partition!r} is not one of {list(PARTITIONS)}; choose one of them.")
-    return plan_dpgm(epsilon=epsilon, delta=delta, n_private=n_private, batch_size=batch_size, epochs=epochs,
-                     k=1 if partition == "labels" else k, kmeans_iter=kmeans_iter, kmeans_share=kmeans_share,
-                     accountant=accountant)
+    try:
+        return plan_dpgm(epsilon=epsilon, delta=delta, n_private=n_private, batch_size=batch_size, epochs=epochs,
+                         k=1 if partition == "labels" else k, kmeans_iter=kmeans_iter, kmeans_share=kmeans_share,
+                         accountant=accountant)
+    except ValueError as exc:             # name the page's slider, not the library's parameter (issue 17)
+        raise ValueError(str(exc).replace("kmeans_share", f"the slider “{KSHARE_LABEL}” (under Architecture and "
+                                                          "accounting)")) from None
+
+
+def train_disabled_reason(*, plan_ok: bool, run_ok: bool) -> str:
+    """Why the Train button is disabled, in words ("" when it is enabled).
+
+    Parameters
+    ----------
+    plan_ok : bool
+        Whether the run could be planned from the current inputs.
+    run_ok : bool
+        Whether the predicted cost is small enough, or its confirmation box is ticked.
+    """
+    if not plan_ok:
+        return "the run cannot be planned with these settings; the red message on the right says what to change."
+    if not run_ok:
+        return ("the predicted run is long: tick **Run it anyway** above (it can be stopped), or lower the epochs, "
+                "the batch size or the model size.")
+    return ""
+
+
+def progress_text(step: int, total: int, loss: float, p) -> str:
+    r"""The progress line of a run: the charged ε as the headline, then a bound for the steps so far.
+
+    The bound for the first ``step`` steps is :math:`\min(\varepsilon_{\mathrm{RDP}}(t), \varepsilon_{\mathrm{charged}})`:
+    both are valid (the ε of a prefix of the planned steps is at most the plan's), so it never exceeds the charge
+    (RDP alone is looser than a PLD plan and climbed above it, issue 17). Public numbers only.
+
+    Parameters
+    ----------
+    step, total : int
+        Steps run so far and planned.
+    loss : float
+        The noisy training loss released by DP-SGD.
+    p : DPGMPlan
+        The run's plan (its charged ε and accountant).
+    """
+    acc = {"pld": "PLD", "rdp": "RDP"}.get(str(p.accountant), str(p.accountant))
+    so_far = min(float(p.rdp_epsilon_after(int(step))), float(p.epsilon))
+    return (f"ε charged {p.epsilon:.3g} ({acc}, whole run) · step {step:,} of {total:,} · noisy loss {loss:.3g} · "
+            f"ε of the steps so far ≤ {so_far:.3g}")
 
 
 def budget_split(p, *, partition: str = "kmeans") -> pd.DataFrame:
@@ -382,17 +432,38 @@ def tile_grid(images: np.ndarray, *, shape=(8, 8), ncols: int = 8, scale: int = 
     return out
 
 
+def size_noise(result) -> float:
+    """Std of the Gaussian noise on each released cluster size (0 when there is none: one model, by label, or a
+    non-private run). Public: a function of the plan only."""
+    km = None if result.plan is None else result.plan.kmeans
+    if km is None:
+        return 0.0
+    try:
+        return float(km.step("lloyd").sigma_count)
+    except (KeyError, ValueError, AttributeError):
+        return 0.0
+
+
 def generated_by_cluster(result, *, per_cluster: int = 8, rng=None):
-    """``per_cluster`` generated rows from each cluster's model (post-processing): (rows, labels, cluster)."""
-    X, y, comp = draw(result, max(40 * result.k, 500), rng=rng)   # the size of evaluate's draw: same compiled samplers
+    """Exactly ``per_cluster`` generated rows from each model with weight > 0 (post-processing), in model order:
+    (rows, labels or None, model index). Models with weight 0 are never sampled and contribute none."""
+    import jax
+
+    gen = np.random.default_rng(rng)
+    w = np.asarray(result.weights, dtype=np.float64)
+    lo, hi = (np.asarray(b, dtype=np.float64) for b in result.bounds)
+    by_label = result.config.get("partition") == "labels"
     rows, labs, clus = [], [], []
-    for s in range(result.k):
-        idx = np.flatnonzero(comp == s)[:per_cluster]
-        rows.append(X[idx])
-        clus += [s] * len(idx)
-        if y is not None:
-            labs.append(y[idx])
-    return (np.concatenate(rows) if rows else X[:0], np.concatenate(labs) if labs else None, np.asarray(clus))
+    for s in np.flatnonzero(w > 0):
+        p_s = jax.tree_util.tree_map(lambda a, s=s: a[s], result.params)
+        u, lab = result.model.sample(p_s, jax.random.key(int(gen.integers(0, 2**31 - 1))), int(per_cluster))
+        rows.append(lo + (hi - lo) * np.asarray(u, dtype=np.float64)[:per_cluster])
+        clus += [int(s)] * per_cluster
+        if result.n_classes:
+            labs.append(np.full(per_cluster, s) if by_label else np.asarray(lab, dtype=np.int64)[:per_cluster])
+    d = len(lo)
+    return (np.concatenate(rows) if rows else np.zeros((0, d)), np.concatenate(labs) if labs else None,
+            np.asarray(clus, dtype=np.int64))
 
 
 # ---------------------------------------------------------------------- downloads
