@@ -154,7 +154,8 @@ def test_the_files_do_not_present_a_noisy_or_declared_size_as_the_row_count(data
     n = meta["n_private"]
     assert words in meta["guarantee"] and words in meta["guarantee_in_words"]
     assert f"the {n:,} private rows" not in meta["guarantee"] + meta["guarantee_in_words"]
-    assert "2,000" not in json.dumps(meta)                            # the true count is nowhere
+    if round(n) != 2000:   # fresh noise: the noisy count can round to the true 2,000 by chance (seen once in CI)
+        assert "2,000" not in json.dumps(meta)                        # the true count is nowhere
     assert words in err
 
 
