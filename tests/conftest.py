@@ -31,7 +31,7 @@ Parallel runs (pytest-xdist; ``bash tests/run.sh`` uses ``-n <CPUs, at most 4>
 --dist loadfile``): a test module runs on one worker, in file order, as in a serial
 run: module-scoped fixtures are built once, tests that share their state (e.g.
 test_app_use's AppTest) see it in the order they were written for, and the only
-writers of ``docs/screenshots/`` (test_browser_flow.py, test_browser_five_minutes.py: different files) never race.
+writers of the screenshot folder (test_browser_flow.py, test_browser_five_minutes.py: different files) never race.
 The session fixtures are per worker: a worker that runs browser tests starts its
 own server on a free port (retried if another process takes the port first).
 (``--dist loadgroup`` with ``xdist_group`` marks does not work with pytest 9.2 and

@@ -5,7 +5,8 @@ its rows publishable and standardise the columns with them (public mean and std)
 ε = 0.1 / 1 / 10 → a real release at ε = 1, then at ε = 0.1 and ε = 10 (same data, fresh noise) → download
 the N synthetic rows, the JSON (private, no seed, the guarantee in plain words) and the recipe script.
 
-It takes the README's screenshots of the Release page at the three ε: ``docs/screenshots/release_eps_1.png``,
+It takes the README's screenshots of the Release page at the three ε (into ``docs/screenshots/`` when
+``DPKME_SCREENSHOTS=docs/screenshots`` is set, as test_browser_flow.py): ``release_eps_1.png``,
 ``release_eps_0.1.png`` and ``release_eps_10.png`` (the Release page right after each release).
 """
 
