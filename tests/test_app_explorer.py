@@ -112,13 +112,24 @@ def test_a_smaller_epsilon_shows_more_noise_and_every_panel_has_its_own_noise(ex
     at, _ = explored
     figs = explorer_figures(at)
     z = {f["layout"]["meta"]["epsilon"]: decode(f["data"][0]["z"]) for f in figs}
-    assert np.linalg.norm(z[0.1]) > np.linalg.norm(z[10.0])
     assert not np.array_equal(z[1.0], z[10.0]) and not np.array_equal(z[0.1], z[1.0])
     res = at.session_state[XP.RESULT_KEY]
     assert [p["seed"] for p in res["panels"]] == [None] * 3                       # fresh OS entropy, no seed
     assert {p["release"].noise_source for p in res["panels"]} == {"os-entropy"}
-    d = [p["distance"] for p in res["panels"]]
-    assert d[0] > d[2]                                                             # RKHS distance too
+    sigmas = [p["release"].sigma for p in res["panels"]]
+    assert sigmas[0] > sigmas[1] > sigmas[2]                                       # the calibrated noise scale
+    # What a panel shows is random: the simplex weights absorb much of the noise and the random points' projection
+    # error dominates, so ‖witness‖ (RKHS distance) at ε = 0.1 is only ~1.19x (~1.08x) that at ε = 10; in 1,550
+    # fresh draws the ratio fell to 1.008 (1.025): below 1 in ~1e-3 of runs. The ordering is checked on a replay
+    # (distinct children of a seed, a fixed outcome: 1.22x and 1.10x) of the same planning run.
+    rep = XP.run_explorer(at.session_state[S.DATASET], res["panels"][0]["release"].kernel, plan_key=res["mechanism"],
+                          params=res["params"], epsilons=[0.1, 1.0, 10.0], plan=res["plan"],
+                          delta=at.session_state[S.DELTA], calibration=at.session_state[S.CALIBRATION],
+                          sensitivity_mode=at.session_state[S.SENS_MODE], seed=7)
+    assert [p["release"].sigma for p in rep["panels"]] == sigmas
+    w = [np.linalg.norm(p["witness"]) for p in rep["panels"]]
+    d = [p["distance"] for p in rep["panels"]]
+    assert w[0] > w[2] and d[0] > d[2]                                             # RKHS distance too
 
 
 def test_each_panel_reads_in_plain_words(explored):
