@@ -370,7 +370,7 @@ def _check_loaded(df: pd.DataFrame) -> None:
     assert X.shape == (df.shape[0], len(cols)) and X.dtype == np.float64 and np.isfinite(X).all()
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.binary(max_size=400), filename=_FILENAMES)
 def test_load_table_random_bytes_value_error_or_valid(data, filename):
     try:
@@ -387,7 +387,7 @@ _CELL = st.one_of(
 )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     rows=st.lists(st.lists(_CELL, min_size=1, max_size=4), min_size=0, max_size=6),
     sep=st.sampled_from([",", ";", "\t", "|", " ", ":"]),
@@ -403,7 +403,7 @@ def test_load_table_random_tables_value_error_or_valid(rows, sep, newline, filen
     _check_loaded(df)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100, deadline=None, derandomize=True, database=None)
 @given(
     values=st.lists(
         st.one_of(
