@@ -68,6 +68,20 @@ with left:
     st.caption(f"{ds.describe()}. Bounds: {gd.bounds_note}."
                + (f" Label column with {gd.n_classes} declared classes: generated rows carry labels." if gd.n_classes
                   else ""))
+    app_ds = S.dataset()
+    if app_ds is None or app_ds.data_key != ds.data_key:     # the sidebar's "Current data" is another dataset
+        st.caption(f":material/info: This page trains on the dataset chosen here, **{ds.name}**, not the sidebar's "
+                   f"*Current data* ({app_ds.name if app_ds is not None else 'none'}: the other pages' data). Its runs "
+                   "are charged to this dataset's own ledger, shown in the sidebar under *This page trains on*.")
+        with st.sidebar:
+            st.markdown("**This page trains on**")
+            st.caption(f"{ds.describe()} — chosen on the Generative release page, not the current data above.")
+            own = ss.get(S.LEDGERS, {}).get(ds.data_key)
+            if own is not None and len(own):
+                st.caption(f"Privacy spent on it: {S.budget_headline(S.ledger_for(ds))['text']} "
+                           f"({len(own)} charge{'' if len(own) == 1 else 's'} in its ledger.)")
+            else:
+                st.caption("Privacy spent on it: nothing yet in this session.")
     st.markdown("**Privacy** (shared with the other pages)")
     eps = epsilon_control()
     delta = delta_control(ds.n)
@@ -79,6 +93,24 @@ with left:
                              persist_state="session", format_func=GN.PARTITIONS.get)
         st.caption(GN.PARTITION_NOTE + " " + GN.PARTITION_DEFAULT_NOTE)
     by_label = partition == "labels"
+    # The benchmark's settings for this data and split (issue 17): set on the first visit where not set, and again
+    # whenever the dataset or the split changes; the user's changes stay until then.
+    defaults = GN.default_settings(choice, partition, n_private=ds.n)
+    profile = f"{choice}/{partition}"
+    if ss.get("gen.defaults_for") != profile:
+        first = "gen.defaults_for" not in ss
+        for key_, value_ in defaults.items():
+            if first:
+                ss.setdefault(key_, value_)
+            else:
+                ss[key_] = value_
+        ss["gen.defaults_for"], ss["gen.lr_for"] = profile, ss.get("gen.model", "vae")
+
+    def _use_defaults(values=defaults) -> None:
+        for key_, value_ in values.items():
+            ss[key_] = value_
+        ss["gen.lr_for"] = values["gen.model"]
+
     ss.setdefault("gen.k", 5)
     k = int(st.number_input("Clusters k (one model each)", min_value=1, max_value=20, step=1, key="gen.k",
                             persist_state="session", disabled=by_label,
@@ -91,13 +123,13 @@ with left:
     epochs = int(st.number_input("Epochs", min_value=1, max_value=200, step=1, key="gen.epochs",
                                  persist_state="session", help="One epoch = ⌈1/q⌉ DP-SGD steps, q = L/N."))
     ss.setdefault("gen.batch", 64)
-    batch = int(st.select_slider("Expected batch size L", options=[8, 16, 32, 64, 128, 256, 512], key="gen.batch",
+    batch = int(st.select_slider("Expected batch size L", options=list(GN.BATCH_CHOICES), key="gen.batch",
                                  persist_state="session"))
     ss.setdefault("gen.clip", 1.0)
     clip = float(st.number_input("Clip norm C", min_value=0.01, max_value=100.0, step=0.1, key="gen.clip",
                                  persist_state="session", format="%.3g",
                                  help="Every row's gradient is clipped to L2 norm C; the noise is σ·C."))
-    lr_default = 1e-3 if model == "vae" else 1e-2
+    lr_default = defaults["gen.lr"] if model == "vae" else 1e-2
     if ss.get("gen.lr_for") != model:
         ss["gen.lr"], ss["gen.lr_for"] = lr_default, model
     lr = float(st.number_input("Learning rate", min_value=1e-5, max_value=1.0, step=1e-3, key="gen.lr",
@@ -122,6 +154,15 @@ with left:
         accountant = st.radio("Calibrate with", ["pld", "rdp"], key="gen.accountant", horizontal=True,
                               persist_state="session",
                               format_func={"pld": "PLD (tightest)", "rdp": "Rényi DP"}.get)
+    settings_now = {key_: ss.get(key_) for key_ in defaults}
+    expected = GN.expected_result(choice, partition, settings_now, epsilon=eps) if eps is not None else None
+    if GN.settings_differ(defaults, settings_now, partition=partition):
+        st.caption("These settings differ from the benchmark's for this data and split ("
+                   + GN.settings_text(defaults, partition=partition) + ").")
+        st.button("Use the benchmark's settings", key="gen.defaults", on_click=_use_defaults,
+                  icon=":material/restart_alt:")
+    else:
+        st.caption(GN.defaults_note(choice, partition))
     noise, seed = N.noise_controls("gen.noise", "gen.seed", what="runs")
     problems = N.privacy_problems(noise_source=noise, kernel=False, dataset=ds)
     for p in problems:
@@ -225,8 +266,9 @@ with left:
     why_not = GN.train_disabled_reason(plan_ok=plan is not None, run_ok=run_ok)
     if why_not:
         st.caption(f":material/block: **Train is disabled:** {why_not}")
-    st.caption("Charged to the ledger of these rows before they are read. The default (k = 5, small VAE, 3 epochs "
-               "on the digits) took 12–16 s on a 2-core CPU, half of it compiling the models.")
+    st.caption("Charged to the ledger of these rows before they are read. " + GN.default_run_note(choice, partition))
+    if expected:
+        st.caption(":material/insights: " + expected)
 
 if go_btn and plan is not None and run_ok:
     with right:

@@ -297,3 +297,69 @@ def test_grid_shows_eight_per_model_with_weight_and_sizes_with_their_noise():
     assert sig == pytest.approx(res.plan.kmeans.step("lloyd").sigma_count) and sig > 0
     assert any("std σ" in c.value for c in at.caption)
     assert "8 samples each" in at.image[0].captions[0]
+
+
+# ---------------------------------------------------------------------- issue 17 polish: defaults, the data shown
+@pytest.mark.slow
+def test_defaults_are_the_benchmarks_settings_for_each_dataset_and_split():
+    """A newcomer's first run uses the settings benchmarks/results/dpgm.md measured (tuned per class on the digits),
+    the page says what the benchmark found at the chosen ε, and the default run needs no confirmation."""
+    from ui import generative as GN
+
+    at = _page()
+    assert at.radio(key="gen.partition").value == "labels"
+    assert at.select_slider(key="gen.batch").value == 256 and at.number_input(key="gen.epochs").value == 40
+    assert at.select_slider(key="gen.hidden").value == 32 and at.number_input(key="gen.latent").value == 4
+    assert at.number_input(key="gen.lr").value == pytest.approx(3e-3)
+    assert not at.button(key="gen.go").disabled                              # within the time budget: no question
+    expected = [c.value for c in at.caption if "Expected" in c.value]
+    assert expected and "benchmark" in expected[0] and "0.537" in expected[0]   # TSTR at ε = 1 (mean of 3 runs)
+    at.radio(key="gen.partition").set_value("kmeans").run()                 # the split's own measured settings
+    assert at.number_input(key="gen.k").value == 5 and at.number_input(key="gen.epochs").value == 20
+    at.selectbox(key="gen.data").set_value("penguins").run()
+    assert at.radio(key="gen.partition").value == "kmeans"                  # the user's split choice stays
+    want = GN.DEFAULTS[("penguins", "kmeans")]
+    assert at.select_slider(key="gen.batch").value == want["gen.batch"] == 64
+    assert at.number_input(key="gen.epochs").value == want["gen.epochs"] == 20
+    assert at.select_slider(key="gen.hidden").value == 64
+    assert any("Expected" in c.value and "MMD" in c.value for c in at.caption)
+    at.number_input(key="gen.epochs").set_value(7).run()                    # the user's change is kept on a rerun
+    assert at.number_input(key="gen.epochs").value == 7
+    assert not any("Expected" in c.value and "MMD" in c.value for c in at.caption)   # not what was measured
+    assert any("Use the benchmark's settings" in b.label for b in at.button)
+    at.button(key="gen.defaults").click().run()
+    assert at.number_input(key="gen.epochs").value == 20
+    assert not at.exception and not _unexpected(at)
+
+
+def test_expected_result_is_the_benchmarks_and_says_so():
+    """Public numbers from benchmarks/results/dpgm.md, at the measured ε or between them, only for its settings."""
+    from ui import generative as GN
+
+    tuned = {**GN.COMMON_DEFAULTS, **GN.DEFAULTS[("digits", "labels")]}
+    one = GN.expected_result("digits", "labels", tuned, epsilon=1.0)
+    assert "benchmark" in one and "0.537" in one and "0.51–0.55" in one and "not this run" in one
+    mid = GN.expected_result("digits", "labels", tuned, epsilon=2.0)
+    assert "0.537" in mid and "0.847" in mid and "between" in mid
+    low = GN.expected_result("digits", "labels", tuned, epsilon=0.5)
+    assert "0.537" in low and "below" in low
+    assert GN.expected_result("digits", "labels", {**tuned, "gen.epochs": 3}, epsilon=1.0) is None
+    assert GN.expected_result("current", "kmeans", tuned, epsilon=1.0) is None
+    mix = GN.expected_result("mixture", "kmeans", {**GN.COMMON_DEFAULTS, **GN.DEFAULTS[("mixture", "kmeans")]},
+                             epsilon=10.0)
+    assert "MMD" in mix and "0.279" in mix and "uniform" in mix
+
+
+@pytest.mark.slow
+def test_the_sidebar_says_which_data_this_page_trains_on():
+    """Item 2: the sidebar's "Current data" is the app's dataset (the mixture); this page trains on its own choice
+    (the digits). The sidebar names both, and the page says where its runs are charged."""
+    at = _page()
+    side = " ".join(m.value for m in at.sidebar.markdown) + " " + " ".join(c.value for c in at.sidebar.caption)
+    assert "This page trains on" in side and "digits" in side.lower()
+    assert "not the current data" in side
+    page = " ".join(c.value for c in at.main.caption)
+    assert "sidebar" in page and "charged" in page
+    at.selectbox(key="gen.data").set_value("current").run()
+    side = " ".join(m.value for m in at.sidebar.markdown)
+    assert "This page trains on" not in side                                # the same data: nothing to tell apart

@@ -12,6 +12,11 @@ measurements with the bounds of its declared schema, species as the label) and t
 default data; bounds declared from the generator's parameters). Each is an :class:`ui.state.Dataset`, so the
 ledger, its parts and the guarantee work as on every other page.
 
+Defaults (issue 17): each dataset and split of the rows starts from the settings the benchmark measured
+(:data:`DEFAULTS`; one model per class on the digits: L = 256, VAE 32/4, learning rate 3e-3, 40 epochs), and the
+page shows what the benchmark found with them at the chosen ε (:func:`expected_result`, labelled as the benchmark's,
+not a promise about the run) and how long the default run took (:data:`DEFAULT_RUN`).
+
 Cancel: Streamlit cannot interrupt a running script from a button of the same run. A Stop button is drawn
 during training; pressing it (or changing any input) makes Streamlit request a rerun, which it signals from
 inside the next ``st.progress`` call. :class:`ui.widgets.StoppableProgress` catches that signal, the DPGM
@@ -62,9 +67,63 @@ PARTITION_NOTE = ("One model per class: generated labels match their rows by con
 #: Why one model per class is the default when the data has a label column (issue 17), in one line.
 PARTITION_DEFAULT_NOTE = ("Default when the data has labels (k-means clusters, the paper's method, stay selectable): "
                           "on the digits its generated rows train classifiers far better (benchmarks/results/dpgm.md); "
-                          "recognisable digit images need a larger ε (about 10) and more epochs (about 40, L = 256).")
+                          "recognisable digit images need a larger ε (about 10).")
 #: The label of the slider that sets the k-means share (named in messages instead of the library's parameter).
 KSHARE_LABEL = "k-means share of (ε, δ)"
+
+#: The page's default settings per dataset and split of the rows (issue 17), as the benchmark measured them
+#: (``benchmarks/results/dpgm.md``): one model per class on the digits is the tuned setting (chosen on a validation
+#: split at ε = 3), k-means on the digits its best larger-batch variant; the tables and the mixture use the MMD
+#: panels' settings (k = 5, VAE 64/4; 20 epochs on the penguins, 10 on the mixture). Keys are the page's widgets.
+DEFAULTS = {
+    ("digits", "labels"): {"gen.batch": 256, "gen.hidden": 32, "gen.latent": 4, "gen.lr": 3e-3, "gen.epochs": 40},
+    ("digits", "kmeans"): {"gen.k": 5, "gen.batch": 256, "gen.hidden": 32, "gen.latent": 4, "gen.lr": 3e-3,
+                           "gen.epochs": 20},
+    ("penguins", "labels"): {"gen.batch": 64, "gen.hidden": 64, "gen.latent": 4, "gen.lr": 1e-3, "gen.epochs": 20},
+    ("penguins", "kmeans"): {"gen.k": 5, "gen.batch": 64, "gen.hidden": 64, "gen.latent": 4, "gen.lr": 1e-3,
+                             "gen.epochs": 20},
+    ("mixture", "kmeans"): {"gen.k": 5, "gen.batch": 128, "gen.hidden": 64, "gen.latent": 4, "gen.lr": 1e-3,
+                            "gen.epochs": 10},
+}
+#: The batch sizes the page offers.
+BATCH_CHOICES = (8, 16, 32, 64, 128, 256, 512)
+#: Settings shared by every default (the benchmark's): a VAE, clip norm 1, 20 % of (ε, δ) to 5 noisy Lloyd steps,
+#: the noise calibrated with the PLD accountant.
+COMMON_DEFAULTS = {"gen.model": "vae", "gen.clip": 1.0, "gen.kshare": 0.2, "gen.kiter": 5, "gen.n_hidden": 64,
+                   "gen.accountant": "pld"}
+#: What the benchmarks measured with the :data:`DEFAULTS` (δ = 1e-5, add/remove; ``benchmarks/results/dpgm.md``
+#: unless ``source`` says otherwise): per ε, the value (mean of runs, with their range where there were several),
+#: and the references next to it. Public numbers.
+BENCHMARK = {
+    ("digits", "labels"): {
+        "what": "TSTR accuracy (a classifier trained on generated rows, scored on real held-out digits; higher is "
+                "better)",
+        "at": {1.0: "0.537 (0.51–0.55, 3 runs)", 3.0: "0.847 (0.82–0.87, 3 runs)",
+               10.0: "0.885 (0.87–0.89, 3 runs)"},
+        "refs": "without noise 0.947, trained on the real rows 0.967, chance 0.100"},
+    ("digits", "kmeans"): {
+        "what": "TSTR accuracy on a validation split (higher is better; one run each)",
+        "at": {1.0: "0.103", 3.0: "0.072", 10.0: "0.373"},
+        "refs": "without noise 0.808, chance 0.100: one model per class does far better on these data"},
+    ("penguins", "labels"): {
+        "what": "MMD of generated rows to held-out rows, the page's evaluation (smaller is closer; mean of 3 runs)",
+        "at": {1.0: "0.349 (0.345–0.353)", 3.0: "0.359 (0.352–0.362)", 10.0: "0.327 (0.315–0.346)"},
+        "refs": "uniform rows in the declared box 0.36–0.39, a KME release (Algorithm 2) 0.072–0.095, the private "
+                "rows themselves 0.073: on this small table DPGM's rows are hardly closer than uniform ones",
+        "source": "benchmarks/results/dpgm_defaults.md"},
+    ("penguins", "kmeans"): {
+        "what": "MMD of generated rows to held-out rows, the page's evaluation (smaller is closer; mean of 3 runs)",
+        "at": {1.0: "0.379 (0.375–0.387)", 3.0: "0.362 (0.339–0.373)", 10.0: "0.340 (0.324–0.353)"},
+        "refs": "uniform rows in the declared box 0.37–0.38, a KME release (Algorithm 2) 0.075–0.092, the private "
+                "rows themselves 0.073: on this small table DPGM's rows are no closer than uniform ones",
+        "source": "benchmarks/results/dpgm_defaults.md"},
+    ("mixture", "kmeans"): {
+        "what": "MMD of generated rows to held-out rows (smaller is closer; one run each, on the paper's mixture "
+                "file, N = 5,000)",
+        "at": {1.0: "0.311", 3.0: "0.306", 10.0: "0.279"},
+        "refs": "uniform rows in the declared box 0.513, a KME release (Algorithm 2) 0.014–0.015, the private rows "
+                "themselves 0.010"},
+}
 
 
 @dataclass
@@ -199,6 +258,188 @@ def plan(*, epsilon: float, delta: float, n_private: int, batch_size: int, epoch
     except ValueError as exc:             # name the page's slider, not the library's parameter (issue 17)
         raise ValueError(str(exc).replace("kmeans_share", f"the slider “{KSHARE_LABEL}” (under Architecture and "
                                                           "accounting)")) from None
+
+
+def default_settings(data: str, partition: str, *, n_private: int | None = None) -> dict:
+    """The page's default settings (widget keys to values) for a dataset choice and a split of the rows.
+
+    The benchmark's measured settings (:data:`DEFAULTS`, :data:`COMMON_DEFAULTS`); a split the benchmark did not
+    measure on that data, and the app's current dataset, get the mixture's (k-means, VAE 64/4, 10 epochs). A default
+    batch size larger than the (public) number of private rows becomes the largest choice up to a quarter of them.
+
+    Parameters
+    ----------
+    data : str
+        A key of :data:`DATASETS`.
+    partition : str
+        A key of :data:`PARTITIONS`.
+    n_private : int, optional
+        The declared number of private rows (public); ``None`` leaves the batch size as measured.
+
+    Examples
+    --------
+    >>> default_settings("digits", "labels")["gen.batch"]
+    256
+    """
+    if data not in DATASETS or partition not in PARTITIONS:
+        raise ValueError(f"no defaults for data={data!r}, partition={partition!r}; choose data from "
+                         f"{list(DATASETS)} and a partition from {list(PARTITIONS)}.")
+    own = DEFAULTS.get((data, partition)) or DEFAULTS.get((data, "kmeans")) or DEFAULTS[("mixture", "kmeans")]
+    out = {**COMMON_DEFAULTS, **own}
+    if n_private is not None and out["gen.batch"] > int(n_private):
+        out["gen.batch"] = max([b for b in BATCH_CHOICES if b <= int(n_private) // 4] or [BATCH_CHOICES[0]])
+    return out
+
+
+def defaults_note(data: str, partition: str) -> str:
+    """Where the page's default settings for this data and split come from, in one line.
+
+    Parameters
+    ----------
+    data : str
+        A key of :data:`DATASETS`.
+    partition : str
+        A key of :data:`PARTITIONS`.
+    """
+    if (data, partition) == ("digits", "labels"):
+        return ("Defaults: the benchmark's tuned settings for one model per class on the digits (chosen on a "
+                "validation split at ε = 3; benchmarks/results/dpgm.md).")
+    if data == "penguins":
+        return ("Defaults: the settings of the benchmark's penguins panel (benchmarks/results/dpgm.md), measured with "
+                "both splits in benchmarks/results/dpgm_defaults.md.")
+    if (data, partition) in DEFAULTS:
+        return "Defaults: the settings the benchmark measured on this data and split (benchmarks/results/dpgm.md)."
+    return ("Defaults: the settings the benchmark measured on the paper's mixture (k-means, VAE 64/4, 10 epochs); "
+            "this data and split were not measured.")
+
+
+def expected_result(data: str, partition: str, settings: dict, *, epsilon: float) -> str | None:
+    r"""What the benchmark measured with these settings at (or around) ``epsilon``, in one labelled sentence.
+
+    ``None`` unless ``settings`` are the benchmark's (:func:`default_settings`) and it measured this data and split.
+    Between two measured values of :math:`\varepsilon` both are named; outside them, the nearest. Public numbers only
+    (``benchmarks/results/dpgm.md``), never a promise about this run: each run draws fresh noise.
+
+    Parameters
+    ----------
+    data : str
+        A key of :data:`DATASETS`.
+    partition : str
+        A key of :data:`PARTITIONS`.
+    settings : dict
+        The page's current settings (widget keys to values); keys other than the defaults' are ignored.
+    epsilon : float
+        The chosen :math:`\varepsilon`.
+
+    Examples
+    --------
+    >>> expected_result("digits", "labels", default_settings("digits", "labels"), epsilon=3.0)[:40]
+    'Expected at ε = 3 (benchmark, not this r'
+    """
+    bench = BENCHMARK.get((data, partition))
+    if bench is None or settings_differ(default_settings(data, partition), settings, partition=partition):
+        return None
+    eps = float(epsilon)
+    at = bench["at"]
+    grid = sorted(at)
+    if any(abs(eps - e) <= 1e-9 * e for e in grid):
+        e = min(grid, key=lambda g: abs(g - eps))
+        value = f"{at[e]}"
+    elif eps < grid[0]:
+        value = f"below {at[grid[0]]} (measured at ε = {grid[0]:g}; a smaller ε adds more noise)"
+        if bench["what"].startswith("MMD"):
+            value = f"above {at[grid[0]]} (measured at ε = {grid[0]:g}; a smaller ε adds more noise)"
+    elif eps > grid[-1]:
+        value = f"about {at[grid[-1]]} (measured at ε = {grid[-1]:g})"
+    else:
+        lo = max(g for g in grid if g < eps)
+        hi = min(g for g in grid if g > eps)
+        value = f"between {at[lo]} (ε = {lo:g}) and {at[hi]} (ε = {hi:g})"
+    return (f"Expected at ε = {eps:g} (benchmark, not this run; {bench.get('source', 'benchmarks/results/dpgm.md')}, "
+            f"δ = 1e-5): {bench['what']}: {value}. For reference: {bench['refs']}.")
+
+
+def settings_differ(defaults: dict, settings: dict, *, partition: str) -> bool:
+    """Whether the page's ``settings`` differ from ``defaults`` in anything the run uses.
+
+    The RBM's hidden units are ignored for a VAE, and the k-means settings for one model per class.
+
+    Parameters
+    ----------
+    defaults : dict
+        :func:`default_settings` (widget keys to values).
+    settings : dict
+        The page's current values of the same keys.
+    partition : str
+        A key of :data:`PARTITIONS`.
+    """
+    skip = {"gen.n_hidden"} if settings.get("gen.model", "vae") == "vae" else set()
+    if partition == "labels":
+        skip |= {"gen.k", "gen.kshare", "gen.kiter"}
+    for key, value in defaults.items():
+        if key in skip:
+            continue
+        got = settings.get(key)
+        if got is None:
+            return True
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            try:
+                if float(got) != float(value):
+                    return True
+            except (TypeError, ValueError):
+                return True
+        elif got != value:
+            return True
+    return False
+
+
+def settings_text(defaults: dict, *, partition: str) -> str:
+    """The benchmark's settings in words, e.g. ``"VAE 32/4, L = 256, learning rate 0.003, 40 epochs"``.
+
+    Parameters
+    ----------
+    defaults : dict
+        :func:`default_settings` (widget keys to values).
+    partition : str
+        A key of :data:`PARTITIONS`.
+    """
+    d = defaults
+    text = (f"VAE {d['gen.hidden']}/{d['gen.latent']}, L = {d['gen.batch']}, learning rate {d['gen.lr']:g}, "
+            f"{d['gen.epochs']} epochs, C = {d['gen.clip']:g}")
+    if partition != "labels":
+        text = f"k = {d['gen.k']}, " + text
+    return text
+
+
+#: Each dataset's default run at ε = 1 on a shared 2-core CPU, from pressing Train to everything the page shows
+#: (``benchmarks/bench_dpgm_defaults.py``, ``benchmarks/results/dpgm_defaults.md``): (CPU seconds, wall seconds,
+#: load average). CPU time is what a busy machine does not inflate; on 2 idle cores the wall time is about half to
+#: all of it.
+DEFAULT_RUN = {
+    ("digits", "labels"): (18.9, 45.0, 6.7),
+    ("digits", "kmeans"): (20.4, 31.3, 7.9),
+    ("penguins", "labels"): (12.1, 15.5, 7.3),
+    ("mixture", "kmeans"): (16.9, 19.7, 6.6),
+}
+
+
+def default_run_note(data: str, partition: str) -> str:
+    """How long the default run of this data and split took in the benchmark (``""`` when it was not measured).
+
+    Parameters
+    ----------
+    data : str
+        A key of :data:`DATASETS`.
+    partition : str
+        A key of :data:`PARTITIONS`.
+    """
+    got = DEFAULT_RUN.get((data, partition))
+    if got is None:
+        return ""
+    cpu, wall, load = got
+    return (f"The default run of this data and split, everything shown after it included, took {cpu:.0f} s of CPU "
+            f"time: about {cpu / 2:.0f}–{cpu:.0f} s on 2 idle cores ({wall:.0f} s measured on 2 cores shared at load "
+            f"average {load:g}; benchmarks/results/dpgm_defaults.md).")
 
 
 def train_disabled_reason(*, plan_ok: bool, run_ok: bool) -> str:

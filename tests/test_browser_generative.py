@@ -1,0 +1,42 @@
+"""Real-browser test of the Generative release page (issue 17): Stop during training, on a live server.
+
+AppTest runs a page synchronously; only a live server has Streamlit's fast reruns, where a Stop click stops the
+training run in its thread and starts the next run at once. Here: the default settings (one model per class on the
+digits), Train, Stop once some steps are reported, and then the stopped run's models, one ledger charge, no second
+run left training, and the sidebar naming the data this page trains on. Condition-based waits only.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import Page, expect
+
+pytestmark = pytest.mark.browser
+
+
+def main(page: Page):
+    return page.get_by_test_id("stMain")
+
+
+@pytest.mark.slow
+def test_stop_keeps_the_stopped_models_and_charges_once(app_page, nav, wait_idle, assert_no_exception):
+    page = app_page
+    page.set_viewport_size({"width": 1400, "height": 900})
+    nav(page, "Generative release")
+    side = page.get_by_test_id("stSidebar")
+    expect(side.get_by_text("This page trains on")).to_be_visible()                 # not the sidebar's current data
+    expect(side.get_by_text("nothing yet in this session.", exact=False)).to_be_visible()
+    main(page).get_by_role("button", name="Train the generative models", exact=True).click()
+    # stop once some steps are reported, whatever the machine's speed: the bar's text says "step s of T"
+    expect(main(page).get_by_test_id("stProgress")).to_contain_text(re.compile(r"step [1-9][\d,]* of"),
+                                                                    timeout=240_000)
+    main(page).get_by_role("button", name="Stop training").click()
+    expect(main(page).get_by_text(re.compile(r"Stopped after [1-9][\d,]* of [\d,]+ steps"))).to_be_visible(
+        timeout=240_000)
+    wait_idle(page)
+    expect(main(page).get_by_role("button", name="Stop training")).to_have_count(0)
+    expect(main(page).get_by_text(re.compile(r"What is released: 10 trained models"))).to_be_visible()
+    expect(side.get_by_text("(1 charge in its ledger.)", exact=False)).to_be_visible()   # charged once, not twice
+    assert_no_exception(page)
