@@ -554,6 +554,7 @@ with left:
     run = st.button("Compute the curves", type="primary", key="tst.c_go", width="stretch", disabled=not curve_ok)
 cfg = json.dumps({"case": case, "vary": vary, "values": values, "n": n_fixed, "eps": eps_fixed, "d": dim,
                   "methods": methods, "f": [kind, J], "reps": reps, "a": alpha, "s": seed, "delta": delta})
+stop_signal = None                          # a Stop (or an input change) during the curves: re-raised at the end
 if run and curve_ok:
     with right:
         bar = st.progress(0.0, text="starting")
@@ -571,17 +572,23 @@ if run and curve_ok:
                                     delta=delta, repetitions=reps, alpha=alpha, dim=dim, feature_kind=kind,
                                     n_features=J, random_state=seed, progress=cb)
         box["latest"] = {"key": cfg, "curve": curve}
-    prog.resume()
+    # Stopped: draw the stopped run's partial curves in this run at once, then let the requested rerun happen at
+    # the end of the page (it draws the same stored curves) instead of depending on that rerun to show them.
+    stop_signal, prog.interrupted = prog.interrupted, None
     bar.empty()
     stop_slot.empty()
 # With fast reruns, an input change or Stop starts the next run at once while the interrupted one is still
-# finishing its current repetition (it stops at its next progress report): wait for it to store its result.
+# finishing its current repetition (it stops at its next progress report): wait for it to store its result, however
+# long that repetition takes, so that no stopped run writes into the session after this run has drawn the page.
 running = box.get("running")
 if running is not None and not running.is_set():
-    running.wait(timeout=15)
+    with right, st.spinner("Stopping the curves at the end of the current repetition; keeping what is done…"):
+        running.wait(timeout=900)
 stored = box.get("latest")
 with right:
     if not stored:
+        if stop_signal is not None:
+            raise stop_signal
         st.info("Press **Compute the curves**. With the defaults this takes about half a minute; a progress bar "
                 "shows the repetitions.")
         st.stop()
@@ -624,3 +631,5 @@ with right:
     table.to_csv(buf, index=False)
     st.download_button("Download the rates (CSV)", data=buf.getvalue().encode(), file_name="dpkme_two_sample_rates.csv",
                        mime="text/csv", key="tst.c_dl", on_click="ignore", icon=":material/download:")
+if stop_signal is not None:                 # the rerun the Stop (or an input change) asked for
+    raise stop_signal

@@ -213,3 +213,79 @@ def test_a_huge_curve_waits_for_confirmation_and_a_default_one_does_not():
     box = next(c for c in at.checkbox if c.key.startswith("tst.c_size.confirm."))
     box.check().run()
     assert not at.button(key="tst.c_go").disabled
+
+
+# ---------------------------------------------------------------------- Stop on the curves (the issue 17 bug)
+def _curves_page(at):
+    """The curve lab with tiny settings (one ε, 500 pairs, 20 repetitions, d = 10, two cheap tests)."""
+    at.switch_page("pages/twosample.py").run()
+    at.radio(key="tst.mode").set_value("curves").run()
+    at.multiselect(key="tst.c_eps").set_value([1.0]).run()
+    at.select_slider(key="tst.c_n").set_value(500).run()
+    at.number_input(key="tst.c_reps").set_value(20).run()
+    at.multiselect(key="tst.c_methods").set_value(["nonprivate", "tcmc"]).run()
+    ok(at)
+    return at
+
+
+def test_stop_shows_the_stopped_curves_at_once(monkeypatch):
+    """A Stop during the curves: the stopped run's partial curves show in the same script run (not only in a later
+    rerun that may not wait for them), labelled as stopped. The stop signal is simulated at the third report."""
+    from streamlit.runtime.scriptrunner_utils.exceptions import StopException
+
+    import ui.widgets as W
+
+    class StopAtThird(W.StoppableProgress):
+        calls = 0
+
+        def update(self, fraction, message):
+            StopAtThird.calls += 1
+            if StopAtThird.calls >= 3:
+                self.interrupted = self.interrupted or StopException()
+                return False
+            return super().update(fraction, message)
+
+    at = _curves_page(new_app().run())
+    monkeypatch.setattr(W, "StoppableProgress", StopAtThird)
+    at.button(key="tst.c_go").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    curve = at.session_state["tst.curves"]["latest"]["curve"]
+    assert not curve.completed and 0 < sum(curve.repetitions) < 20
+    assert any("Stopped early" in w.value for w in at.warning)                # this run shows it
+    assert plotly_figures(at) and not any("Press **Compute" in i.value for i in at.info)
+    assert at.session_state["tst.curves"]["running"].is_set()                # no run left behind
+
+
+def test_the_next_run_waits_for_a_slow_stopped_run():
+    """Fast reruns: the Stop's rerun starts while the stopped run still finishes its current repetition. However
+    long that takes, the rerun waits for it and draws its partial curves, instead of drawing the old result while
+    the stopped run writes into the session later. Simulated: the stopped run needs 20 s to reach its next report
+    (no clock is read)."""
+    from dpkme.two_sample.curves import run_rejection_curve
+
+    at = _curves_page(new_app().run())
+    partial = run_rejection_curve("SG", vary="epsilon", values=[1.0], methods=["nonprivate"], n=200, epsilon=1.0,
+                                  delta=1e-5, repetitions=5, alpha=0.05, dim=5, feature_kind="scf", n_features=2,
+                                  random_state=0, progress=lambda d, t, i: d < 2)
+    assert not partial.completed
+    box = at.session_state["tst.curves"]
+
+    class SlowStoppedRun:
+        """The stopped run's event: it stores its result 20 (simulated) seconds after the rerun starts waiting."""
+
+        done = False
+
+        def is_set(self):
+            return self.done
+
+        def wait(self, timeout=None):
+            if timeout is None or timeout >= 20:
+                box["latest"] = {"key": "stopped", "curve": partial}
+                self.done = True
+            return self.done
+
+    box["running"] = SlowStoppedRun()
+    at.run()
+    ok(at)
+    assert box["running"].done                                               # waited for it
+    assert any("Stopped early" in w.value for w in at.warning)
