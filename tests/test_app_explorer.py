@@ -33,8 +33,10 @@ def release_page(at=None):
     return at
 
 
-def explorer_figures(at) -> list[dict]:
-    return [f for f in plotly_figures(at) if (f["layout"].get("meta") or {}).get("figure") == EXPLORER_META]
+def explorer_figures(at, part: str | None = "total") -> list[dict]:
+    """The explorer's figures: the total witnesses (``part="total"``), the noise's own (``"noise"``) or all."""
+    return [f for f in plotly_figures(at) if (f["layout"].get("meta") or {}).get("figure") == EXPLORER_META
+            and (part is None or f["layout"]["meta"].get("part", "total") == part)]
 
 
 def texts(at) -> str:
@@ -97,7 +99,7 @@ def test_an_invalid_epsilon_is_refused_on_the_release_page():
 # ---------------------------------------------------------------------- the explorer
 def test_the_explorer_draws_three_panels_on_one_colour_scale_and_shared_axes(explored):
     at, _ = explored
-    figs = explorer_figures(at)
+    figs = explorer_figures(at)                           # the total witnesses (the noise's own: below)
     assert [f["layout"]["meta"]["epsilon"] for f in figs] == [0.1, 1.0, 10.0]
     axes = [f["layout"]["coloraxis"] for f in figs]
     assert {(a["cmin"], a["cmax"]) for a in axes} == {(axes[0]["cmin"], axes[0]["cmax"])}    # one colour scale
@@ -132,6 +134,148 @@ def test_a_smaller_epsilon_shows_more_noise_and_every_panel_has_its_own_noise(ex
     assert w[0] > w[2] and d[0] > d[2]                                             # RKHS distance too
 
 
+# ---------------------------------------------------------------------- the noise alone vs what M points cannot show
+# On the default data (Algorithm 1 from q, probability weights, M = 200) the total distance barely moves with ε (the
+# M random points' projection error, ~0.15, dominates): each panel also shows the noise's own part μ̃ − μ̃₀ (minus
+# the same mechanism without noise on the same points: allowed because the planning data is not private).
+NOISE_LINE = re.compile(r"^noise ‖μ̃ − μ̃₀‖ = \*\*(\S+)\*\* · M points ‖μ̃₀ − μ̂_plan‖ = (\S+)$")
+
+
+def replay_of(at, *, seed: int = 7, plan_key: str | None = None, params: dict | None = None,
+              epsilons=(0.1, 1.0, 10.0)) -> dict:
+    """The explored run replayed with distinct children of ``seed``: a fixed outcome, never a chance ordering."""
+    ss = at.session_state
+    res = ss[XP.RESULT_KEY]
+    return XP.run_explorer(ss[S.DATASET], res["panels"][0]["release"].kernel, plan_key=plan_key or res["mechanism"],
+                           params=params or res["params"], epsilons=list(epsilons), plan=res["plan"],
+                           delta=ss[S.DELTA], calibration=ss[S.CALIBRATION], sensitivity_mode=ss[S.SENS_MODE],
+                           seed=seed)
+
+
+@pytest.fixture(scope="module")
+def replayed():
+    """The default data's explorer in the page's replay mode (seeded noise): the panels drawn are a fixed outcome."""
+    from ui import noise as N
+
+    at = release_page()
+    at.radio(key=S.NOISE_SOURCE).set_value(N.REPLAY).run()
+    at.button(key=XP.GO_KEY).click().run()
+    ok(at)
+    return at
+
+
+def test_each_panel_shows_the_noise_alone_first_on_its_own_shared_colour_scale(explored):
+    at, _ = explored
+    parts = [(f["layout"]["meta"]["epsilon"], f["layout"]["meta"]["part"]) for f in explorer_figures(at, None)]
+    assert parts == [(e, part) for e in (0.1, 1.0, 10.0) for part in ("noise", "total")]   # noise on top
+    figs = explorer_figures(at, "noise")
+    res = at.session_state[XP.RESULT_KEY]
+    axes = {(f["layout"]["coloraxis"]["cmin"], f["layout"]["coloraxis"]["cmax"]) for f in figs}
+    assert axes == {(-res["noise_zmax"], res["noise_zmax"])}                       # one scale for the row
+    z = [decode(f["data"][0]["z"]) for f in figs]
+    assert max(np.abs(zi).max() for zi in z) == pytest.approx(res["noise_zmax"], rel=1e-12)
+    assert len({(tuple(f["layout"]["xaxis"]["range"]), tuple(f["layout"]["yaxis"]["range"])) for f in figs}) == 1
+    assert all("the noise alone" in f["layout"]["title"]["text"] for f in figs)
+    assert all(f["layout"]["coloraxis"]["colorbar"]["title"]["text"] == "released − noiseless" for f in figs)
+    # total − noise alone = twin − planning embedding: what the M points cannot represent, the same at every ε
+    gaps = [p["witness"] - p["noise_witness"] for p in res["panels"]]
+    assert all(np.allclose(g, gaps[0], rtol=0, atol=1e-12) for g in gaps[1:])
+    assert "**Top row: the noise alone**" in texts(at) and "**Bottom row: the total**" in texts(at)
+
+
+def test_on_the_default_data_the_noise_at_eps_0_1_is_ten_times_that_at_eps_10(replayed):
+    at = replayed
+    res = at.session_state[XP.RESULT_KEY]
+    assert res["replay"] and res["mechanism"] == "alg1-q" and res["params"]["weights"] == "simplex"
+    noise = {f["layout"]["meta"]["epsilon"]: np.abs(decode(f["data"][0]["z"])).max()
+             for f in explorer_figures(at, "noise")}
+    cmax = {f["layout"]["coloraxis"]["cmax"] for f in explorer_figures(at, "noise")}
+    assert cmax == {noise[0.1]}                     # the shared colour scale is set by the ε = 0.1 panel ...
+    assert noise[10.0] < 0.1 * noise[0.1]           # ... and the ε = 10 panel stays within 10 % of it: near white
+    d = [p["noise_distance"] for p in res["panels"]]
+    assert d[0] >= 10 * d[2] and d[0] > d[1] > d[2]
+    # what the M points cannot represent: one noiseless twin for the three panels (the same points), so ε does not
+    # change it; the total lies between the difference and the sum of the two parts (triangle inequality)
+    assert len({p["approx_distance"] for p in res["panels"]}) == 1
+    for p in res["panels"]:
+        assert abs(p["noise_distance"] - p["approx_distance"]) - 1e-9 <= p["distance"]
+        assert p["distance"] <= p["noise_distance"] + p["approx_distance"] + 1e-9
+    # the same outcome replayed outside the page (distinct children of the page's seed): identical numbers
+    again = replay_of(at, seed=at.session_state[S.SEED])
+    assert [p["noise_distance"] for p in again["panels"]] == d
+
+
+def test_the_decomposition_numbers_shown_match_the_computation(explored):
+    from dpkme.release.subspace import SubspaceBasis, project_weights
+
+    at, _ = explored
+    res = at.session_state[XP.RESULT_KEY]
+    shown = [NOISE_LINE.match(m.value) for m in at.markdown if m.value.startswith("noise ‖μ̃ − μ̃₀‖")]
+    assert len(shown) == 3 and all(shown)
+    X = res["plan"].X
+    kernel = res["panels"][0]["release"].kernel
+    kxx = float(kernel.row_means(X, X).mean())                      # ‖μ̂_plan‖², computed here independently
+    xs, ys, G = res["grid"]
+    for m, p in zip(shown, res["panels"]):
+        assert as_float(m.group(1)) == pytest.approx(p["noise_distance"], rel=5e-3)
+        assert as_float(m.group(2)) == pytest.approx(p["approx_distance"], rel=5e-3)
+        rel = p["release"]
+        Z = rel.points
+        B = SubspaceBasis.fit(Z, kernel=kernel)                        # the noiseless twin, from the library
+        kbar = kernel.row_means(Z, X)
+        w0 = project_weights(B.weights(B.coordinates(kbar)), kernel(Z, Z), constraint="simplex")
+        K = kernel(Z, Z)
+        dw = rel.weights - w0
+        assert p["noise_distance"] == pytest.approx(np.sqrt(dw @ K @ dw), rel=1e-6)
+        assert p["approx_distance"] == pytest.approx(np.sqrt(w0 @ K @ w0 - 2 * w0 @ kbar + kxx), rel=1e-6)
+        assert np.allclose(p["noise_witness"], kernel(G, Z) @ dw, rtol=0, atol=1e-10)
+        caption = next(c.value for c in at.caption if c.value.startswith(f"The noise moves the estimate by "
+                                                                         f"{p['noise_distance']:.2g} at ε = "
+                                                                         f"{p['epsilon']:g};"))
+        assert f"the rest, {p['approx_distance']:.2g}, comes from using M = 200 points" in caption
+        assert "which ε does not change" in caption and "raise M (*Number of synthetic points M*" in caption
+    summary = next(m.value for m in at.markdown if m.value.startswith("**What ε does:**"))
+    for p in res["panels"]:
+        assert f"{p['noise_distance']:.2g} at ε = {p['epsilon']:g}" in summary
+    assert f"cannot represent stays at {res['panels'][0]['approx_distance']:.2g} in every panel" in summary
+    assert ledger_size(at) == 0 and not at.session_state[S.RELEASES]          # the twins are not releases either
+
+
+def test_algorithm_2_has_a_noiseless_twin_with_the_same_random_streams(explored):
+    from dpkme.reduced_set import DEFAULT_SOLVER
+
+    at, _ = explored
+    params = {"n_points": 20, "n_features": 200, "solver": DEFAULT_SOLVER, "start": "q", "q_scale": 500.0}
+    rep = replay_of(at, plan_key="alg2", params=params)
+    d = [p["noise_distance"] for p in rep["panels"]]
+    assert d[0] >= 10 * d[2]
+    assert all(p["twin_sigma"] < 1e-6 for p in rep["panels"])                  # numerically no noise
+    assert all(p["release"].noise_source == "seeded" for p in rep["panels"])
+    assert [p["noise_distance"] for p in replay_of(at, plan_key="alg2", params=params)["panels"]] == d
+    summary = XP.summary_words(rep)
+    assert "random features and solver, not with ε" in summary or "cannot represent stays at" in summary
+    # fresh noise: the twin replays a generator seeded by fresh OS entropy that nothing keeps
+    fresh = XP.run_explorer(at.session_state[S.DATASET], rep["panels"][0]["release"].kernel, plan_key="alg2",
+                            params=params, epsilons=[1.0], plan=rep["plan"], delta=at.session_state[S.DELTA],
+                            calibration=at.session_state[S.CALIBRATION],
+                            sensitivity_mode=at.session_state[S.SENS_MODE])
+    (p,) = fresh["panels"]
+    assert p["seed"] is None and p["release"].seed is None and p["twin_sigma"] < 1e-6
+
+
+def test_the_noise_row_is_shown_in_presentation_mode_on_planning_data():
+    from ui import presentation as P
+
+    at = release_page()
+    at.session_state[P.PRESENT] = True
+    at.run()
+    at.button(key=XP.GO_KEY).click().run()
+    ok(at)
+    assert not at.session_state[XP.RESULT_KEY]["private"]
+    assert len(explorer_figures(at, "noise")) == 3 and len(explorer_figures(at, "total")) == 3
+    assert "**What ε does:**" in texts(at)
+
+
 def test_each_panel_reads_in_plain_words(explored):
     at, _ = explored
     readings = [c.value for c in at.caption if c.value.startswith("A third party's estimate of the mean of x1")]
@@ -151,7 +295,8 @@ def test_the_explorer_spends_nothing_and_says_so(explored):
     shown = texts(at)
     assert "ε explorer (planning: not a release)" in [h.value for h in at.subheader]
     assert shown.count("Planning run: not a release, not charged to the ledger, not stored.") == 3
-    assert all("planning: not a release" in f["layout"]["title"]["text"] for f in explorer_figures(at))
+    assert len(explorer_figures(at, None)) == 6                                 # noise alone + total, per ε
+    assert all("planning: not a release" in f["layout"]["title"]["text"] for f in explorer_figures(at, None))
     assert "One colour scale for every panel" in shown
 
 
@@ -270,10 +415,12 @@ def test_the_explorer_in_a_browser(app_page, nav, expect_rerun, assert_no_except
     with expect_rerun(page):
         main.get_by_role("button", name="Run the ε explorer (spends no budget)").click()
     charts = main.get_by_test_id("stPlotlyChart")
-    expect(charts).to_have_count(3)
-    for i in range(3):
+    expect(charts).to_have_count(6)                      # per ε: the noise alone (top) and the total (bottom)
+    for i in range(6):
         expect(charts.nth(i).locator("svg.main-svg").first).to_be_visible()
     expect(main.get_by_text("Planning run: not a release, not charged to the ledger, not stored.")).to_have_count(3)
+    expect(main.get_by_text("What ε does:", exact=False)).to_be_visible()
+    expect(main.get_by_text(re.compile(r"^The noise moves the estimate by"))).to_have_count(3)
     assert_no_exception(page)
     charts.first.scroll_into_view_if_needed()
     page.screenshot(path=str(tmp_path / "explorer.png"), full_page=True)

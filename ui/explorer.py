@@ -9,6 +9,15 @@ plain words (a third party's error on the mean of a column, by eq. (4) with the 
 weights, in the column's original units) and the RKHS distance :math:`\|\tilde\mu - \hat\mu_{\rm plan}\|`.
 Nothing is charged to the ledger, recorded as a release or exported.
 
+What ε does, separated from what ε does not do: every planning run gets a noiseless twin :math:`\tilde\mu_0` (the
+same mechanism on the same points without the noise; allowed because the planning data is not private, never made
+for a real release), and each panel shows, above the total, the **noise alone** :math:`\tilde\mu - \tilde\mu_0`
+on a second colour scale shared by all panels, with the split of the distance in plain words: the noise's part
+:math:`\|\tilde\mu - \tilde\mu_0\|` (about 1/ε) and what the M points cannot represent,
+:math:`\|\tilde\mu_0 - \hat\mu_{\rm plan}\|`, which ε does not change. On the default data (Algorithm 1 from q,
+probability weights, M = 200) the second dominates (~0.15 against a noise part of ~0.05 at ε = 0.1 and ~0.0007 at
+ε = 10, 20 draws), so the totals look alike while the noise row does not.
+
 Planning data (:func:`planning_sources`; the default is the first that applies, the page offers every one that
 does):
 
@@ -73,6 +82,8 @@ PLANNING_SEED = 20180713
 PLANNING_SEED_OFFSET = 1_000_003
 #: The mechanisms the explorer runs as configured; for any other it plans Algorithm 2.
 SUPPORTED = ("alg1-public", "alg1-q", "alg2")
+#: ε of Algorithm 2's noiseless twin (:func:`run_explorer`): σ about 1e-8 (N = 4,500, δ = 1e-6), numerically none.
+TWIN_EPSILON = 1e9
 
 PRIVATE_NOTE = ("**Planning on the private rows is a data-dependent choice.** These panels read the private rows "
                 "and are for you, the data owner, only. Choosing ε or M from what you see here is itself a choice "
@@ -264,17 +275,58 @@ def explorer_cost(ds: S.Dataset, plan_key: str, params: dict, kernel, k: int, pl
     if ds.schema is None:
         g = 200 if ds.dim == 1 else GRID_SIZE * GRID_SIZE
         total = total + estimate_cost("rkhs-distance", n=ds.n, n_points=g, dim=ds.dim).without(ALL_PAIRS_TERM)
+    # the noiseless twins (run_explorer): Algorithm 2 runs each panel twice; Algorithm 1 projects once per point set
+    twins = k if plan_key == "alg2" or (plan_key != "alg1-public" and params.get("domain")) else 1
+    total = total + ev.without(ALL_PAIRS_TERM).repeated(twins)
+    if ds.schema is None:
+        total = total + estimate_cost("rkhs-distance", n=g, n_points=m, dim=ds.dim).without(ALL_PAIRS_TERM) \
+            .repeated(twins)
     own = spec.cost(ds, params, kernel) if spec.cost is not None else None
-    return total if own is None else own.repeated(k) + total
+    return total if own is None else own.repeated(k + (twins if plan_key == "alg2" else 0)) + total
+
+
+def _rkhs_gap(kernel, Z, w, Z0, w0) -> float:
+    r""":math:`\|\sum_m w_m k(z_m,\cdot) - \sum_m w^0_m k(z^0_m,\cdot)\|_{\mathcal H}` (public points and weights)."""
+    Z, Z0 = np.asarray(Z, dtype=float), np.asarray(Z0, dtype=float)
+    if Z.shape == Z0.shape and np.array_equal(Z, Z0):          # the same points: one signed measure, w − w0
+        P, c = Z, np.asarray(w, dtype=float) - np.asarray(w0, dtype=float)
+    else:
+        P, c = np.vstack([Z, Z0]), np.concatenate([np.asarray(w, dtype=float), -np.asarray(w0, dtype=float)])
+    return math.sqrt(max(float(c @ kernel.cross(P, P) @ c), 0.0))
+
+
+def _alg1_noiseless(kernel, plan: PlanningData, Z: np.ndarray, params: dict) -> np.ndarray:
+    r"""The weights of Algorithm 1's noiseless twin on the points ``Z``: the projection :math:`P\hat\mu_{\rm plan}`
+    onto span{k(z_m, ·)} (its coordinates :math:`\alpha` without the noise; nothing to shrink), then the same weight
+    post-processing (simplex or L1 ball) as the planning run."""
+    from dpkme.release.subspace import project_weights
+
+    kk, zk = C.kernel_key(kernel), C.array_key(Z)
+    B = C.basis(kk, zk, Z)
+    w = B.weights(B.coordinates(C.row_means(plan.key, kk, zk, Z, plan.X)))
+    if params.get("weights", "free") != "free":
+        w = project_weights(w, kernel.gram(Z), constraint="simplex" if params["weights"] == "simplex" else "l1")
+    return np.asarray(w, dtype=float)
 
 
 def run_explorer(ds: S.Dataset, kernel, *, plan_key: str, params: dict, epsilons, plan: PlanningData, delta: float,
                  calibration: str, sensitivity_mode: str, seed: int | None = None, progress=None) -> dict:
-    """``len(epsilons)`` planning releases of ``plan.X`` (never recorded, never charged) and their witnesses.
+    r"""``len(epsilons)`` planning releases of ``plan.X`` (never recorded, never charged) and their witnesses.
 
-    Returns ``{"dataset_key", "panels", "grid", "dims", "zmax", ...}``; each panel holds its ε, the planning
-    :class:`~dpkme.release.Release`, the witness on the grid (numeric data), the RKHS distance to the planning
-    embedding and its noise seed (None: OS entropy).
+    Every planning run :math:`\tilde\mu` also gets a **noiseless twin** :math:`\tilde\mu_0`: the same mechanism on
+    the same public points and random features, without the noise (planning data is public or simulated, so the
+    twin is allowed; a real release of private rows never has one). Algorithm 1: the projection of
+    :math:`\hat\mu_{\rm plan}` onto span{k(z_m, ·)} with the same weight post-processing
+    (:func:`_alg1_noiseless`); Algorithm 2: the run replayed with the same random streams (features, solver) at
+    :data:`TWIN_EPSILON`, whose :math:`\sigma \approx 10^{-8}` is numerically no noise. The distance to the planning
+    embedding then splits into the noise's own part :math:`\|\tilde\mu - \tilde\mu_0\|` (shrinks like 1/ε) and
+    the approximation part :math:`\|\tilde\mu_0 - \hat\mu_{\rm plan}\|` (what the M points cannot represent; ε
+    does not change it); by the triangle inequality the total lies between their difference and their sum.
+
+    Returns ``{"dataset_key", "panels", "grid", "dims", "zmax", "noise_zmax", ...}``; each panel holds its ε, the
+    planning :class:`~dpkme.release.Release`, the witness on the grid (numeric data) and the noise's own witness
+    :math:`\tilde\mu - \tilde\mu_0` there, the RKHS distance to the planning embedding (``distance``), its two
+    parts (``noise_distance``, ``approx_distance``) and its noise seed (None: OS entropy).
     """
     progress = progress or (lambda f, m: None)
     eps = [float(e) for e in epsilons]
@@ -300,6 +352,7 @@ def run_explorer(ds: S.Dataset, kernel, *, plan_key: str, params: dict, epsilons
         grid = (xs, ys, G)
         plan_grid = C.private_kme_on_grid(plan.key, kkey, C.array_key(G), G, plan.X)
     panels = []
+    twins: dict[str, tuple] = {}      # Algorithm 1: the twin depends on the points only (one per point set)
     for i, e in enumerate(eps):
         progress(i / len(eps), f"planning run {i + 1} of {len(eps)} (ε = {e:g})")
         if Zq is not None:
@@ -308,22 +361,56 @@ def run_explorer(ds: S.Dataset, kernel, *, plan_key: str, params: dict, epsilons
             rel = algorithm1(plan.X, Zq, kernel=kernel, epsilon=e, delta=delta, calibration=calibration,
                              sensitivity=sensitivity_mode, basis=params["basis"], weights=params["weights"],
                              random_state=seeds[i], basis_cache=C.basis(kkey, C.array_key(Zq), Zq))
+            twin_rel = None
         else:
-            ctx = RunContext(ds=plan_ds, kernel=kernel, epsilon=e, delta=delta, calibration=calibration,
-                             sensitivity_mode=sensitivity_mode, random_state=seeds[i],
-                             noise_source=N.REAL if seeds[i] is None else N.REPLAY,
-                             progress=lambda f, m, i=i: progress((i + min(max(f, 0.0), 1.0)) / len(eps), m))
-            rel = run_spec(REGISTRY[plan_key], ctx, params)[0]
-        witness = None if grid is None else np.asarray(rel.evaluate(grid[2]) - plan_grid, dtype=float)
-        panels.append({"epsilon": e, "release": rel, "witness": witness, "seed": seeds[i],
-                       "distance": C.distance(plan_ds, kernel, rel.points, rel.weights)})
+            # Algorithm 2's twin replays the run's random streams: with fresh noise, the panel's streams come from a
+            # generator seeded by fresh OS entropy, kept in this function only (never shown, stored or recorded)
+            entropy = np.random.SeedSequence().entropy if seeds[i] is None and plan_key == "alg2" else None
+
+            def state(i=i, entropy=entropy):
+                return np.random.default_rng(np.random.SeedSequence(entropy)) if entropy is not None else seeds[i]
+
+            def context(eps_run, i=i, lo=0.0, hi=1.0, calibration=calibration):
+                return RunContext(ds=plan_ds, kernel=kernel, epsilon=eps_run, delta=delta, calibration=calibration,
+                                  sensitivity_mode=sensitivity_mode, random_state=state(),
+                                  noise_source=N.REAL if seeds[i] is None else N.REPLAY,
+                                  progress=lambda f, m: progress((i + lo + (hi - lo) * min(max(f, 0.0), 1.0))
+                                                                 / len(eps), m))
+
+            twin_run = plan_key == "alg2"
+            rel = run_spec(REGISTRY[plan_key], context(e, hi=0.5 if twin_run else 1.0), params)[0]
+            twin_rel = None
+            if twin_run:
+                twin_rel = run_spec(REGISTRY[plan_key], context(TWIN_EPSILON, lo=0.5, calibration="analytic"),
+                                    params)[0]
+        if twin_rel is not None:
+            Z0, w0 = np.asarray(twin_rel.points, dtype=float), np.asarray(twin_rel.weights, dtype=float)
+            approx = C.distance(plan_ds, kernel, Z0, w0)
+            twin_grid = None if grid is None else np.asarray(twin_rel.evaluate(grid[2]), dtype=float)
+        else:            # Algorithm 1: the same points, the projection without noise
+            zk = C.array_key(rel.points)
+            if zk not in twins:
+                Z0 = np.asarray(rel.points, dtype=float)
+                w0 = _alg1_noiseless(kernel, plan, Z0, params)
+                twins[zk] = (Z0, w0, C.distance(plan_ds, kernel, Z0, w0),
+                             None if grid is None else np.asarray(kernel.cross(grid[2], Z0) @ w0, dtype=float))
+            Z0, w0, approx, twin_grid = twins[zk]
+        released_grid = None if grid is None else np.asarray(rel.evaluate(grid[2]), dtype=float)
+        panels.append({"epsilon": e, "release": rel, "seed": seeds[i],
+                       "witness": None if grid is None else released_grid - plan_grid,
+                       "noise_witness": None if grid is None else released_grid - twin_grid,
+                       "distance": C.distance(plan_ds, kernel, rel.points, rel.weights),
+                       "noise_distance": _rkhs_gap(kernel, rel.points, rel.weights, Z0, w0),
+                       "approx_distance": float(approx), "twin_sigma": 0.0 if twin_rel is None else twin_rel.sigma})
     st.session_state.setdefault(KXX_DONE, set()).add((plan.key, kkey))
     progress(1.0, "done")
     zmax = max((float(np.abs(p["witness"]).max()) for p in panels if p["witness"] is not None), default=0.0)
+    nmax = max((float(np.abs(p["noise_witness"]).max()) for p in panels if p["noise_witness"] is not None),
+               default=0.0)
     return {"dataset_key": ds.key, "panels": panels, "grid": grid, "dims": dims, "zmax": zmax or 1e-12,
-            "plan_source": plan.source, "plan_description": plan.description, "plan_key": plan.key,
-            "mechanism": plan_key, "mechanism_label": REGISTRY[plan_key].label, "params": params,
-            "replay": seed is not None, "plan": plan}
+            "noise_zmax": nmax or 1e-12, "plan_source": plan.source, "plan_description": plan.description,
+            "plan_key": plan.key, "mechanism": plan_key, "mechanism_label": REGISTRY[plan_key].label,
+            "params": params, "replay": seed is not None, "plan": plan}
 
 
 # --------------------------------------------------------------------------- readings in plain words
@@ -396,6 +483,10 @@ def section(ds: S.Dataset, *, mechanism_key: str, params: dict | None, kernel, e
     st.markdown(
         "What does ε do to a release? The same mechanism, run on **planning data** at several ε side by side, each "
         "with its own fresh noise, on **one colour scale**: a smaller ε visibly shows more noise. "
+        + ("**Top row: the noise alone** (each run minus its noiseless twin); **bottom row: the total** error, "
+           "which also holds what the M synthetic points cannot represent — a part ε does not change. "
+           if ds.schema is None else "Under each panel, the noise's own part of the error and the part of the M "
+           "synthetic points, which ε does not change. ") +
         f"**{LABEL[:1].upper() + LABEL[1:]}**: nothing here is charged to the ledger, recorded as a release or "
         "downloadable, and by default no private row is read. A real release always goes through the **Release** "
         f"button and the ledger. The ε control above (now ε = {eps_now:g}) is the one the next real release uses.")
@@ -458,6 +549,84 @@ def section(ds: S.Dataset, *, mechanism_key: str, params: dict | None, kernel, e
     draw(ds, res, column)
 
 
+def twin_words(res: dict) -> str:
+    """How the noiseless twin μ̃₀ of this run's mechanism is made, in words (see :func:`run_explorer`)."""
+    if res["mechanism"] == "alg2":
+        sigma = max(float(p.get("twin_sigma") or 0.0) for p in res["panels"])
+        return (f"the same run, same random features and solver randomness, at ε = 10⁹, whose σ = {sigma:.1g} is "
+                "numerically no noise")
+    return "the same points, projected without noise, with the same weights' post-processing"
+
+
+def _points_words(res: dict) -> str:
+    p = res["params"]
+    m = int(p["n_points"])
+    if res["mechanism"] == "alg2":
+        return f"M = {m} points placed by the solver (and J = {int(p['n_features']):,} random features)"
+    return f"M = {m} points" + (" with probability weights" if p.get("weights") == "simplex" else
+                                 " with weights in the L1 ball" if p.get("weights") == "l1" else "")
+
+
+def _advice(res: dict) -> str:
+    if res["mechanism"] == "alg2":
+        return ("raise M (*Number of synthetic points M*, on the left) or J (*Random features J*) to reduce it; the "
+                f"explorer caps them at {MAX_POINTS_ALG2} and {MAX_FEATURES:,}")
+    if res["mechanism"] == "alg1-public":
+        return ("raise M (*Number of synthetic points M*, on the left; at most the publishable rows) to reduce it — "
+                "in Algorithm 1 every added point also adds a noisy coordinate")
+    return ("raise M (*Number of synthetic points M*, on the left) to reduce it — in Algorithm 1 every added point "
+            "also adds a noisy coordinate")
+
+
+def _num(x: float) -> str:
+    """A distance in plain words: two significant digits, no exponent down to 1e-5 (``0.071``, ``0.00058``)."""
+    x = float(x)
+    return f"{x:.2g}" if x == 0 or 1e-5 <= abs(x) < 1e4 and "e" not in f"{x:.2g}" else f"{x:.2e}"
+
+
+def decomposition_words(res: dict, panel: dict) -> str:
+    r"""One panel's split of its distance in plain words: the noise's own part :math:`\|\tilde\mu-\tilde\mu_0\|`
+    and the part of the M points :math:`\|\tilde\mu_0-\hat\mu_{\rm plan}\|`, which ε does not change."""
+    return (f"The noise moves the estimate by {_num(panel['noise_distance'])} at ε = {panel['epsilon']:g}; the rest, "
+            f"{_num(panel['approx_distance'])}, comes from using {_points_words(res)}, which ε does not change: "
+            f"{_advice(res)}.")
+
+
+def summary_words(res: dict) -> str:
+    """The line under the panels: the noise's part at each ε next to the (ε-free) part of the M points."""
+    panels = res["panels"]
+    noise = [float(p["noise_distance"]) for p in panels]
+    approx = [float(p["approx_distance"]) for p in panels]
+    parts = [f"{_num(n)} at ε = {p['epsilon']:g}" for n, p in zip(noise, panels)]
+    said = ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
+    ratio = ""
+    if len(panels) > 1 and noise[-1] > 0:
+        ratio = f" ({noise[0] / noise[-1]:.3g}× from ε = {panels[0]['epsilon']:g} to {panels[-1]['epsilon']:g})"
+    lo, hi = min(approx), max(approx)
+    if res["mechanism"] == "alg2":
+        stays = (f"between {_num(lo)} and {_num(hi)} (it changes with each run's own random features and solver, "
+                 "not with ε)" if hi > lo else f"at {_num(lo)}")
+    else:
+        stays = f"at {_num(hi)} in every panel"
+    return (f"**What ε does:** the noise moves the estimate by {said}{ratio}. What the {_points_words(res)} cannot "
+            f"represent stays {stays}: ε does not change it; {_advice(res)}. (Both are RKHS distances: the total "
+            "lies between their difference and their sum.)")
+
+
+def noise_panel(ds: S.Dataset, res: dict, panel: dict):
+    """The noise's own witness μ̃ − μ̃₀ of one panel, on the run's shared noise scale (``res["noise_zmax"]``)."""
+    xs, ys, _ = res["grid"]
+    title = f"ε = {panel['epsilon']:g} — {LABEL}<br><sub>the noise alone: μ̃ − μ̃₀ (noiseless twin)</sub>"
+    fig = witness_panel(xs, ys, panel["noise_witness"], zmax=res["noise_zmax"], epsilon=panel["epsilon"],
+                        columns=ds.model_labels, dims=res["dims"], title=title)
+    fig.update_layout(meta={**fig.layout.meta, "part": "noise"})
+    if ys is None:
+        fig.update_yaxes(title_text="released − noiseless")
+    else:
+        fig.update_layout(coloraxis_colorbar_title_text="released − noiseless")
+    return fig
+
+
 def draw(ds: S.Dataset, res: dict, column: str) -> None:
     """The panels of an explorer run: one shared colour scale / shared axes, readings under each."""
     panels = res["panels"]
@@ -481,6 +650,7 @@ def draw(ds: S.Dataset, res: dict, column: str) -> None:
         lo = min(0.0, *(float(np.min(s)) for _, ss_ in shares for s in ss_))
         hi = max(float(np.max(s)) for _, ss_ in shares for s in ss_)
         shared = (shares, (lo, 1.08 * hi if hi > 0 else 1.0))
+    decomposed = all("noise_distance" in p for p in panels)     # runs before the decomposition have none
     for i, (c, p) in enumerate(zip(cols, panels)):
         with c:
             title = f"ε = {p['epsilon']:g} — {LABEL}"
@@ -490,13 +660,22 @@ def draw(ds: S.Dataset, res: dict, column: str) -> None:
                                                  meta={"figure": "eps-explorer", "epsilon": p["epsilon"]}, title=title)
             elif res["grid"] is not None:
                 xs, ys, _ = res["grid"]
+                if decomposed and p.get("noise_witness") is not None:
+                    st.plotly_chart(noise_panel(ds, res, p), key=f"rel.xp_noise.{i}")
                 fig = witness_panel(xs, ys, p["witness"], zmax=res["zmax"], epsilon=p["epsilon"],
-                                    columns=ds.model_labels, dims=res["dims"], title=title)
+                                    columns=ds.model_labels, dims=res["dims"], title=title
+                                    + ("<br><sub>total: release − planning data (noise + M points)</sub>"
+                                       if decomposed else ""))
+                fig.update_layout(meta={**fig.layout.meta, "part": "total"})
             else:
                 fig = None
             if fig is not None:
                 st.plotly_chart(fig, key=f"rel.xp_fig.{i}")
             st.markdown(f"**ε = {p['epsilon']:g}** · RKHS distance ‖μ̃ − μ̂_plan‖ = {S.fmt(p['distance'])}")
+            if decomposed:
+                st.markdown(f"noise ‖μ̃ − μ̃₀‖ = **{S.fmt(p['noise_distance'])}** · M points ‖μ̃₀ − μ̂_plan‖ = "
+                            f"{S.fmt(p['approx_distance'])}")
+                st.caption(decomposition_words(res, p))
             if plan is not None:
                 with guard("read the planning run"):
                     st.caption(reading(ds, plan, p, column))
@@ -504,15 +683,25 @@ def draw(ds: S.Dataset, res: dict, column: str) -> None:
             st.button(f"Use ε = {p['epsilon']:g}", key=f"rel.xp_use.{i}", on_click=use_epsilon,
                       args=(p["epsilon"],), help="Sets the ε control above; nothing is released or charged until "
                                                  "you press Release.")
+    if decomposed:
+        st.markdown(summary_words(res))
     noise = ("each panel drew its own fresh noise from OS entropy (nothing recorded)" if not res.get("replay") else
              "replay mode: each panel's noise comes from a distinct child of the seed (seeds "
              + ", ".join(str(p["seed"]) for p in panels) + "), never from the seed itself")
     if ds.schema is None:
-        st.caption(f"**One colour scale for every panel**: red/blue = ± {S.fmt(res['zmax'])}, the largest |released − "
-                   "planning embedding| of this run; the same grid and axes in every panel (other coordinates at q's "
-                   "centre). The witness shows where a release over- (blue) or under-represents (red) the data; what "
-                   "remains at a large ε is the error of the synthetic points themselves (their number M and where "
-                   "they are), not of the privacy noise. "
+        rows = ""
+        if decomposed:
+            rows = ("**Top row: the noise alone**, μ̃ − μ̃₀ (the planning run minus its noiseless twin: "
+                    f"{twin_words(res)}), on **one colour scale for every panel**: red/blue = "
+                    f"± {S.fmt(res['noise_zmax'])}, the largest |μ̃ − μ̃₀| of this run, set by the noisiest panel. It "
+                    "shrinks with the noise scale σ, roughly ∝ 1/ε. **Bottom row: the total**, released − planning "
+                    "embedding, noise and M points together, on its own shared scale. ")
+        st.caption(rows + "**One colour scale for every panel**"
+                   + (" of the bottom row" if decomposed else "") + f": red/blue = ± {S.fmt(res['zmax'])}, the "
+                   "largest |released − planning embedding| of this run; the same grid and axes in every panel (other "
+                   "coordinates at q's centre). The witness shows where a release over- (blue) or under-represents "
+                   "(red) the data; what remains at a large ε is the error of the synthetic points themselves (their "
+                   "number M and where they are), not of the privacy noise. "
                    f"{res['mechanism_label']}, {noise}. Planning data: {res['plan_description']}.")
     else:
         st.caption(f"**Shared axes**: one y-range for every panel. Grey: the planning rows; red: each planning "
