@@ -2129,7 +2129,9 @@ def _decimals_of(values: np.ndarray, max_decimals: int = 6) -> int | None:
 #: Formats :func:`suggest_schema` tries, in this order, on a text column (the first that reads every cell).
 _SUGGESTED_DATE_FORMATS = (DEFAULT_DATE_FORMAT,) + tuple(
     d + tail for d in ("%d/%m/%Y", "%m/%d/%Y", "%d.%m.%Y", "%d-%m-%Y", "%m-%d-%Y")
-    for tail in ("", " %H:%M", " %H:%M:%S"))
+    for tail in ("", " %H:%M", " %H:%M:%S")) + (
+    # month names (English): "Jan 1 2000" was excluded as "more than 50 distinct values" (W1 walk)
+    "%b %d %Y", "%b %d, %Y", "%d %b %Y", "%B %d %Y", "%B %d, %Y", "%d %B %Y", "%d-%b-%Y")
 
 
 def _date_format_of(values: pd.Series) -> str | None:
@@ -2201,8 +2203,11 @@ def _suggest_column(name: str, source: pd.Series, max_categories: int, *, privat
         else:
             cats = sorted(set(text), key=lambda v: (str(v).lower(), str(v)))
             if len(cats) > max_categories:
+                dates = (" (dates in a format not recognised? declare the column datetime with its date_format, "
+                         "e.g. '%d %b %Y')") if text.str.contains(r"\d", regex=True).all() else ""
                 return None, (f"more than {max_categories} distinct values: too many for a category list (an "
-                              "identifier or free text?); declare its categories by hand if it is a category"), read
+                              "identifier or free text?); declare its categories by hand if it is a category"
+                              + dates), read
             if len(cats) + (missing == "category") < 2:
                 return None, "a single value: a constant column carries no information", read
             read.add("categories")

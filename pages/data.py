@@ -53,6 +53,55 @@ st.markdown(
     "(never written to disk)."
 )
 
+#: Encodings of an uploaded text table (the first: UTF-8, or UTF-16 with a byte-order mark, as the loader reads by default).
+UPLOAD_ENCODINGS = ["utf-8", "cp1252", "latin-1"]
+ENCODING_LABELS = {"utf-8": "UTF-8 (default)", "cp1252": "Windows-1252 (Western European, older Excel)",
+                   "latin-1": "Latin-1 (ISO-8859-1)"}
+UPLOAD_ENCODING_KEY = "data.upload_encoding"
+
+
+def upload_error_advice(message: str) -> str:
+    """The loader's error with the app's advice: its "pass encoding=..." means the encoding box here."""
+    if "encoding=" in message:
+        message = message.replace("pass it explicitly as encoding=... .",
+                                  "choose it under **Text encoding of a CSV/TSV file** below the uploader.")
+    return message
+
+
+def missing_level_notes(schema, report) -> list[str]:
+    """Owner-only: columns declared ``missing='category'`` with no missing or unknown cell (W1 walk: a release put
+    missing values into 6-70 % of the resampled rows of columns that have none, without a word on the page)."""
+    never = [c.name for c in schema.columns if c.missing == "category"
+             and not any(report.counts.get(c.name, {}).get(k) for k in ("missing", "unknown"))]
+    if not never:
+        return []
+    return [f"{', '.join(repr(n) for n in never)}: declared missing = category, but no cell is missing. A release puts "
+            "part of its weight on their *(missing)* level (more at a small ε or N), so released and resampled rows "
+            "may have missing values there. If a column can never be missing (public knowledge, e.g. a code book), "
+            "declare missing = error."]
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _holds_times(src_key: str, name: str, date_format: str, _frame: pd.DataFrame) -> bool:
+    """Whether a date column's cells (read with the declared format) hold times of day; once per table and column."""
+    from dpkme.schema import parse_dates
+
+    ts = parse_dates(_frame[name], date_format=date_format, errors="coerce").dropna()
+    return bool(len(ts)) and bool((ts != ts.dt.normalize()).any())
+
+
+def time_of_day_notes(schema, frame: pd.DataFrame, src_key: str) -> list[str]:
+    """Owner-only: date columns whose cells hold times of day but are declared in whole days (W1 walk: hourly
+    readings came back as dates only; suggestions from private rows never declare a precision)."""
+    cols = [c.name for c in schema.columns if c.kind == "datetime" and c.decimals is None and c.name in frame.columns
+            and _holds_times(src_key, c.name, c.date_format or "ISO8601", frame)]
+    if not cols:
+        return []
+    return [f"{', '.join(repr(n) for n in cols)}: the cells hold times of day, but the column is declared in whole "
+            "days (no decimals): released and resampled rows carry the date only. To keep the time, declare its "
+            "decimals (fractions of a day: 2 ≈ 15 minutes, 3 ≈ 1.5 minutes)."]
+
+
 def _forget_upload() -> None:
     """Button callback: drop the parsed upload (the widget may still show the file until it is cleared)."""
     state = ss.pop(S.UPLOAD, None)
@@ -228,7 +277,7 @@ with left:
 
     else:
         st.caption(
-            f"CSV/TSV (comma, semicolon, tab or pipe separated, UTF-8) or Parquet; up to "
+            f"CSV/TSV (comma, semicolon, tab or pipe separated; UTF-8 or the encoding chosen below) or Parquet; up to "
             f"{MAX_UPLOAD_BYTES // 2**20} MB, {MAX_ROWS:,} rows and {MAX_COLUMNS} columns. The file is parsed in "
             "memory and never stored."
         )
@@ -251,15 +300,28 @@ with left:
         # the user forgets it: the uploader widget itself is emptied whenever the page is left.
         up = st.file_uploader("Upload a table", key="data.upload",
                               help="Replaces the table kept in this session, if any.")
+        # W1 walk: a latin-1 / cp1252 CSV was refused with "pass it explicitly as encoding=...", which no one can
+        # do in the app; the encoding is declared here (never guessed: a wrong guess corrupts accented names)
+        ss.setdefault(UPLOAD_ENCODING_KEY, UPLOAD_ENCODINGS[0])
+        encoding = st.selectbox("Text encoding of a CSV/TSV file", UPLOAD_ENCODINGS, key=UPLOAD_ENCODING_KEY,
+                                format_func=ENCODING_LABELS.get, persist_state="session",
+                                help="UTF-8 unless the file is refused as 'not UTF-8 text': then choose the "
+                                     "encoding the file was saved in (older spreadsheet programs: Windows-1252). "
+                                     "Ignored for Parquet.")
         if up is not None and up.file_id != ss.get("data._forgotten_upload"):
             state = ss.get(S.UPLOAD)
-            if state is None or state.get("file_id") != up.file_id:
+            if state is None or state.get("file_id") != up.file_id or state.get("encoding") != encoding:
                 ss.pop(S.UPLOAD, None)
                 with guard(f"read {up.name!r}") as read:
                     data = up.getvalue()
-                    df = load_table(data, filename=up.name)
-                    ss[S.UPLOAD] = {"file_id": up.file_id, "name": up.name, "df": df,
-                                    "hash": hashlib.sha256(data).hexdigest()[:16]}
+                    try:
+                        df = load_table(data, filename=up.name,
+                                        encoding=None if encoding == UPLOAD_ENCODINGS[0] else encoding)
+                    except ValueError as exc:
+                        raise ValueError(upload_error_advice(str(exc))) from None
+                    tag = b"" if encoding == UPLOAD_ENCODINGS[0] else b"|" + encoding.encode()  # another reading
+                    ss[S.UPLOAD] = {"file_id": up.file_id, "name": up.name, "df": df, "encoding": encoding,
+                                    "hash": hashlib.sha256(data + tag).hexdigest()[:16]}
                     del data
                 source_failed = not read.ok
         state = ss.get(S.UPLOAD)
@@ -476,7 +538,9 @@ m4.metric("Dimension D", shown.dim, help="Embedding dimension: one coordinate pe
 m5.metric("Clipped values", f"{shown.n_clipped:,}" if shown.clip_box is not None or shown.is_table else "—",
           help="Number of private values moved onto the declared box (owner's information only).")
 if shown.is_table and shown.table_report is not None:
-    lines = shown.table_report.lines()
+    lines = shown.table_report.lines() + missing_level_notes(shown.schema, shown.table_report)
+    if candidate is not None and shown is candidate and table_ctx is not None:
+        lines += time_of_day_notes(shown.schema, table_ctx["frame"], table_ctx["src_key"])
     with st.expander("What the declared preprocessing did to the rows (owner only: counts of the private data)",
                      expanded=bool(lines)):
         st.caption("Counts over every row of the table (publishable, private and held-out). They are statistics of "

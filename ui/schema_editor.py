@@ -31,7 +31,7 @@ show. It turns each row into a vector (its *embedding*), and the kernel compares
 |---|---|---|
 | continuous | a real number (a measurement) | lower and upper bound; precision (decimals); optionally its levels |
 | integer | a whole number (a count, a year) | lower and upper bound (whole numbers) |
-| datetime | a date or time, treated as a number of days since 1970-01-01 | first and last possible date (YYYY-MM-DD) |
+| datetime | a date or time, treated as a number of days since 1970-01-01 | first and last possible date (YYYY-MM-DD; a date is its midnight, so with times of day declare the day after the last one); decimals to keep the time of day |
 | categorical | one label out of a list | the list of categories, separated by `|` |
 | boolean | true / false (also read: yes / no, y / n, t / f, 1 / 0) | nothing (the categories are false, true); released rows say True / False — to keep labels such as yes / no, declare the column categorical with them |
 
@@ -65,6 +65,12 @@ them); a similarity close to 1 makes two categories look alike, close to 0 makes
 $k(x, x) = 1$ and $0 < k \le 1$, so the sensitivity proofs and every mechanism apply unchanged. Left blank,
 the lengthscale and similarity follow a public rule computed from the schema alone (every column contributes
 equally to the distance between two random rows of the declared domain)."""
+
+
+#: Session key and default of the most categories a suggested categorical column may have (``suggest_schema``'s
+#: ``max_categories``): W1 walk, a US-state column (57 values) was left out with no way to raise the limit in the app.
+MAX_CATEGORIES_KEY = "data.schema_max_categories"
+DEFAULT_MAX_CATEGORIES = 50
 
 
 def state_key(src_key: str) -> str:
@@ -108,7 +114,8 @@ def suggestion(frame: pd.DataFrame, public_rows: pd.DataFrame | None):
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)   # shown on the page instead (the schema records it)
-        return suggest_schema(frame, public=public_rows)
+        return suggest_schema(frame, public=public_rows,
+                              max_categories=int(ss.get(MAX_CATEGORIES_KEY, DEFAULT_MAX_CATEGORIES)))
 
 
 def _seed(ctx: dict, public_rows) -> dict:
@@ -155,7 +162,9 @@ COLUMN_CONFIG = {
     "kind": st.column_config.SelectboxColumn("kind", options=list(T.KINDS), required=True,
                                              help="continuous, integer, categorical, boolean or datetime"),
     "lower": st.column_config.TextColumn("lower", help="Smallest possible value (a number, or YYYY-MM-DD)."),
-    "upper": st.column_config.TextColumn("upper", help="Largest possible value (a number, or YYYY-MM-DD)."),
+    "upper": st.column_config.TextColumn("upper", help="Largest possible value (a number, or YYYY-MM-DD). A date "
+                                         "means its midnight: for a column with times of day, declare the day after "
+                                         "the last one (or YYYY-MM-DD 23:59)."),
     "values": st.column_config.TextColumn("values", help="Levels of a continuous or integer column: the documented "
                                           "values it can take, separated by commas (e.g. 17.5, 22, 27); blank: any "
                                           "value within the bounds."),
@@ -219,8 +228,16 @@ def schema_editor(ctx: dict, *, public_rows: pd.DataFrame | None, private_index:
     edited = st.data_editor(state["base"], key=ekey, hide_index=True, width="stretch", num_rows="fixed",
                             column_config=COLUMN_CONFIG, column_order=list(T.EDITOR_COLUMNS))
     state["edited"] = edited
-    for name, why in (state.get("excluded") or {}).items():
+    excluded = state.get("excluded") or {}
+    for name, why in excluded.items():
         st.caption(f"Column {name!r} was not suggested: {why}.")
+    if any("distinct values" in str(why) for why in excluded.values()) or ss.get(MAX_CATEGORIES_KEY) is not None:
+        ss.setdefault(MAX_CATEGORIES_KEY, DEFAULT_MAX_CATEGORIES)
+        st.number_input("Most categories a suggested column may have", min_value=2, max_value=1000, step=10,
+                        key=MAX_CATEGORIES_KEY, persist_state="session",
+                        help="A text column with more distinct values is left out of the suggestions (an identifier "
+                             "or free text?). Raise it for a real category list (e.g. 57 US states and territories), "
+                             "then press **Reset the schema**: the suggestions are made again with the new limit.")
 
     schema = None
     with guard("read the schema"):
