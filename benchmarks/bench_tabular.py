@@ -16,7 +16,8 @@ metrics); the split is redrawn for each repetition and shared by all methods wit
     The private split itself (no privacy): the scale of what a perfect synthesizer would score.
 ``dpkme``
     :func:`dpkme.release.tabular.release_table` with the library's defaults (Algorithm 2, pursuit-joint,
-    simplex weights, zero-weight atoms revived before the refinement (``TABLE_REVIVE``),
+    simplex weights, zero-weight atoms revived before the refinement (``TABLE_REVIVE``), the weights
+    re-fitted over a pool of candidates around the atoms after it (``TABLE_REFIT``),
     :func:`~dpkme.release.tabular.default_n_points`, the default table kernel) and the
     table's declared schema, then :meth:`~dpkme.release.tabular.TableRelease.sample` of as many rows as
     the private split at the library's default spread. ``--dpkme`` adds variants: ``usd`` is the

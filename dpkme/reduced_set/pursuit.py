@@ -43,6 +43,7 @@ import numpy as np
 from .._validation import check_in, check_positive_float, check_positive_int
 from ._common import PointSource, Problem, Progress, ReducedSetResult
 from .joint import JOINT_WEIGHTS, refine
+from .refit import refit_pool
 
 __all__ = ["greedy_select", "pursuit", "pursuit_joint", "herding", "revive_zero_weights"]
 
@@ -234,7 +235,7 @@ def revive_zero_weights(Z: np.ndarray, w: np.ndarray, *, scale: float, rng: np.r
 def _pursuit(
     problem, *, n_points, source, rng, progress, report_at, name, step, refine_weights,
     pool_size, shortlist, refresh, max_iter, l1_radius, greedy_share, noise_sigma=None, nest_from=100,
-    revive=None,
+    revive=None, refit=None,
 ):
     M = check_positive_int(n_points, name="n_points")
     pool_size = check_positive_int(pool_size, name="pool_size")
@@ -242,6 +243,7 @@ def _pursuit(
         revive = check_positive_float(revive, name="revive", allow_zero=True)
     if refine_weights is not None:
         check_in(refine_weights, JOINT_WEIGHTS, name="weights")
+    refit = _check_refit(refit)
     t0 = time.perf_counter()
     pool = source.pool(max(pool_size, M), rng)
     sizes = sorted({int(m) for m in report_at if 1 <= int(m) <= M} | {M})
@@ -253,6 +255,7 @@ def _pursuit(
     t_greedy = time.perf_counter() - t0
     checkpoints, infos, checkpoint_seconds = {}, {}, {}
     total, done = float(sum(sizes)), 0.0
+    top = 0.8 if refit is not None else 1.0      # the re-fit's share of the progress range
     prev = None
     for size in sizes:
         fw = weights_at[size] * l1_radius if step == "line-search" else np.full(size, l1_radius / size)
@@ -275,7 +278,7 @@ def _pursuit(
             checkpoints[size] = (Z0.copy(), w0)
             checkpoint_seconds[size] = time.perf_counter() - t0
             continue
-        sub = progress.sub(share + (1 - share) * done / total, share + (1 - share) * (done + size) / total)
+        sub = progress.sub(share + (top - share) * done / total, share + (top - share) * (done + size) / total)
         n_revived = 0
         if revive is not None:
             Z0, w0, n_revived = revive_zero_weights(Z0, w0, scale=revive, rng=rng, domain=source.domain)
@@ -288,6 +291,12 @@ def _pursuit(
         prev = (Z, wr)
         done += size
     Z, wf = checkpoints[M]
+    refit_info = None
+    if refit is not None:
+        Z, wf, refit_info = refit_pool(problem, Z, wf, rng=rng, domain=source.domain, noise_sigma=noise_sigma,
+                                       max_atoms=M, progress=progress.sub(top, 1.0), **refit)
+        refit_info["seconds"] = time.perf_counter() - t0 - checkpoint_seconds[M]
+        checkpoints[M] = (Z, wf)
     r = problem.fmap.residual(Z, wf, problem.target)
     return ReducedSetResult(
         points=Z, weights=wf, solver=name, residual_norm=float(np.linalg.norm(r)),
@@ -295,8 +304,26 @@ def _pursuit(
         info={"pool_size": int(pool.shape[0]), "shortlist": shortlist, "refresh": refresh, "step": step,
               "weights": refine_weights or "simplex", "max_iter": max_iter, "l1_radius": l1_radius,
               "seconds_greedy": t_greedy, "refine": {int(k): v for k, v in infos.items()},
-              "initial": source.description, "checkpoint_seconds": checkpoint_seconds, "revive": revive},
+              "initial": source.description, "checkpoint_seconds": checkpoint_seconds, "revive": revive,
+              "refit": refit_info},
     )
+
+
+#: Options of ``pursuit_joint(refit={...})``: the keyword arguments of :func:`.refit.refit_pool` that a caller
+#: may set (the problem, atoms, stream, domain, noise level and ``max_atoms`` = M come from the solver).
+REFIT_OPTIONS = ("pool_size", "scales", "uniform_share", "cross_share", "max_iter", "discrepancy", "screen_every",
+                 "block_rows", "max_bytes")
+
+
+def _check_refit(refit):
+    if refit is None:
+        return None
+    if not isinstance(refit, dict):
+        raise ValueError(f"refit must be None or a dict of refit_pool options {list(REFIT_OPTIONS)}, got {refit!r:.80}.")
+    unknown = sorted(set(refit) - set(REFIT_OPTIONS))
+    if unknown:
+        raise ValueError(f"refit: unknown option(s) {unknown}; use some of {list(REFIT_OPTIONS)}.")
+    return dict(refit)
 
 
 def pursuit(problem: Problem, *, n_points: int, source: PointSource, rng, progress: Progress, report_at=(),
@@ -340,7 +367,7 @@ def pursuit_joint(problem: Problem, *, n_points: int, source: PointSource, rng, 
                   pool_size: int = 20000, shortlist: int = 512, refresh: float = 0.25, max_iter: int = 100,
                   weights: str = "sub-simplex", l1_radius: float = 1.0,
                   noise_sigma: float | None = None, nest_from: int = 100,
-                  revive: float | None = None) -> ReducedSetResult:
+                  revive: float | None = None, refit: dict | None = None) -> ReducedSetResult:
     r"""Greedy Frank–Wolfe over the pool, then joint L-BFGS of locations and weights.
 
     The greedy gives every reported size :math:`M'` a starting configuration
@@ -372,6 +399,16 @@ def pursuit_joint(problem: Problem, *, n_points: int, source: PointSource, rng, 
     onto the declared domain, sharing that atom's mass (:func:`revive_zero_weights`). This is
     post-processing of :math:`\tilde\mu`: it uses the current atoms, the public domain and the solver's
     (public) random stream.
+
+    With ``refit`` (opt-in; :func:`~dpkme.release.tabular.release_table` turns it on) the final atoms are
+    followed by a convex re-fit of simplex weights over a pool of candidates around them
+    (:func:`.refit.refit_pool`: the atoms, jittered copies and column crossovers of weighted atoms projected
+    onto the declared domain, uniform draws from it),
+
+    .. math:: \min_{v \ge 0,\ \sum_k v_k = C}\ \Bigl\|\sum_k v_k\phi(p_k) - \tilde\mu\Bigr\|_2^2,
+
+    stopped by the discrepancy principle at the public ``noise_sigma``; the ``n_points`` largest weights
+    are kept. Also post-processing of :math:`\tilde\mu` (atoms, public domain, the solver's stream).
 
     Parameters
     ----------
@@ -407,6 +444,10 @@ def pursuit_joint(problem: Problem, *, n_points: int, source: PointSource, rng, 
         Re-seed the atoms of weight 0 before each refinement, perturbed with this standard deviation
         (:func:`revive_zero_weights`; ``None``, the default: no re-seeding). ``info["refine"][M]["revived"]``
         counts them.
+    refit : dict, optional
+        Re-fit the weights over a pool around the final atoms with these options of
+        :func:`.refit.refit_pool` (:data:`REFIT_OPTIONS`; ``{}`` for its defaults; ``None``, the default:
+        no re-fit). ``info["refit"]`` holds its diagnostics.
 
     Returns
     -------
@@ -415,7 +456,7 @@ def pursuit_joint(problem: Problem, *, n_points: int, source: PointSource, rng, 
     return _pursuit(problem, n_points=n_points, source=source, rng=rng, progress=progress, report_at=report_at,
                     name="pursuit-joint", step="line-search", refine_weights=weights, pool_size=pool_size,
                     shortlist=shortlist, refresh=refresh, max_iter=max_iter, l1_radius=l1_radius,
-                    greedy_share=0.25, noise_sigma=noise_sigma, nest_from=nest_from, revive=revive)
+                    greedy_share=0.25, noise_sigma=noise_sigma, nest_from=nest_from, revive=revive, refit=refit)
 
 
 def herding(problem: Problem, *, n_points: int, source: PointSource, rng, progress: Progress, report_at=(),
