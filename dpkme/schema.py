@@ -281,21 +281,29 @@ def _check_date_format(value, *, column: str) -> str:
 
 
 def _nice_step(span: float) -> float:
-    step = 10.0 ** math.floor(math.log10(span))
-    if span / step <= 2.5:
-        step /= 2.0
-    return step
+    """The largest of 1, 2, 5 x 10^k that cuts ``span`` into at least 10 steps: 1-2 significant digits of the range
+    (a range of 57.6 -> steps of 5, 23 -> 2, 9.5 -> 0.5, 360 -> 20), never of the values themselves."""
+    base = 10.0 ** (math.floor(math.log10(span)) - 1)
+    for m in (5.0, 2.0):
+        if span / (m * base) >= 10.0:
+            return m * base
+    return base
 
 
 def _nice_bounds(lo: float, hi: float, *, integer: bool = False) -> tuple[float, float]:
-    """Round numbers around [lo, hi], outward (for suggestions)."""
+    """Round numbers around [lo, hi], outward (for suggestions), on a step of :func:`_nice_step` of the range.
+
+    Longitudes -124.6 ... -67.0 become [-125, -65] and -179.9 ... 179.9 become [-180, 180]; an integer column
+    rounds on whole steps, and one whose step would be 1 or 2 keeps its own ends (hours 0 ... 23 stay [0, 23]).
+    """
     if hi <= lo:
         width = max(abs(lo), 1.0) * 0.5
         lo, hi = lo - width, hi + width
     step = _nice_step(hi - lo)
     if integer:
-        step = max(1.0, round(step))
-    a, b = math.floor(lo / step) * step, math.ceil(hi / step) * step
+        step = 1.0 if step <= 2.0 else float(round(step))
+    a, b = math.floor(lo / step + 1e-9) * step, math.ceil(hi / step - 1e-9) * step
+    a, b = (a - step if a > lo else a), (b + step if b < hi else b)      # (the tolerance never cuts a value off)
     if b <= a:
         b = a + step
     return (float(round(a, 12)), float(round(b, 12)))
@@ -1232,8 +1240,30 @@ def parse_dates(values, *, date_format: str = DEFAULT_DATE_FORMAT, errors: str =
     if errors == "raise" and bad.any():
         pos = int(np.argmax(bad))
         raise ValueError(f"{_short(series.iloc[pos])} in {_row_label(series, pos)} is not a date in the declared "
-                         f"format {fmt!r} ({int(bad.sum())} cell(s)); fix those cells or declare their format.")
+                         f"format {fmt!r} ({int(bad.sum())} cell(s)); fix those cells or declare their "
+                         f"{_date_format_hint(series.iloc[pos], fmt)}.")
     return ts
+
+
+def _date_format_hint(cell, declared: str) -> str:
+    """``date_format=...`` that reads ``cell`` (one of the formats :func:`suggest_schema` recognises), for an error.
+
+    Only the offending cell is tried (the owner's own error message); when a day-first and a month-first format
+    both read it, both are named. Without any: a request for a strftime format that reads it.
+    """
+    text = cell.strip() if isinstance(cell, str) else None
+    found = []
+    if text:
+        for fmt in _SUGGESTED_DATE_FORMATS:
+            if fmt != declared and not _parse_date_cells(pd.Series([text], dtype=object), fmt)[2].any():
+                found.append(fmt)
+    if not found:
+        return (f"date_format (a strftime format that reads {_short(cell)}, e.g. '%Y-%m-%d', '%d/%m/%Y' or "
+                "'%b %d %Y')")
+    if len(found) > 1 and found[0].replace("%d", "%_").replace("%m", "%d").replace("%_", "%m") == found[1]:
+        return (f"date_format={found[0]!r} or {found[1]!r} (both read {_short(cell)}: check the day/month order "
+                "on other cells)")
+    return f"date_format={found[0]!r} (it reads {_short(cell)}; check that it reads every cell)"
 
 
 def _datetime_cells(series: pd.Series, spec: ColumnSpec) -> tuple[np.ndarray, np.ndarray]:
@@ -1248,8 +1278,9 @@ def _datetime_cells(series: pd.Series, spec: ColumnSpec) -> tuple[np.ndarray, np
         pos = int(np.argmax(bad))
         raise ValueError(f"column {_q(col)} is declared datetime but {_short(series.astype(object).iloc[pos])} in "
                          f"{_row_label(series, pos)} is not a date in the declared format {spec.date_format!r} "
-                         f"({int(bad.sum())} cell(s)); fix those cells, declare the column's date_format (e.g. "
-                         "'%d/%m/%Y'), or declare the column categorical.")
+                         f"({int(bad.sum())} cell(s)); fix those cells, declare the column's "
+                         f"{_date_format_hint(series.astype(object).iloc[pos], spec.date_format)}, or declare the "
+                         "column categorical.")
     delta = (ts - _EPOCH) / _DAY
     values = pd.to_numeric(delta, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
     return values, missing
@@ -2263,8 +2294,10 @@ def suggest_schema(df, *, public=None, max_categories: int = 50, uniform_sq_dist
     With ``public`` (a public sample with the same columns), everything is read from the public rows:
     the kind from the public column's dtype (bool -> boolean, integer -> integer, float -> continuous,
     datetime -> datetime; text columns are categorical unless all their values are numbers, dates in
-    one of a fixed list of formats, or True/False), bounds as round numbers around the values (whole
-    years for dates), category lists as the sorted distinct values, ``missing="category"`` where values
+    one of a fixed list of formats, or True/False), bounds as round numbers around the values on a step of
+    1-2 significant digits of their range (the largest of 1, 2, 5 :math:`\times 10^k` with at least 10
+    steps in the range: longitudes -124.6 ... -67.0 give [-125, -65]; an integer column whose step would be
+    1 or 2 keeps its ends, hours 0 ... 23 give [0, 23]; whole years for dates), category lists as the sorted distinct values, ``missing="category"`` where values
     are missing, and the decimals of continuous columns. A continuous column with at most ``max_levels``
     distinct values, each seen twice on average, gets them as its declared levels (``values``: survey
     codes such as ages 17.5, 22, 27, ...); check them against the data's documentation, since a value the
@@ -2308,7 +2341,7 @@ def suggest_schema(df, *, public=None, max_categories: int = 50, uniform_sq_dist
     >>> public = pd.DataFrame({"age": [18, 90], "group": ["a", "b"]})
     >>> s = suggest_schema(private, public=public)
     >>> s.schema["age"].bounds, s.schema["group"].categories, s.data_dependent
-    ((10.0, 90.0), ('a', 'b'), DataDependence({}))
+    ((15.0, 90.0), ('a', 'b'), DataDependence({}))
     >>> import warnings
     >>> with warnings.catch_warnings():
     ...     warnings.simplefilter("ignore")

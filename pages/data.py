@@ -173,9 +173,10 @@ def _per_column_scaling(spec: dict, mode: str) -> dict | None:
             kept = sug.lower is not None                    # declared bounds on every column: points stay inside
             private = [c for c, src in zip(cols, sources) if src == SOURCE_PRIVATE]     # not edited since
             if private:
-                st.warning(f"The scale of column(s) {', '.join(private)} is read from the PRIVATE rows: releases "
-                           "with it are NOT differentially private. Declare those values (edit them) to make them "
-                           "public.", icon=":material/visibility:")
+                st.warning(f"The scale of column(s) {', '.join(private)} is read from the PRIVATE rows: it is a "
+                           "statistic of the private data, so releases with it are NOT differentially private. Declare "
+                           "those values from public knowledge (edit them), or declare a publishable subset to "
+                           "suggest them from.", icon=":material/visibility:")
             result = DeclaredScaling(
                 center=center, scale=scale, source="; ".join(sorted(set(sources))), columns=cols, sources=sources,
                 lower=sug.lower if kept else None, upper=sug.upper if kept else None,
@@ -516,7 +517,12 @@ shown = candidate if candidate is not None else current
 if shown is None:
     st.stop()
 
+#: Notes of a dataset (ui.datasets) that repeat the data-dependence warning the schema editor or the per-column
+#: scaling above already shows for the candidate built from them on this run: the page shows it once, there.
+_SHOWN_ABOVE = ("The declared values of column(s) ", "The scaling of column(s) ")
 for note in shown.notes:
+    if shown is candidate and note.startswith(_SHOWN_ABOVE):
+        continue
     st.warning(note)
 if 0 < shown.n_public < 30:
     st.info(f"Only {shown.n_public} publishable rows: Algorithm 1 with the publishable subset can use at most "

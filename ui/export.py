@@ -209,15 +209,14 @@ def table_release(rec: S.ReleaseRecord, ds: S.Dataset):
 
 
 def round_table(schema, df: pd.DataFrame) -> pd.DataFrame:
-    """Rows rounded to each column's declared precision (continuous: ``decimals``; dates: whole days unless
-    the schema declares decimals), integers as integers, categories as labels."""
-    out = df.copy()
+    """Rows rounded to each column's public precision, as :meth:`dpkme.release.tabular.TableRelease.to_csv` writes
+    them (continuous: the declared ``decimals``, else steps of at most 1/10,000 of the declared range; whole numbers
+    as integers; dates: whole days unless the schema declares decimals), categories as labels."""
+    from dpkme.release.tabular import _rounded
+
+    out = _rounded(schema, df)
     for c in schema.columns:
-        if c.name not in out:
-            continue
-        if c.kind == "continuous" and c.decimals is not None:
-            out[c.name] = out[c.name].round(int(c.decimals))
-        elif c.kind == "datetime" and not c.decimals:
+        if c.name in out and c.kind == "datetime" and not c.decimals:
             out[c.name] = pd.to_datetime(out[c.name]).dt.round("D")
     return out
 

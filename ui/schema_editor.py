@@ -190,6 +190,20 @@ COLUMN_CONFIG = {
 }
 
 
+def dependence_warning(schema) -> str:
+    """The one warning of the Data page for a schema read from the private rows: what was read, why it matters, what
+    to do. (The dataset built with it carries the same fact as a note; the page shows it here only.)"""
+    fields = schema.data_dependent_fields
+    what = "; ".join(f"{name} ({', '.join(sorted(fields.get(name, ())) or ['values'])})"
+                     for name in schema.data_dependent)
+    return ("**Schema read from the private rows.** What: these columns' values were **read from the private rows** "
+            f"(suggestions without a publishable subset): {what}. Why it matters: they are statistics of the private "
+            "data (a minimum, a maximum, which categories occur), so every release with this schema is marked **NOT "
+            "differentially private**. What to do: set those cells from public knowledge (a code book, physical or "
+            "legal limits) and tick *declared*; or declare a publishable subset and press **Reset the schema**; or "
+            "discover the values privately below (ε charged to the ledger).")
+
+
 def schema_editor(ctx: dict, *, public_rows: pd.DataFrame | None, private_index: np.ndarray,
                   stub: S.Dataset | None):
     """Draw the schema editor of one table; returns the declared :class:`~dpkme.schema.TableSchema` or None.
@@ -243,11 +257,7 @@ def schema_editor(ctx: dict, *, public_rows: pd.DataFrame | None, private_index:
     with guard("read the schema"):
         schema = T.schema_from_editor(edited, original=state.get("original"))
     if schema is not None and schema.data_dependent:
-        st.warning(f"The values of column(s) {list(schema.data_dependent)} were **read from the private rows** "
-                   "(suggestions without a publishable subset). They are statistics of the private data, so a "
-                   "release with them is marked **NOT differentially private** until you re-declare those columns "
-                   "from public knowledge and tick *declared* — or declare a publishable subset and reset the "
-                   "schema to its suggestions, or discover the values privately below.", icon=":material/visibility:")
+        st.warning(dependence_warning(schema), icon=":material/visibility:")
 
     c1, c2, c3 = st.columns([1, 1, 2])
     c1.button("Reset the schema", key=f"data.schema_reset.{src_key}", on_click=_reset,

@@ -142,12 +142,32 @@ def owner_view(rec, ds) -> None:
                        "as 0 here.")
 
 
+def precision_caption(schema) -> str:
+    """How the table downloads round each column, from the schema only (public): a continuous column to its declared
+    ``decimals``, else to steps of at most 1/10,000 of its declared range
+    (:meth:`dpkme.release.tabular.TableRelease.to_csv`'s rule: 3 decimals for a range of 50)."""
+    from dpkme.release.tabular import _default_decimals
+
+    parts = []
+    for c in schema.columns:
+        if c.kind != "continuous":
+            continue
+        if c.values is not None:
+            parts.append(f"{c.name}: its declared levels")
+            continue
+        d = int(c.decimals) if c.decimals is not None else _default_decimals(c)
+        how = "whole numbers" if d <= 0 else f"{d} decimal{'s' if d != 1 else ''}"
+        parts.append(f"{c.name}: {how} ({'declared' if c.decimals is not None else '1/10,000 of its declared range'})")
+    lead = "Numbers are rounded from the schema only (public): " + ("; ".join(parts) + "; " if parts else "")
+    return lead + "integers as integers, dates to days unless their decimals are declared."
+
+
 def downloads(rec, ds) -> None:
     """The weighted release (CSV), N unweighted synthetic rows (CSV) and the JSON metadata with the schema."""
     st.markdown("**Download the release**")
-    st.caption("The weighted rows in the original columns and types (numbers rounded to each column's declared "
-               "precision, plus a weight column); unweighted synthetic rows resampled from them; the JSON with every "
-               "parameter and the schema (a real release's files carry no seed).")
+    st.caption("The weighted rows in the original columns and types (plus a weight column); unweighted synthetic rows "
+               "resampled from them; the JSON with every parameter and the schema (a real release's files carry no "
+               "seed). " + precision_caption(ds.schema))
     stem = E.file_stem(rec)
     spread = spread_value(ss.get("rel.tab_spread", DEFAULT_SPREAD), E.table_release(rec, ds))
     d1, d2, d3 = st.columns(3)

@@ -584,12 +584,16 @@ class TableRelease:
         return d
 
     def to_csv(self, *, drop_zero: bool = False) -> str:
-        """CSV text of :meth:`table`, numbers rounded to each column's declared precision.
+        r"""CSV text of :meth:`table`, numbers rounded to each column's declared precision.
 
         Continuous columns are rounded to the column's declared ``decimals`` or, when none is declared,
-        to steps of at most :math:`10^{-4}` of the declared range (a public rule: far below the kernel's
-        resolution); dates to days (or their ``decimals`` of a day), integers written as integers,
-        categories as their labels, missing values empty.
+        to steps of at most :math:`10^{-4}` of the declared range, i.e.
+        :math:`\max(0, \lceil -\log_{10}(10^{-4}(hi - lo)) \rceil)` decimals (about 4 significant digits of
+        the range: 3 decimals for bounds 0 to 50, whole numbers from a range of :math:`10^4`; a public rule,
+        far below the kernel's resolution, never more digits than a declared precision); a column rounded to
+        whole numbers is written as integers, as integer columns are; dates to days (or their ``decimals``
+        of a day), categories as their labels, missing values empty. So no value carries float artefacts
+        such as ``3.0361948271530123`` or ``39.799999999999997``.
 
         Parameters
         ----------
@@ -605,20 +609,34 @@ class TableRelease:
 
 
 def _default_decimals(spec) -> int:
-    """Public precision of a continuous column without declared ``decimals``: steps of at most 1e-4 of its range."""
+    r"""Public precision of a continuous column without declared ``decimals``: steps of at most 1e-4 of its range.
+
+    :math:`d = \max(0, \lceil -\log_{10}(10^{-4}(hi - lo)) \rceil)` decimals, from the declared bounds only
+    (about 4 significant digits of the range: 3 decimals for a range of 50, whole numbers from a range of
+    :math:`10^4`), far below the kernel's resolution.
+    """
     lo, hi = spec.bounds
-    return max(0, math.ceil(-math.log10((hi - lo) * 1e-4)))
+    return max(0, math.ceil(-math.log10((hi - lo) * 1e-4) - 1e-9))
 
 
 def _rounded(schema, df):
     """``df`` with continuous columns rounded to their declared decimals (or :func:`_default_decimals`).
 
-    :meth:`~dpkme.schema.TableSchema.decode` already rounds declared decimals, integers and dates.
+    Columns rounded to whole numbers are written as integers (pandas' nullable ``Int64`` where a value is
+    missing); columns with declared levels (``values``) keep them. :meth:`~dpkme.schema.TableSchema.decode`
+    already rounds declared decimals, integers and dates. Columns ``df`` lacks are skipped.
     """
+    import pandas as pd
+
     df = df.copy()
     for spec in schema.columns:
-        if spec.kind == "continuous" and spec.decimals is None and spec.values is None:
-            df[spec.name] = df[spec.name].round(_default_decimals(spec))
+        if spec.kind != "continuous" or spec.values is not None or spec.name not in df:
+            continue
+        decimals = _default_decimals(spec) if spec.decimals is None else int(spec.decimals)
+        x = pd.to_numeric(df[spec.name], errors="coerce").astype(np.float64).round(decimals)
+        if decimals <= 0 and bool((x.abs() < 2.0 ** 53).where(x.notna(), True).all()):
+            x = x.astype("Int64") if x.isna().any() else x.astype(np.int64)
+        df[spec.name] = x
     return df
 
 
