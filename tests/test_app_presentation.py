@@ -351,14 +351,14 @@ def test_the_kernel_pages_schema_note_hides_its_formula():
     at = _schema_release(False)
     follow(at, "pages/kernel.py")
     ok(at)
-    note = next(i.value for i in at.info if i.value.startswith("**Mixed table with a declared schema.**"))
-    assert "$k(x, y)" in note and "The formula of the declared mixed kernel" not in texts(at)
+    note = next(i.value for i in at.info if i.value.startswith("**Mixed table: the additive table kernel**"))
+    assert "$k(x, y)" in note and "The formula of the additive table kernel" not in texts(at)
     at.session_state[P.PRESENT] = True
     at.run()
     ok(at)
-    note = next(i.value for i in at.info if i.value.startswith("**Mixed table with a declared schema.**"))
+    note = next(i.value for i in at.info if i.value.startswith("**Mixed table: the additive table kernel**"))
     assert "$" not in note and "declared **in the schema**" in note
-    assert "The formula of the declared mixed kernel — " + HIDDEN in texts(at)
+    assert "The formula of the additive table kernel — " + HIDDEN in texts(at)
 
 
 def test_the_explorer_does_not_offer_planning_on_the_private_rows_in_presentation_mode():

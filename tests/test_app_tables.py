@@ -712,6 +712,11 @@ def test_the_kernel_page_writes_the_mixed_kernel_without_missing_glyphs():
     at = use(schema_mode(new_app().run()))
     at.switch_page("pages/kernel.py").run()
     ok(at)
+    info = next(i.value for i in at.info if "declared **in the schema**" in i.value)   # the additive kernel (default)
+    assert not set(info) & set("꜀ⱼₙ"), info
+    assert r"\sum_t w_t" in info
+    at.radio(key=S.TABLE_KERNEL).set_value("product").run()                            # the product kernel
+    ok(at)
     info = next(i.value for i in at.info if "declared **in the schema**" in i.value)
     assert not set(info) & set("꜀ⱼₙ"), info
     assert r"\prod_c \kappa_c^{[x_c \neq y_c]}" in info

@@ -229,3 +229,30 @@ def test_recipes_refuse_what_they_cannot_rerun():
     compile(recipe_script(base), "recipe.py", "exec")
     nb = json.loads(recipe_notebook(base))
     assert nb["cells"][1]["metadata"]["tags"] == ["parameters"]
+
+
+@pytest.mark.slow
+def test_a_table_recipe_with_the_additive_kernel_replays_the_apps_release_exactly(tmp_path):
+    """The app's table release (additive kernel, release_table's preset and solver options) and its recipe's
+    dpkme.release_table run are the same release: same seed, same atoms and weights, bit for bit."""
+    from dpkme.release.tabular import TABLE_REFIT, TABLE_REVIVE, TableRelease
+    from ui.mechanisms.algorithm2 import TABLE_PRESET
+
+    data = mixed_csv(200)
+    ds = table_dataset(data)
+    kernel = ds.schema.kernel(kind="additive")
+    params = {"n_points": 20, "n_features": 200, "solver": "pursuit-joint", "start": "q", "q_scale": 1.0,
+              "preset": TABLE_PRESET}
+    rec = record(ds, "alg2", params, kernel=kernel, seed=7)
+    recipe = E.recipe(rec, ds)
+    assert recipe["kernel"]["name"] == "additive" and recipe["preset"] == TABLE_PRESET
+    assert recipe["solver_options"] == {"weights": "simplex", "revive": TABLE_REVIVE, "refit": TABLE_REFIT}
+    assert "dpkme.release_table(" in E.recipe_script(rec, ds).decode()
+    meta = run_script(tmp_path, rec, ds, data, "--replay")
+    assert meta["seed"] == 7 and meta["differentially_private"] is False
+    assert meta["kernel"] == json.loads(json.dumps(kernel.to_dict()))
+    assert meta["params"]["solver_options"] == json.loads(json.dumps(rec.release.params["solver_options"]))
+    out = pd.read_csv(tmp_path / "out.csv")
+    np.testing.assert_array_equal(out["weight"].to_numpy(), rec.release.weights)       # the same release
+    app = pd.read_csv(io.StringIO(TableRelease(release=rec.release, schema=ds.schema).to_csv()))
+    pd.testing.assert_frame_equal(out, app)

@@ -46,9 +46,34 @@ def array_key(A: np.ndarray | None) -> str:
 
 
 # --------------------------------------------------------------------------- kernel
+#: A mixed table's kernels (Kernel & privacy page), in words; the first is the library's default
+#: (:data:`dpkme.release.tabular.DEFAULT_TABLE_KERNEL`, what :func:`dpkme.release.tabular.release_table` uses).
+TABLE_KERNEL_LABELS = {
+    "additive": "additive (default — the library's release_table default)",
+    "product": "product (Gaussian on the embedding, ℓ)",
+}
+
+
+def table_kernel_kind(ds: S.Dataset | None = None) -> str | None:
+    """A mixed table's kernel as chosen on the Kernel & privacy page (``"additive"`` or ``"product"``; the
+    library's default when unset), or ``None`` for numeric data. ``ds`` defaults to the current dataset."""
+    ds = S.dataset() if ds is None else ds
+    if ds is None or not ds.is_table:
+        return None
+    kind = st.session_state.get(S.TABLE_KERNEL, S.DEFAULTS[S.TABLE_KERNEL])
+    return kind if kind in TABLE_KERNEL_LABELS else S.DEFAULTS[S.TABLE_KERNEL]
+
+
 def kernel_spec() -> dict:
-    """The kernel chosen on the Kernel & privacy page, as a ``Kernel.to_dict()``-style spec."""
+    """The kernel chosen on the Kernel & privacy page, as a ``Kernel.to_dict()``-style spec.
+
+    On a mixed table with the additive kernel (the default): the schema's additive kernel's ``to_dict()``
+    (:func:`dpkme.kernels.additive.table_kernel`, from the public schema alone); otherwise the family and ℓ.
+    """
     ss = st.session_state
+    ds = S.dataset()
+    if table_kernel_kind(ds) == "additive":
+        return ds.schema.kernel(kind="additive").to_dict()
     name = ss[S.KERNEL]
     spec = {"name": name, "lengthscale": float(ss[S.LENGTHSCALE])}
     if name == "matern":
@@ -59,12 +84,60 @@ def kernel_spec() -> dict:
 
 
 def current_kernel():
-    """The :class:`dpkme.kernels.Kernel` of the current settings (ValueError if invalid)."""
+    """The :class:`dpkme.kernels.Kernel` of the current settings (ValueError if invalid).
+
+    On a mixed table: the schema's additive kernel (``schema.kernel(kind="additive")``, the kernel of
+    :func:`dpkme.release.tabular.release_table`) unless the Kernel & privacy page chose the product kernel,
+    which is the family and ℓ below on the embedded rows (Gaussian, ℓ = 1: ``schema.kernel()``).
+    """
+    ds = S.dataset()
+    if table_kernel_kind(ds) == "additive":
+        return ds.schema.kernel(kind="additive")
     spec = dict(kernel_spec())
     return make_kernel(spec.pop("name"), **spec)
 
 
+def table_kernel_profile(schema, kernel, size: int = 41) -> tuple[np.ndarray, dict[str, np.ndarray], dict[str, float]]:
+    r"""How the kernel of a mixed table sees a difference in one column (public: the schema and the kernel only).
+
+    For every numeric column :math:`j`, :math:`k(x, x')` for two rows that differ only in column :math:`j`, by a
+    fraction :math:`t \in [0, 1]` of its declared range (``size`` values of :math:`t`); for every categorical
+    column, :math:`k` for two rows that differ only in its category. Works for any kernel on the embedded rows
+    (the additive kernel's terms on the other columns count fully, the product kernel's factors are 1).
+
+    Returns
+    -------
+    (t, numeric, categorical)
+        The fractions, ``{column: k at each t}`` and ``{column: k for two different categories}``.
+    """
+    domain = schema.domain
+    t = np.linspace(0.0, 1.0, int(size))
+    numeric: dict[str, np.ndarray] = {}
+    for spec in schema.columns:
+        if not spec.is_numeric:
+            continue
+        j = domain.blocks[spec.name].start          # the numeric coordinate comes first in its block
+        width = float(domain.upper[j] - domain.lower[j])
+        Y = np.zeros((t.size, schema.dim))
+        Y[:, j] = t * width
+        numeric[spec.name] = np.asarray(kernel(np.zeros((1, schema.dim)), Y), dtype=float).reshape(-1)
+    categorical: dict[str, float] = {}
+    groups = {g.start: (g, scale) for g, scale in domain.onehot_groups}
+    for spec in schema.columns:
+        if spec.is_numeric:
+            continue
+        start = domain.blocks[spec.name].start
+        if start not in groups or groups[start][0].stop - start < 2:
+            continue
+        _, scale = groups[start]
+        a, b = np.zeros((1, schema.dim)), np.zeros((1, schema.dim))
+        a[0, start], b[0, start + 1] = scale, scale
+        categorical[spec.name] = float(np.asarray(kernel(a, b)).reshape(-1)[0])
+    return t, numeric, categorical
+
+
 def kernel_key(kernel) -> str:
+    """The cache key of a kernel: its ``to_dict()`` as sorted JSON (:func:`_kernel` rebuilds it, additive too)."""
     return json.dumps(kernel.to_dict(), sort_keys=True)
 
 

@@ -434,7 +434,7 @@ def recipe(rec: S.ReleaseRecord, ds: S.Dataset) -> dict:
     from dpkme.recipe import check_recipe
 
     from . import noise as N
-    from .mechanisms.algorithm2 import PRESET
+    from .mechanisms.algorithm2 import preset_for
 
     problem = recipe_problem(rec)
     if problem:
@@ -458,8 +458,19 @@ def recipe(rec: S.ReleaseRecord, ds: S.Dataset) -> dict:
             d["q_scale"] = None
     else:
         opts = r.params.get("solver_options") or {}
-        d.update(n_features=int(p["n_features"]), solver=p["solver"], preset=PRESET, start=p["start"],
-                 solver_options={k: opts[k] for k in ("weights",) if k in opts})
+        # the options the app gave (the preset's own come back from the preset): probability weights and, on a
+        # mixed table, the library's table options (dpkme.release.tabular.table_solver_options), an option the
+        # release ran without recorded as None, so that release_table adds none of its defaults and re-runs it
+        solver_options = {k: opts[k] for k in ("weights", "revive", "refit") if k in opts}
+        if ds.is_table:
+            from dpkme.reduced_set import get_solver
+
+            spec = get_solver(p["solver"])
+            for k in ("revive", "refit"):
+                if spec.accepts(k):
+                    solver_options.setdefault(k, None)
+        d.update(n_features=int(p["n_features"]), solver=p["solver"], preset=p.get("preset", preset_for(ds)),
+                 start=p["start"], solver_options=solver_options)
         if ds.q_center is not None:
             d["q_center"] = np.asarray(ds.q_center, dtype=float).tolist()
     sp = ds.split or {}

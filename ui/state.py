@@ -64,6 +64,7 @@ UPLOAD = "upload"
 
 # Kernel & privacy
 KERNEL = "cfg.kernel"
+TABLE_KERNEL = "cfg.table_kernel"   # a mixed table's kernel: "additive" (the library's default) | "product"
 LENGTHSCALE = "cfg.lengthscale"
 LENGTHSCALE_SOURCE = "cfg.lengthscale_source"  # "declared" | "suggested" | "paper" | "public-subset" | "private-dp" | "private-data"
 NU = "cfg.nu"
@@ -96,6 +97,7 @@ DEFAULT_EPSILON = 1.0
 DEFAULT_DELTA = 1e-6
 DEFAULTS: dict[str, Any] = {
     KERNEL: "gaussian",
+    TABLE_KERNEL: "additive",        # dpkme.release.tabular.DEFAULT_TABLE_KERNEL (tests check they agree)
     NU: 1.5,
     BETA: 0.5,
     EPS: DEFAULT_EPSILON,
@@ -357,12 +359,13 @@ MAX_DEFAULT_POINTS = 1000
 def default_n_points_for(ds: Dataset) -> int:
     """The default number of synthetic points M for ``ds``, from public sizes only.
 
-    With a publishable subset: all its rows (at most :data:`MAX_DEFAULT_POINTS`), so M grows as rows become
-    public. Otherwise, for a user's own table (bundled sample, upload), the library's rule
-    :func:`dpkme.release.tabular.default_n_points`, which grows with N and ε; generated data keep the app's
-    default (the paper's figures).
+    A mixed table (declared schema): the library's rule :func:`dpkme.release.tabular.default_n_points` for its
+    default release (Algorithm 2 with ``DEFAULT_N_FEATURES``), as ``release_table`` uses. Otherwise, with a
+    publishable subset: all its rows (at most :data:`MAX_DEFAULT_POINTS`), so M grows as rows become public; for a
+    user's own numeric table (bundled sample, upload), the same library rule for Algorithm 1, which grows with N
+    and ε; generated data keep the app's default (the paper's figures).
     """
-    if ds.n_public:
+    if ds.n_public and not ds.is_table:
         return int(min(ds.n_public, MAX_DEFAULT_POINTS))
     if ds.source == "generated":
         return int(DEFAULTS[N_POINTS])
@@ -390,8 +393,14 @@ def set_dataset(ds: Dataset) -> None:
     if old is None or old.key != ds.key:
         ss[LENGTHSCALE] = float(ds.suggested_lengthscale)
         ss[LENGTHSCALE_SOURCE] = "suggested"
-        if ds.schema is not None:          # the schema's mixed kernel: the Gaussian kernel, ℓ = 1, on embedded rows
+        if ds.schema is not None:          # the product kernel's setting: the Gaussian kernel, ℓ = 1, on embedded rows
             ss[KERNEL] = "gaussian"
+        if ds.is_table:                    # the library's J for a table (dpkme.release.tabular.DEFAULT_N_FEATURES)
+            from dpkme.release.tabular import DEFAULT_N_FEATURES
+
+            ss[N_FEATURES] = DEFAULT_N_FEATURES
+        elif old is not None and old.is_table:
+            ss[N_FEATURES] = DEFAULTS[N_FEATURES]
         ss[Q_SCALE] = float(ds.q_scale)
         # recomputed for every new dataset (issue 16, finding 3: M stayed at 7 when 34 public rows came)
         ss[N_POINTS] = default_n_points_for(ds)

@@ -746,3 +746,57 @@ def _mark_if_schema_is_data_dependent(result, schema):
         mark_not_private(result, f"the schema's declared values of column(s) {dependent} were read from the "
                                  "private rows (declare them, or suggest them from public rows)")
     return result
+
+
+# ------------------------------------------------------------------------------ the table solver's options
+__all__ += ["table_solver_options"]   # appended with the helper (the list above is edited elsewhere)
+
+
+def table_solver_options(solver: str = "pursuit-joint", *, weights: str = "simplex",
+                         solver_options: dict | None = None) -> dict:
+    r"""The solver options of a table release by Algorithm 2: :func:`release_table`'s defaults for ``solver``.
+
+    ``solver_options`` (the caller's own) completed with what the solver accepts, each only where not given:
+    ``weights`` (the weight constraint), ``revive`` = :data:`TABLE_REVIVE` (zero-weight atoms re-seeded
+    before the refinement) and, for probability weights (``"simplex"`` or ``"sub-simplex"``), ``refit`` =
+    :data:`TABLE_REFIT` (the weights re-fitted over a pool of candidates after it; a new dict every call).
+    Give ``None`` for ``revive`` or ``refit`` to turn it off. These are the options :func:`release_table`
+    passes to :func:`~dpkme.release.algorithm2` (with its ``preset``, ``"accurate"`` by default), so a caller
+    that embeds the rows itself -- the app, which holds them embedded -- runs the same release with the same
+    seed. Every option is post-processing of the privatised vector: none changes the guarantee or the charge.
+
+    Parameters
+    ----------
+    solver : str, default="pursuit-joint"
+        A reduced-set solver (:func:`dpkme.reduced_set.get_solver`); options it does not take are not added.
+    weights : str, default="simplex"
+        The weight constraint (:data:`dpkme.reduced_set.JOINT_WEIGHTS`).
+    solver_options : dict, optional
+        The caller's options; they win over the defaults (the dict is not modified).
+
+    Returns
+    -------
+    dict
+        The options, a new dict.
+
+    Examples
+    --------
+    >>> opts = table_solver_options("pursuit-joint")
+    >>> opts["weights"], opts["revive"] == TABLE_REVIVE, opts["refit"] == TABLE_REFIT
+    ('simplex', True, True)
+    >>> table_solver_options("pursuit-joint", solver_options={"refit": None})["refit"] is None
+    True
+    """
+    from ..reduced_set import get_solver
+
+    spec = get_solver(solver)
+    if solver_options is not None and not isinstance(solver_options, dict):
+        raise ValueError(f"solver_options must be a dict of solver options or None, got {solver_options!r:.80}.")
+    options = dict(solver_options or {})
+    if spec.accepts("weights"):
+        options.setdefault("weights", weights)
+    if spec.accepts("revive"):
+        options.setdefault("revive", TABLE_REVIVE)
+    if spec.accepts("refit") and weights in ("simplex", "sub-simplex"):
+        options.setdefault("refit", dict(TABLE_REFIT))
+    return options

@@ -9,6 +9,7 @@ from dpkme.privacy.accounting import PrivacyCharge
 from dpkme.reduced_set import get_solver, preset_options
 from dpkme.release import algorithm2_charge
 from dpkme.release.random_features import DEFAULT_SOLVER, algorithm2, list_solvers
+from dpkme.release.tabular import DEFAULT_N_FEATURES, table_solver_options
 
 from .. import state as S
 from .spec import MechanismSpec, RunContext, n_points_control, with_noise_source
@@ -17,11 +18,31 @@ FEATURE_CHOICES = [200, 500, 1000, 2000, 5000, 10000]
 #: The library's solver preset for sub-second releases at the app's sizes (its "accurate" preset, the
 #: default, targets the paper's sizes): dpkme.reduced_set.PRESETS["interactive"].
 PRESET = "interactive"
+#: A mixed table's preset: ``dpkme.release.tabular.release_table``'s (its default ``preset``, checked by the
+#: tests), so the app's release of a table is the library's. Measured (``benchmarks/results/app_table_release.md``,
+#: 2 shared cores): penguins 3.4 s, seattle_weather 3.3 s, a 20 000-row table (M = 2000) 25 s, against 1.3, 1.0
+#: and 17 s on the app's earlier path (product kernel, interactive preset, J = 1000, no revival, no refit).
+TABLE_PRESET = "accurate"
 
 
 def fast_options(solver: str) -> dict:
     """The interactive preset's options that ``solver`` accepts."""
     return preset_options(solver, PRESET)
+
+
+def preset_for(ds: S.Dataset) -> str:
+    """The solver preset of a release of ``ds``: :data:`TABLE_PRESET` for a mixed table, else :data:`PRESET`."""
+    return TABLE_PRESET if ds.is_table else PRESET
+
+
+def solver_options_for(ds: S.Dataset, solver: str) -> dict | None:
+    """The solver options of a release of ``ds``: on a mixed table the library's table defaults
+    (:func:`dpkme.release.tabular.table_solver_options`: simplex weights, zero-weight revival, the refit over a
+    candidate pool -- what ``release_table`` passes); otherwise probability weights where the solver takes a weight
+    constraint (issue 16: usable data). All post-processing: none changes the charge."""
+    if ds.is_table:
+        return table_solver_options(solver, weights="simplex")
+    return {"weights": "simplex"} if get_solver(solver).accepts("weights") else None
 
 
 def _solvers() -> dict[str, dict]:
@@ -57,6 +78,13 @@ def _controls(ds: S.Dataset) -> dict:
         st.caption("Mixed table: the solver stays in the declared domain — its candidate points are uniform draws "
                    "from it, continuous coordinates move only within their declared bounds, integer levels and "
                    "categories are never moved off a declared value. Every released row is a valid row.")
+        opts = solver_options_for(ds, name) or {}
+        extras = [w for k, w in (("revive", "atoms left at weight 0 re-seeded near weighted ones"),
+                                 ("refit", "weights re-fitted over a pool of candidates around the atoms"))
+                  if opts.get(k) is not None]
+        st.caption(f"The library's table defaults (as `dpkme.release_table`): the **{TABLE_PRESET}** solver preset"
+                   + (", " + " and ".join(extras) if extras else "") + f"; J = {DEFAULT_N_FEATURES} and M from the table's size "
+                   "and ε by default (`default_n_points`). Post-processing of the noisy features: no extra privacy cost.")
         q = float(ds.q_scale)
     elif domain is not None:
         st.caption("Declared bounds on every column: the solver's candidate points are uniform draws within them "
@@ -69,12 +97,13 @@ def _controls(ds: S.Dataset) -> dict:
                             help=f"Suggested: {ds.q_scale:.4g} — {ds.q_note}.")
     if start == "public" and ds.n_public < m and name != "preimage":
         st.caption(f"The pool has {ds.n_public} public points; the solver selects from them.")
-    return {"n_points": m, "n_features": int(J), "solver": name, "start": start, "q_scale": float(q)}
+    return {"n_points": m, "n_features": int(J), "solver": name, "start": start, "q_scale": float(q),
+            "preset": preset_for(ds)}
 
 
 def _cost(ds: S.Dataset, p: dict, kernel=None):
     return estimate_cost("algorithm2", n=ds.n, n_points=p["n_points"], n_features=p["n_features"], dim=ds.dim,
-                         solver=p["solver"], preset=PRESET)
+                         solver=p["solver"], preset=p.get("preset", preset_for(ds)))
 
 
 def _run(ctx: RunContext, p: dict):
@@ -86,14 +115,15 @@ def _run(ctx: RunContext, p: dict):
         if p["n_points"] > ds.n_public and not spec.uses_pool:
             raise ValueError(f"the {p['solver']} solver starts from M = {p['n_points']} public points but the "
                              f"publishable subset has {ds.n_public}; lower M or start from q.")
-    # probability weights (≥ 0, Σ = 1) wherever the solver takes a weight constraint (issue 16: usable data)
-    options = {"weights": "simplex"} if spec.accepts("weights") else None
+    # probability weights (≥ 0, Σ = 1) wherever the solver takes a weight constraint (issue 16: usable data); on a
+    # mixed table the library's table defaults (release_table's options and preset)
+    options = solver_options_for(ds, p["solver"])
     return algorithm2(
         ds.X, kernel=ctx.kernel, epsilon=ctx.epsilon, delta=ctx.delta, n_points=p["n_points"],
         n_features=p["n_features"], solver=p["solver"], calibration=ctx.calibration, initial_points=initial,
         solver_options=options,
         q_scale=p["q_scale"], q_loc=ds.q_center if ds.q_center is not None else 0.0,
-        random_state=ctx.random_state, progress=ctx.progress, preset=PRESET, noise=ctx.noise,
+        random_state=ctx.random_state, progress=ctx.progress, preset=p.get("preset", preset_for(ds)), noise=ctx.noise,
         **({"domain": ds.point_domain} if ds.point_domain is not None else {}),
     )
 
