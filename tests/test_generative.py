@@ -70,11 +70,20 @@ def test_batched_clip_terms_equal_vmap_of_per_example_gradients(model):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-4, atol=1e-5 * float(jnp.max(jnp.abs(b))))
 
 
+_SGD: dict = {}
+
+
+def _sgd(lr):
+    """One optax.sgd object per learning rate: the compiled step is cached per optimizer object, so trainers of one
+    architecture share one compilation (a fresh optax.sgd per trainer compiled the same step again)."""
+    return _SGD.setdefault(lr, optax.sgd(lr))
+
+
 def _trainer(model, X, *, clusters=None, k=1, sigma=1.0, clip=1.0, lr=1.0, q=1.0, private=True, seed=0,
              capacity=None, loss_share=0.25, divisors=None):
     return DPSGD(model=model, params=_stack(model, k), data=X,
                  clusters=np.zeros(len(X), int) if clusters is None else clusters, sampling_rate=q, clip_norm=clip,
-                 noise_multiplier=sigma, optimizer=optax.sgd(lr), divisors=[1.0] * k if divisors is None else divisors,
+                 noise_multiplier=sigma, optimizer=_sgd(lr), divisors=[1.0] * k if divisors is None else divisors,
                  rng=np.random.default_rng(seed), private=private, capacity=capacity, loss_share=loss_share)
 
 
@@ -175,18 +184,10 @@ class Sentinel:
 
 
 @pytest.mark.slow
-def test_sentinel_table_is_not_read_after_training_starts():
-    """dpgm reads the table before training; from the first progress call on, any read raises."""
-    rng = np.random.default_rng(0)
-    S = Sentinel(rng.random((40, 3)) * 10)
-    calls = []
-
-    def progress(step, total, loss, eps):
-        S.locked = True
-        calls.append((step, total, loss, eps))
-
-    res = dpgm(S, bounds=(0, 10), n_private=40, k=2, epochs=2, batch_size=10, hidden=(4,), latent_dim=2,
-               epsilon=3.0, progress=progress)
+def test_sentinel_table_is_not_read_after_training_starts(tiny_run):
+    """dpgm reads the table before training; from the first progress call on, any read raises (the module's
+    private run trains on a Sentinel: the k-means, the training and every later use of the release)."""
+    res, S, calls = tiny_run
     assert S.reads >= 1 and S.locked and calls[-1][0] == calls[-1][1] == res.steps_run
     res.sample(5, rng=0)
     json.dumps(res.to_dict())                                       # export reads nothing either
@@ -223,7 +224,7 @@ def test_non_private_twin_neither_clips_nor_noises():
 # --------------------------------------------------------------------------- models
 def test_models_sample_records_in_the_unit_box_with_labels():
     for model in (VAE(n_features=3, n_classes=4, hidden=(5,), latent_dim=2, likelihood="gaussian"),
-                  RBM(n_features=3, n_classes=4, n_hidden=5, n_gibbs=5)):
+                  RBM(n_features=3, n_classes=4, n_hidden=5, n_gibbs=3)):   # as below: one compile
         u, y = model.sample(model.init(jax.random.key(0)), jax.random.key(1), 7)
         assert u.shape == (7, 3) and np.all((u >= 0) & (u <= 1))
         assert y.shape == (7,) and set(y.tolist()) <= set(range(4))
@@ -275,10 +276,25 @@ def blobs():
 
 
 @pytest.fixture(scope="module")
-def tiny_release(blobs):
+def tiny_run(blobs):
+    """One private run (k-means, k = 2), asserted on by several tests: one calibration, one compilation. Its table
+    is a Sentinel locked from the first progress call on."""
     X, y = blobs
-    return dpgm(X, bounds=(0, 10), labels=y, n_classes=2, n_private=80, k=2, epochs=2, batch_size=16,
-                hidden=(8,), latent_dim=2, epsilon=4.0, delta=1e-5)
+    S = Sentinel(X)
+    calls = []
+
+    def progress(step, total, loss, eps):
+        S.locked = True
+        calls.append((step, total, loss, eps))
+
+    res = dpgm(S, bounds=(0, 10), labels=y, n_classes=2, n_private=80, k=2, epochs=2, batch_size=16,
+               hidden=(8,), latent_dim=2, epsilon=4.0, delta=1e-5, progress=progress)
+    return res, S, calls
+
+
+@pytest.fixture(scope="module")
+def tiny_release(tiny_run):
+    return tiny_run[0]
 
 
 @pytest.mark.slow
@@ -328,15 +344,17 @@ def test_dpgm_privacy_charge_and_export_without_seeds(tiny_release):
 @pytest.mark.slow
 def test_seeded_twin_and_cancelled_runs_are_labelled(blobs):
     X, y = blobs
-    common = dict(bounds=(0, 10), n_private=80, k=1, epochs=3, batch_size=16, hidden=(8,), latent_dim=2)
+    # the settings of the by-label test below (one model per class, no k-means): one calibration, one compiled step
+    common = dict(bounds=(0, 10), labels=y, n_classes=2, n_private=80, partition="labels", epochs=2, batch_size=16,
+                  hidden=(8,), latent_dim=2)
     twin = dpgm(X, private=False, rng=0, **common)
     assert twin.plan is None and twin.to_dict()["differentially_private"] is False
     with pytest.raises(ValueError, match="non-private"):
         twin.charge
-    seeded = dpgm(X, epsilon=2.0, rng=0, **common)
+    seeded = dpgm(X, epsilon=4.0, rng=0, **common)
     assert seeded.noise_source == "seeded" and seeded.to_dict()["differentially_private"] is False
     calls = []
-    stopped = dpgm(X, epsilon=2.0, progress=lambda *a: calls.append(a) or len(calls) < 2, **common)
+    stopped = dpgm(X, epsilon=4.0, progress=lambda *a: calls.append(a) or len(calls) < 2, **common)
     assert stopped.cancelled and stopped.steps_run == 2 < stopped.plan.steps
     assert stopped.charge.epsilon == pytest.approx(stopped.plan.epsilon)     # the planned run is charged
     assert stopped.privacy["epsilon_run"] < stopped.privacy["epsilon"]

@@ -73,6 +73,7 @@ I. Mironov, K. Talwar, L. Zhang. Rényi differential privacy of the sampled Gaus
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from functools import cached_property
@@ -257,8 +258,22 @@ def dpgm_epsilon(*, noise_multiplier: float, sampling_rate: float, steps: int, d
     """
     delta = check_delta(delta)
     check_in(accountant, ACCOUNTANTS, name="accountant")
-    ev = dpgm_event(noise_multiplier=noise_multiplier, sampling_rate=sampling_rate, steps=steps,
-                    kmeans_plan=kmeans_plan)
+    dpgm_event(noise_multiplier=noise_multiplier, sampling_rate=sampling_rate, steps=steps,
+               kmeans_plan=kmeans_plan)                                  # validates the inputs
+    return _dpgm_epsilon(float(noise_multiplier), float(sampling_rate), int(steps),
+                         None if kmeans_plan is None else float(kmeans_plan.mu_total), delta, accountant)
+
+
+# A pure function of public numbers (a PLD composition: ~0.1-0.3 s): memoised, because the same epsilons are asked
+# for again and again -- dpgm() recalibrates the plan the page or the CLI has just made, a DPGMPlan's epsilon_pld and
+# epsilon_rdp recompute what the calibration evaluated, and planning curves revisit the same noise multipliers.
+@functools.lru_cache(maxsize=4096)
+def _dpgm_epsilon(noise_multiplier: float, sampling_rate: float, steps: int, kmeans_mu: float | None, delta: float,
+                  accountant: str) -> float:
+    r""":func:`dpgm_epsilon` of validated inputs, the k-means plan given by its :math:`\mu_{\rm tot}` (cached)."""
+    events = [] if kmeans_mu is None else [dp_accounting.GaussianDpEvent(1.0 / kmeans_mu)]
+    events.append(dpsgd_event(noise_multiplier=noise_multiplier, sampling_rate=sampling_rate, steps=steps))
+    ev = dp_accounting.ComposedDpEvent(events)
     if accountant == "rdp":
         acc = dp_rdp.RdpAccountant(neighboring_relation=_ADD_REMOVE)
     else:
@@ -700,15 +715,25 @@ class DPGMPlan:
         st = np.asarray(steps)
         if not np.issubdtype(st.dtype, np.integer) or np.any(st < 0):
             raise ValueError(f"steps must be non-negative integers, got {steps!r}.")
-        orders = np.asarray(dp_rdp.rdp_privacy_accountant.DEFAULT_RDP_ORDERS, dtype=np.float64)
-        one = np.asarray(dp_rdp.rdp_privacy_accountant._compute_rdp_poisson_subsampled_gaussian(
-            self.sampling_rate, self.noise_multiplier, orders), dtype=np.float64)
+        orders, one = self._rdp_one_step
         base = np.zeros_like(orders) if self.kmeans is None else orders * self.kmeans.mu_total**2 / 2.0
         out = np.empty(st.shape)
         for idx, T in np.ndenumerate(st):
             out[idx] = max(float(dp_rdp.rdp_privacy_accountant.compute_epsilon(orders, base + int(T) * one,
                                                                                self.delta)[0]), 0.0)
         return out
+
+    @cached_property
+    def _rdp_one_step(self) -> tuple[np.ndarray, np.ndarray]:
+        """``dp_accounting``'s RDP orders and the RDP of one SGD step at them, computed once per plan: the
+        subsampled-Gaussian RDP at the fractional orders takes up to ~1 s, and :meth:`rdp_epsilon_after` is
+        called after every progress report of a run (up to ~200)."""
+        orders = np.asarray(dp_rdp.rdp_privacy_accountant.DEFAULT_RDP_ORDERS, dtype=np.float64)
+        one = np.asarray(dp_rdp.rdp_privacy_accountant._compute_rdp_poisson_subsampled_gaussian(
+            self.sampling_rate, self.noise_multiplier, orders), dtype=np.float64)
+        orders.flags.writeable = False
+        one.flags.writeable = False
+        return orders, one
 
     @cached_property
     def epsilon(self) -> float:

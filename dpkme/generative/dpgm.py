@@ -99,6 +99,15 @@ def _optimizer(model: str, learning_rate: float):
     return optax.adam(learning_rate) if model == "vae" else optax.sgd(learning_rate)
 
 
+@functools.lru_cache(maxsize=16)
+def _stacked_init(net):
+    """``jax.jit(jax.vmap(net.init))``, one per architecture (a frozen dataclass): repeated runs of one architecture
+    (the app's Train, a CLI session, the tests) reuse its compilation instead of compiling it again."""
+    import jax
+
+    return jax.jit(jax.vmap(net.init))
+
+
 def model_from_config(config: dict):
     """Rebuild a :class:`~dpkme.generative.VAE` or :class:`~dpkme.generative.RBM` from its ``config()``.
 
@@ -721,7 +730,7 @@ def dpgm(
     # ---- models and training
     init_keys = jax.random.split(jax.random.wrap_key_data(
         jax.numpy.asarray(public_rng.integers(0, 2**32, size=2, dtype=np.uint32))), k)
-    params = jax.jit(jax.vmap(net.init))(init_keys)
+    params = _stacked_init(net)(init_keys)
     opt = _optimizer(model, learning_rate)
     from .dpsgd import DPSGD
 
