@@ -782,7 +782,9 @@ def kernel_from_dict(spec: dict) -> Kernel:
         A kernel description: ``"name"`` (as accepted by :func:`make_kernel`)
         and the constructor's parameters under string keys, e.g.
         ``{"name": "gaussian", "lengthscale": 1.0, "amplitude": 1.0}``. The dict
-        is not modified.
+        is not modified. An ``"additive"`` spec without ``"frequencies"`` was
+        written before that option existed and gets ``"iid"``, the sampler it
+        was released with (so a recorded seed draws the same features).
 
     Returns
     -------
@@ -810,4 +812,6 @@ def kernel_from_dict(spec: dict) -> Kernel:
         raise ValueError(f"kernel spec {spec!r} has no 'name'.") from None
     if not all(isinstance(k, str) for k in spec):
         raise ValueError(f"kernel spec keys must be strings, got {list(spec)!r:.80}.")
+    if isinstance(name, str) and name.lower() == "additive":
+        spec.setdefault("frequencies", "iid")   # records older than the option: the sampler they used
     return make_kernel(name, **spec)

@@ -68,12 +68,15 @@ from .result import Release
 from .subspace import algorithm1
 
 __all__ = ["MECHANISMS", "DEFAULT_N_FEATURES", "DEFAULT_SPREAD", "DEFAULT_ADDITIVE_SPREAD", "SPREAD_PER_NOISE",
-           "DEFAULT_TABLE_KERNEL", "TABLE_REVIVE", "TABLE_REFIT", "default_n_points", "release_table", "TableRelease", "two_sample_on_table"]
+           "DEFAULT_TABLE_KERNEL", "TABLE_REVIVE", "TABLE_REFIT", "N_FEATURES_RANGE", "default_n_features", "default_n_points", "release_table", "TableRelease", "two_sample_on_table"]
 
 MECHANISMS = ("algorithm2", "algorithm1")
 #: Random features :math:`J` of a table release by Algorithm 2 (the app's largest setting; kernel values
 #: approximated to about :math:`1/\sqrt J \approx 0.02`).
 DEFAULT_N_FEATURES = 2000
+#: Bounds of :func:`default_n_features` (``(minimum, maximum)``): the minimum is :data:`DEFAULT_N_FEATURES`, the
+#: maximum bounds the memory of the features (twice that of the minimum).
+N_FEATURES_RANGE = (DEFAULT_N_FEATURES, 4000)
 #: Bounds of the default number of atoms: at least enough to carry a few hundred distinct rows after
 #: spreading, at most what a release computes in seconds (``(minimum, maximum)`` per mechanism).
 N_POINTS_RANGE = {"algorithm2": (100, 2000), "algorithm1": (100, 1000)}
@@ -108,6 +111,70 @@ def _noise_sigma(*, n_private, epsilon, delta, mechanism, calibration, neighbour
     else:
         sens = kme_sensitivity(n=n_private, kernel=GaussianKernel(lengthscale=1.0), neighbouring=neighbouring)
     return calibrate_gaussian(epsilon=epsilon, delta=delta, sensitivity=sens, method=calibration).sigma
+
+
+def default_n_features(*, n_private: int, epsilon: float, delta: float, calibration: str = "analytic",
+                       neighbouring: str = "replace-one", minimum: int | None = None,
+                       maximum: int | None = None) -> int:
+    r"""A public rule for the number of random features :math:`J` of a table release (Algorithm 2): grows with :math:`N\varepsilon`.
+
+    Two errors meet in the privatised vector :math:`\tilde\mu = \hat\mu_J + \eta \in \mathbb R^J`: the random
+    features approximate kernel values to about :math:`1/\sqrt J` (a mean of :math:`J/2` bounded cosines), and
+    the noise has norm :math:`\|\eta\| \approx \sigma\sqrt J`. More features help until the first falls to the
+    second, :math:`1/\sqrt J = \sigma\sqrt J`, i.e. :math:`J = 1/\sigma`, rounded up to an even number and
+    clipped to ``[minimum, maximum]``. :math:`\sigma \propto 1/(N\varepsilon)` is the release's public noise
+    level (the :math:`2/N` sensitivity of unit-norm features calibrated at :math:`(\varepsilon, \delta)`), so
+    the rule reads nothing but public parameters, and the features stay independent of the data: the
+    sensitivity and the privacy charge do not depend on :math:`J`. Examples (:math:`\delta = 10^{-6}`):
+    :math:`N = 16\,152` gives about 1900 at :math:`\varepsilon = 1` (the minimum 2000) and 5200 at
+    :math:`\varepsilon = 3` (the maximum 4000); tables of a few thousand rows keep 2000 for
+    :math:`\varepsilon \le 3`.
+
+    Not :func:`release_table`'s default: on ``benchmarks/bench_tabular.py``'s randhie table (two splits,
+    ``benchmarks/results/tabular_freq.md``) :math:`J = 4000` instead of 2000 lowered the marginal errors on one
+    split at :math:`\varepsilon = 3` and raised them on the other, and at :math:`\varepsilon = 1` (where the
+    rule keeps 2000) it raised them on both; a larger :math:`J` also means fewer atoms
+    (:func:`default_n_points`) and an earlier discrepancy stop, so the fit times stayed in the same range
+    (7--156 s against 21--142 s at 2000 on a loaded 2-core machine).
+
+    Parameters
+    ----------
+    n_private : int
+        Public size :math:`N` of the table.
+    epsilon : float
+        :math:`\varepsilon > 0`.
+    delta : float
+        :math:`\delta \in (0, 1)`.
+    calibration : {"analytic", "classic"}, default="analytic"
+        Calibration of the noise.
+    neighbouring : {"replace-one", "add-remove"}, default="replace-one"
+        Neighbouring relation.
+    minimum, maximum : int, optional
+        Clipping range (default :data:`N_FEATURES_RANGE`).
+
+    Returns
+    -------
+    int
+        :math:`J` (even).
+
+    Examples
+    --------
+    >>> default_n_features(n_private=344, epsilon=1.0, delta=1e-6)
+    2000
+    >>> default_n_features(n_private=16152, epsilon=3.0, delta=1e-6)
+    4000
+    """
+    n_private = check_positive_int(n_private, name="n_private")
+    lo = N_FEATURES_RANGE[0] if minimum is None else check_positive_int(minimum, name="minimum")
+    hi = N_FEATURES_RANGE[1] if maximum is None else check_positive_int(maximum, name="maximum")
+    if hi < lo:
+        raise ValueError(f"maximum={hi} is below minimum={lo}; give maximum >= minimum.")
+    sigma = _noise_sigma(n_private=n_private, epsilon=epsilon, delta=delta, mechanism="algorithm2",
+                         calibration=calibration, neighbouring=neighbouring)
+    ratio = 1.0 / sigma
+    j = hi if not math.isfinite(ratio) or ratio >= hi else 2 * math.ceil(ratio / 2)
+    j = min(max(j, lo), hi)
+    return int(j + (j % 2))
 
 
 def default_n_points(*, n_private: int, epsilon: float, delta: float, mechanism: str = "algorithm2",
@@ -298,7 +365,8 @@ def release_table(
         Number of atoms :math:`M`. Default: :func:`default_n_points` (public; grows with :math:`N` and
         :math:`\varepsilon`).
     n_features : int, default=DEFAULT_N_FEATURES
-        Random features :math:`J` (Algorithm 2).
+        Random features :math:`J` (Algorithm 2). :func:`default_n_features` is a public rule that grows with
+        :math:`N\varepsilon` (measured, not the default).
     solver : str, default="pursuit-joint"
         Reduced-set solver (Algorithm 2; not ``"preimage"``, which cannot honour a domain).
     weights : str, default="simplex"
