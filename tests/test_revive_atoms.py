@@ -41,7 +41,8 @@ def _table(n: int = 1500, seed: int = 0) -> pd.DataFrame:
     })
 
 
-FAST = dict(n_points=120, n_features=400, solver_options={"pool_size": 1200})
+# the pool re-fit after the refinement (TABLE_REFIT) is off: these tests measure the revival alone
+FAST = dict(n_points=120, n_features=400, solver_options={"pool_size": 1200, "refit": None})
 
 
 def test_reviveed_copies_lie_in_the_domain_and_keep_the_total_weight():

@@ -378,11 +378,12 @@ def run_explorer(ds: S.Dataset, kernel, *, plan_key: str, params: dict, epsilons
                                                                  / len(eps), m))
 
             twin_run = plan_key == "alg2"
-            rel = run_spec(REGISTRY[plan_key], context(e, hi=0.5 if twin_run else 1.0), params)[0]
+            run_params = {**params, "planning": True} if twin_run else params   # interactive solver settings
+            rel = run_spec(REGISTRY[plan_key], context(e, hi=0.5 if twin_run else 1.0), run_params)[0]
             twin_rel = None
             if twin_run:
                 twin_rel = run_spec(REGISTRY[plan_key], context(TWIN_EPSILON, lo=0.5, calibration="analytic"),
-                                    params)[0]
+                                    run_params)[0]
         if twin_rel is not None:
             Z0, w0 = np.asarray(twin_rel.points, dtype=float), np.asarray(twin_rel.weights, dtype=float)
             approx = C.distance(plan_ds, kernel, Z0, w0)

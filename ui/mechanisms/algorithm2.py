@@ -30,6 +30,11 @@ def fast_options(solver: str) -> dict:
     return preset_options(solver, PRESET)
 
 
+#: The pool re-fit of the ε explorer's planning runs on a mixed table (``params["planning"]``): a smaller pool
+#: and at most 100 iterations (a real release uses :data:`dpkme.release.tabular.TABLE_REFIT`).
+PLANNING_REFIT = {"pool_size": 3000, "max_iter": 100}
+
+
 def preset_for(ds: S.Dataset) -> str:
     """The solver preset of a release of ``ds``: :data:`TABLE_PRESET` for a mixed table, else :data:`PRESET`."""
     return TABLE_PRESET if ds.is_table else PRESET
@@ -118,12 +123,19 @@ def _run(ctx: RunContext, p: dict):
     # probability weights (≥ 0, Σ = 1) wherever the solver takes a weight constraint (issue 16: usable data); on a
     # mixed table the library's table defaults (release_table's options and preset)
     options = solver_options_for(ds, p["solver"])
+    preset = p.get("preset", preset_for(ds))
+    if p.get("planning"):
+        # the ε explorer's planning runs (and their noiseless twins, whose noise-level stop never triggers): the
+        # interactive preset and a smaller, capped re-fit, so three panels and their twins stay interactive
+        preset = PRESET
+        if options and options.get("refit"):
+            options["refit"] = {**options["refit"], **PLANNING_REFIT}
     return algorithm2(
         ds.X, kernel=ctx.kernel, epsilon=ctx.epsilon, delta=ctx.delta, n_points=p["n_points"],
         n_features=p["n_features"], solver=p["solver"], calibration=ctx.calibration, initial_points=initial,
         solver_options=options,
         q_scale=p["q_scale"], q_loc=ds.q_center if ds.q_center is not None else 0.0,
-        random_state=ctx.random_state, progress=ctx.progress, preset=p.get("preset", preset_for(ds)), noise=ctx.noise,
+        random_state=ctx.random_state, progress=ctx.progress, preset=preset, noise=ctx.noise,
         **({"domain": ds.point_domain} if ds.point_domain is not None else {}),
     )
 
