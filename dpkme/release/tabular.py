@@ -572,11 +572,14 @@ class TableRelease:
         * continuous and date columns: a normal draw around the atom with standard deviation
           ``spread`` times the column's lengthscale (one unit in embedding space; with an additive
           kernel, the length scale of the finest term on the column, :math:`1/\max_{t \ni j} c_t` units),
-          truncated to the declared bounds;
+          shrunk to half the atom's distance to the nearer declared bound (so the draw stays symmetric
+          about the atom and the column's mean is kept; an atom on a bound stays on it) and truncated to
+          the bounds;
         * integer columns: the same, then the nearest declared level inside the bounds;
         * columns with declared levels (``values``): a level :math:`v` drawn with probability proportional to
           :math:`\exp(-(v - z)^2/(2\,(s u)^2))` (:math:`z` the atom's value, :math:`s u` the standard
-          deviation above): the same smoothing restricted to the levels, so no value leaves them;
+          deviation above, shrunk in the same way near the lowest and highest level): the same smoothing
+          restricted to the levels, so no value leaves them;
         * categorical and boolean columns: kept (``categorical="keep"``), or redrawn with the kernel's
           similarity (``"smooth"``): another category :math:`c'` with probability proportional to
           :math:`\kappa_c^{1/s^2}` against 1 for the atom's own (:math:`s` = ``spread``), which is the
@@ -741,10 +744,22 @@ def _spread(schema, Z, gen, *, spread: float, categorical: str, unit=None) -> np
         z = Z[present, j]
         sd = spread * float(unit[j])
         if j in domain.value_levels:                       # declared levels: redraw among them, kernel-weighted
-            Z[present, j] = _redraw_level(domain.value_levels[j], z, sd, gen)
+            levels = domain.value_levels[j]                # (the same shrinking near the extreme levels)
+            sdl = np.minimum(sd, 0.5 * np.minimum(z - levels.min(), levels.max() - z))
+            Z[present, j] = _redraw_level(levels, z, np.maximum(sdl, 1e-12 * sd), gen)
             continue
-        a, b = (lo - z) / sd, (hi - z) / sd
-        Z[present, j] = np.clip(truncnorm.rvs(a, b, loc=z, scale=sd, random_state=gen), lo, hi)
+        # Mean-preserving near the bounds: an atom's standard deviation shrinks to half its distance to the
+        # nearer declared bound, so its spread stays (almost) symmetric inside the domain; an atom on a bound
+        # (a point mass at 0, say) stays there. A fixed sd truncated at a bound moved mass inwards: the mean
+        # of a zero-inflated column doubled.
+        sdi = np.minimum(sd, 0.5 * np.minimum(z - lo, hi - z))
+        moving = sdi > 0
+        if moving.any():
+            zm, sm = z[moving], sdi[moving]
+            a, b = (lo - zm) / sm, (hi - zm) / sm
+            out = z.copy()
+            out[moving] = np.clip(truncnorm.rvs(a, b, loc=zm, scale=sm, random_state=gen), lo, hi)
+            Z[present, j] = out
     if categorical == "smooth":
         links = {miss - 1 for miss, _, _ in domain.missing_links}   # present/missing blocks stay as they are
         for group, scale in domain.onehot_groups:
@@ -766,6 +781,7 @@ def _spread(schema, Z, gen, *, spread: float, categorical: str, unit=None) -> np
 
 def _redraw_level(levels: np.ndarray, z: np.ndarray, sd: float, gen) -> np.ndarray:
     r"""For each atom ``z``, a level drawn with probability proportional to :math:`\exp(-(v - z)^2/(2 sd^2))`."""
+    sd = np.broadcast_to(np.asarray(sd, dtype=np.float64), z.shape)[:, None]
     logp = -0.5 * ((levels[None, :] - z[:, None]) / sd) ** 2
     p = np.exp(logp - logp.max(axis=1, keepdims=True))
     c = np.cumsum(p, axis=1)
