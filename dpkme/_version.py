@@ -3,4 +3,4 @@
 Bump it together with an entry in ``CHANGELOG.md``.
 """
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
