@@ -26,12 +26,14 @@ import os
 import re
 import zipfile
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
-import pandas as pd
 
 from ._validation import MAX_ABS_VALUE, _short, check_array, check_positive_int
+
+if TYPE_CHECKING:  # pandas is imported where it is used: it is slow to import
+    import pandas as pd
 
 __all__ = [
     "load_npz",
@@ -439,6 +441,8 @@ def _too_many_rows_message(n_rows: int, max_rows: int, *, exact: bool) -> str:
 
 
 def _read_text(data: bytes, name: str, *, max_rows: int, max_cols: int, encoding: str | None):
+    import pandas as pd
+
     text, used_encoding = _decode(data, name, encoding)
     _check_text_is_table(text, name)
     text = text.lstrip("\ufeff")
@@ -549,6 +553,8 @@ def _refuse_single_column(df: pd.DataFrame, name: str, header: str, delim: str) 
     """A single column is accepted when it is numeric (a 1-D data set) or plainly one column of text (a header
     of one name without separator characters, e.g. a column of categories); otherwise the delimiter was not
     recognised, and the message says what was read."""
+    import pandas as pd
+
     col = df.columns[0]
     values = df[col]
     if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
@@ -639,6 +645,8 @@ def numeric_columns(df: pd.DataFrame) -> list[str]:
     ...                               "income": [1.5, None]}))
     ['age', 'income']
     """
+    import pandas as pd
+
     if not isinstance(df, pd.DataFrame):
         raise ValueError(f"expected a pandas DataFrame, got {type(df).__name__}.")
     return [
@@ -651,6 +659,8 @@ def numeric_columns(df: pd.DataFrame) -> list[str]:
 
 
 def _row_text(df: pd.DataFrame, pos: int) -> str:
+    import pandas as pd
+
     label = df.index[pos]
     text = f"data row {pos + 1}"
     meta = df.attrs.get("dpkme", {})
@@ -663,6 +673,8 @@ def _row_text(df: pd.DataFrame, pos: int) -> str:
 
 def _column_to_float(df: pd.DataFrame, col) -> tuple[np.ndarray, np.ndarray]:
     """Convert one column to float64; returns (values, missing mask). Raises on text/inf/bool/dates."""
+    import pandas as pd
+
     s = df[col]
     if isinstance(s, pd.DataFrame):
         raise ValueError(f"column name {str(col)!r} occurs more than once; rename the duplicates.")
@@ -755,6 +767,8 @@ def numeric_matrix(df: pd.DataFrame, columns: Sequence[str] | None = None, *, dr
         (:data:`dpkme._validation.MAX_ABS_VALUE`), missing values (unless
         ``drop_missing``), or fewer than :data:`MIN_ROWS` rows left.
     """
+    import pandas as pd
+
     if not isinstance(df, pd.DataFrame):
         raise ValueError(f"expected a pandas DataFrame, got {type(df).__name__}.")
     if columns is None:
@@ -843,6 +857,8 @@ def nonprivate_summary(data, columns: Sequence[str] | None = None) -> pd.DataFra
     pandas.DataFrame indexed by column, with columns ``count``, ``missing``,
     ``min``, ``max``, ``mean``, ``std``.
     """
+    import pandas as pd
+
     if not isinstance(data, pd.DataFrame):
         arr = np.asarray(data, dtype=np.float64)
         if arr.ndim != 2:

@@ -33,7 +33,6 @@ from abc import ABC, abstractmethod
 from typing import Any, ClassVar
 
 import numpy as np
-from scipy.spatial.distance import cdist
 
 from .._blocked import BLOCK_ELEMENTS, block_ranges, parallel_map
 from .._validation import check_array, check_positive_float, check_positive_int
@@ -258,6 +257,8 @@ class Kernel(ABC):
         far = self.metric == "sqeuclidean" and (
             (pa["sq"].max(initial=0.0) + pb["sq"].max(initial=0.0)) > _GEMM_RADIUS2 * self.lengthscale**2)
         if self.metric != "sqeuclidean" or far:
+            from scipy.spatial.distance import cdist  # lazily: scipy.spatial costs ~0.2 s of start-up
+
             d = cdist(pa["X"], pb["X"], metric=self.metric)
         else:
             d = pa["X"] @ pb["X"].T

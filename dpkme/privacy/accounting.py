@@ -78,26 +78,25 @@ from __future__ import annotations
 
 import json
 import math
+import threading
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
-import attr
-import dp_accounting
 import numpy as np
-from dp_accounting import rdp
-from dp_accounting.pld import common as pld_common
-from dp_accounting.pld import privacy_loss_distribution as pld_lib
 from scipy.special import expit
 
 from .._validation import check_delta, check_epsilon, check_in, check_positive_float, check_positive_int, round_up_until
 from .calibration import GaussianCalibration, _delta_unchecked, _delta_verified, analytic_sigma, gaussian_epsilon
 
+if TYPE_CHECKING:  # dp_accounting (and scipy.stats/signal under it) is imported lazily: it is slow to import
+    import dp_accounting
+
 __all__ = [
     "ACCOUNTING_METHODS",
     "CHARGE_MECHANISMS",
     "BudgetLedger",
-    "EpsilonDeltaDpEvent",
+    "EpsilonDeltaDpEvent",  # noqa: F822 (built on first access by the module __getattr__ below)
     "PrivacyCharge",
     "basic_composition",
     "calibrate_gaussian_composition",
@@ -113,9 +112,7 @@ ACCOUNTING_METHODS = ("basic", "rdp", "pld", "best")
 _PURE = ("laplace", "exponential")
 
 
-@attr.s(frozen=True, slots=True, auto_attribs=True)
-class EpsilonDeltaDpEvent(dp_accounting.DpEvent):
-    r"""A mechanism known only to be :math:`(\varepsilon,\delta)`-DP.
+_EPSILON_DELTA_DP_EVENT_DOC = r"""A mechanism known only to be :math:`(\varepsilon,\delta)`-DP.
 
     ``dp_accounting`` 0.6.0 has no such event; its accountants report it as
     unsupported, and :func:`rdp_epsilon` / :func:`pld_epsilon` treat it
@@ -130,8 +127,42 @@ class EpsilonDeltaDpEvent(dp_accounting.DpEvent):
         :math:`\delta \in [0, 1)` of one run of the mechanism.
     """
 
-    epsilon: float
-    delta: float
+_epsilon_delta_dp_event_class = None
+_epsilon_delta_dp_event_lock = threading.Lock()  # one class, even when threads (Streamlit) race
+
+
+def _epsilon_delta_event_class() -> type:
+    """``EpsilonDeltaDpEvent``, built (and cached) on first use: it subclasses ``dp_accounting.DpEvent``,
+    and importing ``dp_accounting`` is slow, so it is not imported with this module (PEP 562, see
+    ``__getattr__``)."""
+    global _epsilon_delta_dp_event_class
+    if _epsilon_delta_dp_event_class is not None:
+        return _epsilon_delta_dp_event_class
+    with _epsilon_delta_dp_event_lock:
+        if _epsilon_delta_dp_event_class is not None:
+            return _epsilon_delta_dp_event_class
+        import attr
+        import dp_accounting
+
+        class EpsilonDeltaDpEvent(dp_accounting.DpEvent):
+            __doc__ = _EPSILON_DELTA_DP_EVENT_DOC
+            epsilon: float
+            delta: float
+
+        EpsilonDeltaDpEvent.__module__ = __name__
+        EpsilonDeltaDpEvent.__qualname__ = "EpsilonDeltaDpEvent"
+        _epsilon_delta_dp_event_class = attr.s(frozen=True, slots=True, auto_attribs=True)(EpsilonDeltaDpEvent)
+    return _epsilon_delta_dp_event_class
+
+
+def __getattr__(name: str):
+    if name == "EpsilonDeltaDpEvent":
+        return _epsilon_delta_event_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted({*globals(), "EpsilonDeltaDpEvent"})
 
 
 def _rr_noise_parameter(epsilon: float) -> float:
@@ -241,6 +272,8 @@ class PrivacyCharge:
         return self.delta == 0.0 and self.mechanism != "gaussian"
 
     def _single_event(self) -> dp_accounting.DpEvent:
+        import dp_accounting
+
         if self.mechanism == "gaussian":
             return dp_accounting.GaussianDpEvent(noise_multiplier=self.noise_multiplier)
         if self.mechanism == "laplace":
@@ -249,7 +282,7 @@ class PrivacyCharge:
             return dp_accounting.RandomizedResponseDpEvent(
                 noise_parameter=_rr_noise_parameter(self.epsilon), num_buckets=2
             )
-        return EpsilonDeltaDpEvent(epsilon=self.epsilon, delta=self.delta)
+        return _epsilon_delta_event_class()(epsilon=self.epsilon, delta=self.delta)
 
     def dp_event(self) -> dp_accounting.DpEvent:
         """This charge as a ``dp_accounting`` event (self-composed ``count`` times).
@@ -259,6 +292,8 @@ class PrivacyCharge:
         ``RandomizedResponseDpEvent``, which ``dp_accounting`` accountants only
         accept with ``neighboring_relation=REPLACE_ONE``.
         """
+        import dp_accounting
+
         event = self._single_event()
         if self.count == 1:
             return event
@@ -528,6 +563,9 @@ def rdp_epsilon(charges: Iterable[PrivacyCharge], *, delta) -> float:
     delta_rdp = delta - delta_rest
     if delta_rdp <= 0.0:
         return math.inf
+    import dp_accounting
+    from dp_accounting import rdp
+
     acc = rdp.RdpAccountant(neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_ONE)
     for c in supported:
         acc.compose(c.dp_event())
@@ -640,6 +678,9 @@ def pld_epsilon(
         vdi = max(1e-4, loss_range / _PLD_GRID_POINTS)
     else:
         vdi = check_positive_float(value_discretization_interval, name="value_discretization_interval")
+    from dp_accounting.pld import common as pld_common
+    from dp_accounting.pld import privacy_loss_distribution as pld_lib
+
     plds = []
     if inv_z2 > 0.0:
         plds.append(pld_lib.from_gaussian_mechanism(
@@ -666,6 +707,9 @@ def pld_epsilon(
 
 
 def _rdp_gaussian_epsilon(z: float, count: int, delta: float) -> float:
+    import dp_accounting
+    from dp_accounting import rdp
+
     acc = rdp.RdpAccountant()
     acc.compose(dp_accounting.GaussianDpEvent(noise_multiplier=z), count)
     return float(acc.get_epsilon(delta))

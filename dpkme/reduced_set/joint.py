@@ -43,7 +43,6 @@ import math
 import time
 
 import numpy as np
-from scipy.optimize import minimize
 
 from .._validation import check_in, check_positive_float, check_positive_int
 from ._common import PointSource, Problem, Progress, ReducedSetResult, check_domain_object, clip_to_bounds
@@ -253,6 +252,8 @@ def refine(
             "objective_start": float(f0), "objective_lbfgs": float(f0), "objective": float(f0),
             "iterations": 0, "evaluations": 1, "message": "start within the discrepancy bound",
             "discrepancy_stop": True}
+    from scipy.optimize import minimize  # here, not at import: scipy.optimize costs ~0.3 s of start-up
+
     res = minimize(fun, x0, jac=True, method="L-BFGS-B", bounds=bounds, callback=callback,
                    options={"maxiter": int(max_iter), "maxcor": 20, "ftol": 1e-13, "gtol": 1e-12,
                             "maxfun": int(2 * max_iter + 20)})
