@@ -106,6 +106,21 @@ def _pool(Z, w, *, domain, rng, size, scales, uniform_share, cross_share):
     return np.vstack(parts)
 
 
+def _check_blocks(blocks, n: int) -> list[tuple[int, int]]:
+    try:
+        out = [(int(a), int(b)) for a, b in blocks]
+    except (TypeError, ValueError):
+        raise ValueError(f"noise_blocks must be a sequence of (start, stop) index pairs, got {blocks!r:.80}.") from None
+    edges = [0]
+    for a, b in out:
+        if a != edges[-1] or b <= a:
+            raise ValueError(f"noise_blocks must partition 0..{n} into consecutive ranges, got {out}.")
+        edges.append(b)
+    if edges[-1] != n:
+        raise ValueError(f"noise_blocks must partition 0..{n} into consecutive ranges, got {out}.")
+    return out
+
+
 class _BlockedFeatures:
     """:math:`\\Phi_P` held as float32 row blocks; products accumulated in float64."""
 
@@ -129,7 +144,16 @@ class _BlockedFeatures:
         return 2.0 * np.concatenate([(F @ r32).astype(np.float64) for F in self.data])
 
 
-def _spg(F, v, target, *, radius, stop_below, max_iter, tol, progress, it0, total, alpha=None):
+def _within(r, f, stop_below, blocks) -> bool:
+    """The discrepancy test: the whole residual, or every block's, within its noise bound."""
+    if stop_below is None:
+        return False
+    if blocks is None:
+        return f <= stop_below
+    return all(float(r[a:b] @ r[a:b]) <= bound for a, b, bound in blocks)
+
+
+def _spg(F, v, target, *, radius, stop_below, max_iter, tol, progress, it0, total, alpha=None, blocks=None):
     """Spectral projected gradient with exact line search on the rows ``F`` (float32); returns v, f, its, alpha."""
     r = (F.T @ v.astype(np.float32)).astype(np.float64) - target
     g = 2.0 * (F @ r.astype(np.float32)).astype(np.float64)
@@ -139,7 +163,7 @@ def _spg(F, v, target, *, radius, stop_below, max_iter, tol, progress, it0, tota
     recent = [f]
     it = 0
     for it in range(1, max_iter + 1):
-        if stop_below is not None and f <= stop_below:
+        if _within(r, f, stop_below, blocks):
             break
         d = project_simplex(v - alpha * g, radius) - v
         gd = float(g @ d)
@@ -177,6 +201,7 @@ def refit_pool(
     max_atoms: int | None = None,
     noise_sigma: float | None = None,
     discrepancy: float = 1.0,
+    noise_blocks=None,
     screen_every: int = 100,
     block_rows: int = 2048,
     max_bytes: int = 1 << 30,
@@ -218,6 +243,11 @@ def refit_pool(
         :math:`\|r\| \le \tau\sigma\sqrt J`.
     discrepancy : float, default=1.0
         :math:`\tau` of the discrepancy stop.
+    noise_blocks : sequence of (int, int), optional
+        Index ranges :math:`[a, b)` that partition the features (e.g. the kernel and marginal blocks of
+        :class:`dpkme.kernels.marginal.JointMap`): the discrepancy stop then needs *every* block within
+        its own bound, :math:`\|r_{a:b}\| \le \tau\sigma\sqrt{b - a}`, so a small block with a strong
+        signal is fitted even when the large one's noise dominates the whole residual.
     screen_every : int, default=100
         Iterations between reductions of the working set (see the module docstring).
     block_rows : int, default=2048
@@ -284,14 +314,21 @@ def refit_pool(
     progress = progress or Progress(None)
     radius = float(w.sum())
     stop_below = None
+    blocks = None
     if noise_sigma is not None:
         noise_sigma = check_positive_float(noise_sigma, name="noise_sigma", allow_zero=True)
         stop_below = discrepancy**2 * fmap.n_components * noise_sigma**2
+    if noise_blocks is not None:
+        blocks = _check_blocks(noise_blocks, fmap.n_components)
+        if noise_sigma is not None:
+            blocks = [(a, b, discrepancy**2 * (b - a) * noise_sigma**2) for a, b in blocks]
+        else:
+            blocks = None
     r0 = fmap.residual(Z, w, target)
     f0 = float(r0 @ r0)
     info = {"pool_size": 0, "iterations": 0, "residual_before": math.sqrt(f0), "residual_after": math.sqrt(f0),
             "skipped": False, "feature_bytes": 0}
-    if (stop_below is not None and f0 <= stop_below) or max_iter == 0:
+    if _within(r0, f0, stop_below, blocks) or max_iter == 0:
         info["skipped"] = True
         progress(1.0, "re-fit: the atoms already fit within the noise", force=True)
         return Z, w, info
@@ -315,17 +352,25 @@ def refit_pool(
         work = np.sort(np.concatenate([support, extra]))
         steps = min(screen_every, max_iter - done)
         vw, f, it, alpha = _spg(feats.rows(work), v[work], target, radius=radius, stop_below=stop_below,
-                                max_iter=steps, tol=1e-4, progress=progress, it0=done, total=max_iter, alpha=alpha)
+                                max_iter=steps, tol=1e-4, progress=progress, it0=done, total=max_iter, alpha=alpha,
+                                blocks=blocks)
         v = np.zeros(P.shape[0])
         v[work] = vw
         done += max(it, 1)
         if it < steps:          # converged, stalled or within the discrepancy bound
             break
     keep = np.flatnonzero(v > 0)
+    vk = None
     if keep.size > max_atoms:
-        keep = keep[np.argpartition(-v[keep], max_atoms - 1)[:max_atoms]]
+        keep = np.sort(keep[np.argpartition(-v[keep], max_atoms - 1)[:max_atoms]])
+        # the dropped candidates' mass: re-fit the kept ones' weights (same problem on their support)
+        vk, _, it_k, _ = _spg(feats.rows(keep), v[keep] * (radius / v[keep].sum()), target, radius=radius,
+                              stop_below=stop_below, max_iter=min(max_iter, screen_every), tol=1e-4,
+                              progress=progress, it0=min(done, max_iter - 1), total=max_iter, blocks=blocks)
+        info["support_refit_iterations"] = int(it_k)
     keep = np.sort(keep)
-    Zn, wn = P[keep], v[keep] * (radius / v[keep].sum())
+    Zn, wn = P[keep], (v[keep] if vk is None else vk)
+    wn = wn * (radius / wn.sum())
     rn = fmap.residual(Zn, wn, target)
     fn = float(rn @ rn)
     if fn >= f0:                 # never worse than the solver's atoms
