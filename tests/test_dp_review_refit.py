@@ -1,4 +1,4 @@
-"""DP review of the table pool re-fit (issue 15): an attack on post-processing.
+"""DP review of the table pool re-fit and the marginal block (issue 15): an attack on post-processing.
 
 Two different private tables of the same (public) size N, given the *same* privatised vector and the same public
 streams, must give the same release bit for bit -- including the re-fit's skip decision and its discrepancy stop,
@@ -33,9 +33,14 @@ def _same_mu_tilde(monkeypatch):
     return first
 
 
-@pytest.mark.parametrize("refit", [None, RUN, "default"], ids=["off", "runs", "default-skip-or-stop"])
+# (re-fit, marginal share): the marginal block needs the re-fit (refused without it: test_marginal_features)
+CASES = [(None, "auto"), (RUN, "auto"), ("default", "auto"), (RUN, 0.3), ("default", 0.3)]
+
+
+@pytest.mark.parametrize(("refit", "share"), CASES,
+                         ids=["off", "runs", "default-skip-or-stop", "runs-marginals", "default-marginals"])
 @pytest.mark.parametrize("epsilon", [0.3, 30.0])
-def test_release_depends_on_the_rows_only_through_the_privatised_vector(monkeypatch, refit, epsilon):
+def test_release_depends_on_the_rows_only_through_the_privatised_vector(monkeypatch, refit, epsilon, share):
     seen = _same_mu_tilde(monkeypatch)
     a, b = _table(seed=0), _table(seed=1)
     b["bill_mm"] = 60.0 - (b["bill_mm"] - 30.0)         # other rows: shifted columns, same N
@@ -44,7 +49,7 @@ def test_release_depends_on_the_rows_only_through_the_privatised_vector(monkeypa
     if refit != "default":
         options["refit"] = refit
     rels = [release_table(df, schema=_schema(), epsilon=epsilon, delta=1e-6, n_points=12, random_state=0,
-                          n_features=300, solver_options=options) for df in (a, b)]
+                          n_features=300, solver_options=options, marginal_share=share) for df in (a, b)]
     assert seen["calls"] == 2                             # both releases went through the patched mechanism
     np.testing.assert_array_equal(rels[0].points, rels[1].points)
     np.testing.assert_array_equal(rels[0].weights, rels[1].weights)

@@ -23,6 +23,7 @@ from dpkme.release.tabular import TABLE_REFIT, release_table
 from dpkme.schema import TableSchema
 
 pursuit_module = importlib.import_module("dpkme.reduced_set.pursuit")   # the package's `pursuit` is the function
+refit_module = importlib.import_module("dpkme.reduced_set.refit")
 RUN = {"pool_size": 3000, "max_iter": 60, "discrepancy": 1e-3}     # small, and never stopped by the noise
 
 
@@ -123,7 +124,8 @@ def test_table_release_with_refit_runs_and_stays_in_the_domain():
     assert np.all(rel.weights >= 0) and rel.weights.sum() == pytest.approx(1.0, abs=1e-9)
 
 
-def test_refit_never_sees_the_private_rows(monkeypatch):
+@pytest.mark.parametrize("share", [0, 0.3], ids=["kernel-only", "with-marginals"])
+def test_refit_never_sees_the_private_rows(monkeypatch, share):
     sentinels = []
     original_encode = TableSchema.encode
     monkeypatch.setattr(TableSchema, "encode", lambda self, df: sentinels.append(Sentinel(original_encode(self, df)))
@@ -148,8 +150,9 @@ def test_refit_never_sees_the_private_rows(monkeypatch):
         return out
 
     monkeypatch.setattr(pursuit_module, "refit_pool", spy)
+    monkeypatch.setattr(refit_module, "refit_pool", spy)      # the joint re-fit of the marginal block
     release_table(_table(), schema=_schema(), epsilon=1.0, delta=1e-6, n_points=12, random_state=0, n_features=300,
-                  solver_options={"pool_size": 2000, "max_iter": 30, "refit": RUN})
+                  solver_options={"pool_size": 2000, "max_iter": 30, "refit": RUN}, marginal_share=share)
     assert len(calls) == 1 and calls[0][-1] > 0                   # it ran, over a pool
     assert all(s[0] != N for s in calls[0][:-1]), "the re-fit received an array with N rows"
     assert sentinels and sentinels[0].locked and sentinels[0].reads_after_lock == 0

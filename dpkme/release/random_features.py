@@ -51,6 +51,7 @@ from .._validation import (
     spawn_streams,
 )
 from ..kernels.kernel import Kernel
+from ..kernels.marginal import JointFeatures
 from ..kernels.random_features import RandomFourierFeatures
 from ..privacy.sensitivity import check_release_args, feature_mean_sensitivity
 from ..reduced_set import DEFAULT_SOLVER, SOLVERS, list_solvers, resample  # noqa: F401  (re-exported)
@@ -96,6 +97,10 @@ def privatise_feature_mean(
         \sigma = \frac{\Delta\sqrt{2\ln(1.25/\delta)}}{\varepsilon}\ (\text{classic})
 
     or the analytic Gaussian mechanism's smallest valid :math:`\sigma`.
+    ``features`` may also be a :class:`dpkme.kernels.marginal.JointFeatures`
+    (the random features stacked with a declared table's marginal cells,
+    :math:`\|\chi(x)\|_2^2 = (1-h)a + h \le 1`): the same bound with its
+    ``norm_bound``, one mechanism for both blocks.
     Everything computed from the returned vector alone is post-processing.
     With ``noise="numpy"`` floating-point noise is assumed to behave like ideal
     Gaussian noise (as in most implementations of the Gaussian mechanism);
@@ -138,7 +143,7 @@ def privatise_feature_mean(
         calibrate_gaussian,
     )
 
-    if not isinstance(features, RandomFourierFeatures):
+    if not isinstance(features, (RandomFourierFeatures, JointFeatures)):
         raise ValueError(
             f"features must be dpkme.kernels.random_features.RandomFourierFeatures (unit-norm paired features), got "
             f"{type(features).__name__}; other maps may break the sensitivity bound."
@@ -195,6 +200,8 @@ def algorithm2(
     preset: str = "accurate",
     noise: str = "numpy",
     domain=None,
+    marginals=None,
+    marginal_share: float | None = None,
 ) -> Release:
     r"""Release a DP weighted synthetic dataset by Algorithm 2 (random-features RKHS).
 
@@ -257,6 +264,17 @@ def algorithm2(
         point inside it: continuous coordinates within their box, discrete ones
         on their declared levels. The data is not checked against it (that is
         the encoder's job). Not for ``solver="preimage"`` (ValueError).
+    marginals : MarginalFeatures, optional
+        Public marginal cells of a declared table (:class:`dpkme.kernels.marginal.MarginalFeatures`, built
+        from the same schema as ``domain``). The mechanism then privatises the mean of the joint map
+        :math:`\chi = [\sqrt{1-h}\,\phi;\ \sqrt h\,\psi]` (:class:`~dpkme.kernels.marginal.JointFeatures`,
+        norm :math:`\le 1`: the same sensitivity :math:`2/N` and charge) instead of :math:`\phi` alone; the
+        solver fits the kernel block (noise :math:`\sigma/\sqrt{1-h}`) and a weight re-fit over a pool of
+        candidates (:func:`dpkme.reduced_set.refit.refit_pool`, options from ``solver_options["refit"]``)
+        then fits both blocks, stopping when each is within its own noise level. Needs a solver with a
+        ``refit`` option and non-negative weights (``pursuit-joint``, simplex or sub-simplex).
+    marginal_share : float, optional
+        :math:`h \in (0, 1)` (public; required with ``marginals``).
 
     Returns
     -------
@@ -288,23 +306,39 @@ def algorithm2(
 
     n_rows, dim = _data_shape(X)
     domain = reduced_set.check_domain_object(domain, dim)  # public: validated before the data is read
+    joint, refit_options = _check_marginals(marginals, marginal_share, spec=spec, options=options, dim=dim,
+                                            domain=domain)
     features = RandomFourierFeatures(kernel, n_components=n_features, random_state=rng_features,
                                      dtype=feature_dtype).fit(dim)
+    if joint is not None:
+        joint = JointFeatures(features, marginals, share=joint)
     # Stage 1 -- the only access to the private data.
     mu_tilde, cal = privatise_feature_mean(
-        X, features, epsilon=epsilon, delta=delta, calibration=calibration, neighbouring=neighbouring,
-        rng=rng_noise, n_private=n_private, noise=noise)
+        X, features if joint is None else joint, epsilon=epsilon, delta=delta, calibration=calibration,
+        neighbouring=neighbouring, rng=rng_noise, n_private=n_private, noise=noise)
     n_pub = int(n_private) if n_private is not None else n_rows
     del X  # nothing below may read the private data
     reporter(0.05, "noisy mean feature vector computed", force=True)
 
     # Stage 2 -- post-processing of mu_tilde with public inputs only (sigma is public).
+    sigma_kernel = cal.sigma
+    if joint is not None:
+        mu_joint = mu_tilde
+        mu_tilde, _, sigma_kernel, sigma_marginal = joint.split(mu_joint, cal.sigma)
     if spec.accepts("noise_sigma"):
-        options.setdefault("noise_sigma", cal.sigma)
-    sub = reporter.sub(0.05, 1.0)
+        options.setdefault("noise_sigma", sigma_kernel)
+    sub = reporter.sub(0.05, 1.0 if joint is None else 0.8)
     result = reduced_set.reduce(
         mu_tilde, features, n_points=n_points, solver=spec.name, initial_points=initial_points,
         q_scale=q_scale, q_loc=q_loc, random_state=rng_solver, progress=sub, domain=domain, **options)
+    extra = {}
+    if joint is not None:
+        points, weights, extra = _joint_refit(result, joint, mu_joint, mu_tilde, cal.sigma, sigma_kernel,
+                                              sigma_marginal, rng=rng_solver, domain=domain, n_points=n_points,
+                                              options=refit_options, progress=reporter.sub(0.8, 1.0))
+        result.points, result.weights = points, weights
+        result.residual_norm = extra["marginals"]["kernel_residual"]
+        options["refit"] = refit_options
     reporter.finish("release ready")
     return Release(
         points=result.points, weights=result.weights, mechanism="algorithm2", epsilon=epsilon, delta=delta,
@@ -316,5 +350,62 @@ def algorithm2(
                 "initial": "public points" if initial_points is not None else "domain" if domain is not None
                 else "q",
                 **({"domain": "declared"} if domain is not None else {}),
-                "feature_dtype": feature_dtype, "solver_seconds": result.seconds},
+                "feature_dtype": feature_dtype, "solver_seconds": result.seconds, **extra},
     )
+
+
+def _check_marginals(marginals, share, *, spec, options, dim, domain):
+    """Validate ``marginals``/``marginal_share`` (public); return the share (or None) and the re-fit options."""
+    from ..kernels.marginal import MarginalFeatures, _check_share
+
+    if marginals is None:
+        if share is not None:
+            raise ValueError(f"marginal_share={share!r} needs marginals=MarginalFeatures(schema); give both or neither.")
+        return None, None
+    if not isinstance(marginals, MarginalFeatures):
+        raise ValueError(f"marginals must be a dpkme.kernels.marginal.MarginalFeatures, got {type(marginals).__name__}.")
+    if share is None:
+        raise ValueError("marginals need marginal_share (the public share h of the marginal block, 0 < h < 1).")
+    h = _check_share(share)
+    if marginals.n_features_in_ != dim:
+        raise ValueError(f"the marginal cells are built for {marginals.n_features_in_} embedded coordinates but the "
+                         f"rows have {dim}; build MarginalFeatures from the schema that encoded them.")
+    if not spec.accepts("refit"):
+        raise ValueError(f"marginals need a solver with a weight re-fit (pursuit-joint), not {spec.name!r}.")
+    if options.get("weights", "simplex") not in ("simplex", "sub-simplex"):
+        raise ValueError(f"marginals need non-negative weights (simplex or sub-simplex), got {options['weights']!r}.")
+    if domain is None:
+        raise ValueError("marginals need the declared domain of the same schema (domain=schema.domain).")
+    refit = options.pop("refit", None)
+    from ..reduced_set.pursuit import _check_refit
+
+    return h, _check_refit({} if refit is None else refit)
+
+
+def _joint_refit(result, joint, mu_joint, mu_kernel, sigma, sigma_kernel, sigma_marginal, *, rng, domain, n_points,
+                 options, progress):
+    """Re-fit the solver's atoms' weights to both blocks of the joint vector (post-processing)."""
+    from ..kernels.marginal import JointMap
+    from ..reduced_set import FourierMap, Problem
+    from ..reduced_set.refit import refit_pool
+
+    fmap = FourierMap.from_features(joint.features)
+    jmap = JointMap(fmap, joint.marginals, share=joint.share)
+    w0 = np.asarray(result.weights, dtype=np.float64)
+    if np.any(w0 < 0):
+        raise ValueError("the solver returned negative weights; marginals need simplex or sub-simplex weights.")
+    J = joint.n_kernel
+    options = dict(options)
+    max_bytes = int(options.get("max_bytes", 1 << 30))
+    pool = int(options.get("pool_size", 12000))
+    if 4 * pool * jmap.n_components > max_bytes:      # more cells than the default pool fits: a smaller pool
+        options["pool_size"] = max(len(w0), max_bytes // (4 * jmap.n_components))
+    Z, w, info = refit_pool(Problem(mu_joint, jmap), result.points, w0, rng=rng, domain=domain, noise_sigma=sigma,
+                            max_atoms=n_points, noise_blocks=((0, J), (J, joint.n_components)), progress=progress,
+                            **options)
+    rk = fmap.residual(Z, w, mu_kernel)
+    hist = joint.marginals.mean_embedding(Z, weights=w) - joint.split(mu_joint)[1]
+    info = {**info, "kernel_residual": float(np.linalg.norm(rk)), "marginal_residual": float(np.linalg.norm(hist)),
+            "share": joint.share, "kernel_block_sigma": sigma_kernel, "marginal_block_sigma": sigma_marginal,
+            **joint.marginals.to_dict()}
+    return Z, w, {"marginals": info}
