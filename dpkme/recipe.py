@@ -250,7 +250,9 @@ def make_release(data, *, random_state=None):
             and r.get("basis", "full") == "full"):
         # a mixed table in its declared domain: dpkme.release_table encodes the rows and runs the mechanism
         extra = {"n_features": r["n_features"], "solver": r["solver"], "preset": r["preset"],
-                 "solver_options": dict(r["solver_options"]) or None} if alg2 else {}
+                 "solver_options": dict(r["solver_options"]) or None,
+                 "marginal_share": r.get("marginal_share", "auto"),
+                 "marginal_options": r.get("marginal_options")} if alg2 else {}
         result = dpkme.release_table(data["private"], schema=schema, mechanism=r["mechanism"], n_points=r["n_points"],
                                      weights=r["weights"], **extra, **common)
         rel = result.release

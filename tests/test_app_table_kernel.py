@@ -184,3 +184,34 @@ def test_a_table_release_uses_the_librarys_kernel_solver_and_sizes_and_product_i
         assert c.details["sensitivity"] == pytest.approx(2 / ds.n, rel=1e-12)
     at.switch_page("pages/kernel.py").run()
     at.radio(key=S.TABLE_KERNEL).set_value("additive").run()   # the module's fixture is shared: leave the default
+
+
+@pytest.mark.slow
+def test_the_release_page_says_when_the_marginal_block_is_on_and_the_release_uses_it():
+    """Penguins (344 rows): off at the default ε (a cell's noise above 2 % of the rows), on at ε = 20, where the
+    app's release runs with release_table's marginal block (its params say so) at the same charge."""
+    from dpkme.release.tabular import default_marginal_share
+
+    at = use(schema_mode(new_app().run()))
+    at.switch_page("pages/release.py").run()
+    ok(at)
+    ds = at.session_state[S.DATASET]
+    assert default_marginal_share(n_private=ds.n, epsilon=S.DEFAULT_EPSILON, delta=S.DEFAULT_DELTA,
+                                  n_columns=len(ds.schema)) == 0.0
+    assert any("Marginal block off" in c.value for c in at.caption)
+    at.session_state[S.BUDGET_EPS] = 100.0
+    at.session_state[S.EPS_TYPED] = True
+    at.session_state[S.EPS_VALUE] = 20.0
+    at.run()
+    ok(at)
+    assert any("Marginal block on" in c.value for c in at.caption)
+    at.button(key="rel.go").click().run()
+    ok(at)
+    rec = at.session_state[S.RELEASES][-1]
+    block = rec.release.params["marginals"]
+    assert block["share"] == 0.3 and block["pairs"] and rec.private
+    assert ds.schema.domain.contains(rec.release.points).all()
+    charge = at.session_state[S.LEDGERS][ds.data_key].charges[-1]
+    ref = algorithm2_charge(n_private=ds.n, epsilon=20.0, delta=S.DEFAULT_DELTA)
+    assert (charge.epsilon, charge.delta) == (ref.epsilon, ref.delta)
+    assert E.recipe(rec, ds)["marginal_share"] == 0.3

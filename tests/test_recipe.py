@@ -56,10 +56,10 @@ def table_dataset(data: bytes):
     return D.build_table_dataset(spec, frame)
 
 
-def record(ds, key: str, params: dict, *, kernel, seed: int | None = None, problems=()):
+def record(ds, key: str, params: dict, *, kernel, seed: int | None = None, problems=(), epsilon: float = 0.8):
     """A release of the Release page's mechanism ``key`` with its record, as ui.runner.perform makes it."""
     source = N.REPLAY if seed is not None else N.REAL
-    ctx = RunContext(ds=ds, kernel=kernel, epsilon=0.8, delta=1e-6, calibration="analytic", sensitivity_mode="tight",
+    ctx = RunContext(ds=ds, kernel=kernel, epsilon=epsilon, delta=1e-6, calibration="analytic", sensitivity_mode="tight",
                      random_state=seed, noise_source=source)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -70,7 +70,7 @@ def record(ds, key: str, params: dict, *, kernel, seed: int | None = None, probl
     return S.ReleaseRecord(
         id=5, release=rel, dataset_key=ds.key, data_key=ds.data_key, dataset_name=ds.name, mechanism_key=key,
         mechanism_label=REGISTRY[key].label, private=not problems, charge=None, warnings=list(problems),
-        replay={"mechanism": key, "params": params, "epsilon": 0.8, "delta": 1e-6, "calibration": "analytic",
+        replay={"mechanism": key, "params": params, "epsilon": epsilon, "delta": 1e-6, "calibration": "analytic",
                 "sensitivity_mode": "tight", "kernel": kernel.to_dict(), "seed": rel.seed, "noise_source": source})
 
 
@@ -232,9 +232,11 @@ def test_recipes_refuse_what_they_cannot_rerun():
 
 
 @pytest.mark.slow
-def test_a_table_recipe_with_the_additive_kernel_replays_the_apps_release_exactly(tmp_path):
-    """The app's table release (additive kernel, release_table's preset and solver options) and its recipe's
-    dpkme.release_table run are the same release: same seed, same atoms and weights, bit for bit."""
+@pytest.mark.parametrize("epsilon", [0.8, 40.0], ids=["no-marginal-block", "marginal-block"])
+def test_a_table_recipe_with_the_additive_kernel_replays_the_apps_release_exactly(tmp_path, epsilon):
+    """The app's table release (additive kernel, release_table's preset and solver options, the marginal block
+    where its public rule turns it on) and its recipe's dpkme.release_table run are the same release: same seed,
+    same atoms and weights, bit for bit."""
     from dpkme.release.tabular import TABLE_REFIT, TABLE_REVIVE, TableRelease
     from ui.mechanisms.algorithm2 import TABLE_PRESET
 
@@ -243,9 +245,12 @@ def test_a_table_recipe_with_the_additive_kernel_replays_the_apps_release_exactl
     kernel = ds.schema.kernel(kind="additive")
     params = {"n_points": 20, "n_features": 200, "solver": "pursuit-joint", "start": "q", "q_scale": 1.0,
               "preset": TABLE_PRESET}
-    rec = record(ds, "alg2", params, kernel=kernel, seed=7)
+    rec = record(ds, "alg2", params, kernel=kernel, seed=7, epsilon=epsilon)
     recipe = E.recipe(rec, ds)
     assert recipe["kernel"]["name"] == "additive" and recipe["preset"] == TABLE_PRESET
+    block = rec.release.params.get("marginals")
+    assert (block is not None) == (epsilon > 1)          # the public rule: on at eps = 40 for these 180 rows
+    assert recipe["marginal_share"] == (block["share"] if block else 0.0)
     assert recipe["solver_options"] == {"weights": "simplex", "revive": TABLE_REVIVE, "refit": TABLE_REFIT}
     assert "dpkme.release_table(" in E.recipe_script(rec, ds).decode()
     meta = run_script(tmp_path, rec, ds, data, "--replay")

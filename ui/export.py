@@ -471,6 +471,14 @@ def recipe(rec: S.ReleaseRecord, ds: S.Dataset) -> dict:
                     solver_options.setdefault(k, None)
         d.update(n_features=int(p["n_features"]), solver=p["solver"], preset=p.get("preset", preset_for(ds)),
                  start=p["start"], solver_options=solver_options)
+        if ds.is_table:
+            # the marginal block the release ran with (its public rule's outcome), so that release_table re-runs it
+            marg = r.params.get("marginals")
+            d["marginal_share"] = float(marg["share"]) if marg else 0.0
+            if marg:
+                d["marginal_options"] = {"n_bins": marg["n_bins"], "pairs": marg["pairs"] or "none",
+                                         "pair_bins": marg["pair_bins"], "pair_weight": marg["pair_weight"],
+                                         "max_cells": marg["max_cells"]}
         if ds.q_center is not None:
             d["q_center"] = np.asarray(ds.q_center, dtype=float).tolist()
     sp = ds.split or {}

@@ -5,11 +5,18 @@ from __future__ import annotations
 import streamlit as st
 
 from dpkme.cost import estimate_cost
+from dpkme.kernels.marginal import DEFAULT_MARGINAL_SHARE, DEFAULT_PAIR_WEIGHT
 from dpkme.privacy.accounting import PrivacyCharge
 from dpkme.reduced_set import get_solver, preset_options
 from dpkme.release import algorithm2_charge
 from dpkme.release.random_features import DEFAULT_SOLVER, algorithm2, list_solvers
-from dpkme.release.tabular import DEFAULT_N_FEATURES, table_solver_options
+from dpkme.release.tabular import (
+    DEFAULT_N_FEATURES,
+    MAX_CELL_NOISE,
+    marginal_cell_noise,
+    table_marginals,
+    table_solver_options,
+)
 
 from .. import state as S
 from .spec import MechanismSpec, RunContext, n_points_control, with_noise_source
@@ -90,6 +97,8 @@ def _controls(ds: S.Dataset) -> dict:
         st.caption(f"The library's table defaults (as `dpkme.release_table`): the **{TABLE_PRESET}** solver preset"
                    + (", " + " and ".join(extras) if extras else "") + f"; J = {DEFAULT_N_FEATURES} and M from the table's size "
                    "and ε by default (`default_n_points`). Post-processing of the noisy features: no extra privacy cost.")
+        if ds.is_table and start == "q":
+            st.caption(marginal_block_text(ds, name, opts))
         q = float(ds.q_scale)
     elif domain is not None:
         st.caption("Declared bounds on every column: the solver's candidate points are uniform draws within them "
@@ -130,14 +139,47 @@ def _run(ctx: RunContext, p: dict):
         preset = PRESET
         if options and options.get("refit"):
             options["refit"] = {**options["refit"], **PLANNING_REFIT}
+    # a mixed table: the library's marginal block where its public rule turns it on (release_table's default)
+    marginals = marginals_for(ds, ctx, p, options) if initial is None else {}
     return algorithm2(
         ds.X, kernel=ctx.kernel, epsilon=ctx.epsilon, delta=ctx.delta, n_points=p["n_points"],
         n_features=p["n_features"], solver=p["solver"], calibration=ctx.calibration, initial_points=initial,
         solver_options=options,
         q_scale=p["q_scale"], q_loc=ds.q_center if ds.q_center is not None else 0.0,
         random_state=ctx.random_state, progress=ctx.progress, preset=preset, noise=ctx.noise,
-        **({"domain": ds.point_domain} if ds.point_domain is not None else {}),
+        **({"domain": ds.point_domain} if ds.point_domain is not None else {}), **marginals,
     )
+
+
+def marginal_block_text(ds: S.Dataset, solver: str, options: dict) -> str:
+    """Plain words on the marginal block at the session's ε: on or off, and why (its public rule)."""
+    eps, delta = S.epsilon(), S.delta()
+    kw = table_marginals(ds.schema, n_private=ds.n, epsilon=eps, delta=delta, solver=solver,
+                         weights=options.get("weights", "simplex"), solver_options=options)
+    p = len(ds.schema)
+    share = kw.get("marginal_share", DEFAULT_MARGINAL_SHARE)
+    pw = kw["marginals"].pair_weight if kw else (DEFAULT_PAIR_WEIGHT if p > 1 else 0.0)
+    noise = marginal_cell_noise(n_private=ds.n, epsilon=eps, delta=delta, n_columns=p, pair_weight=pw, share=share)
+    if kw:
+        m = kw["marginals"]
+        return (f"**Marginal block on** (`release_table`'s public rule): the same Gaussian mechanism also measures "
+                f"each column's {m.n_bins} cells (its categories or levels) and the cross-tabulation of "
+                f"{len(m.pairs)} pairs of columns, with {share:.0%} of its unit-norm vector — the same Δ = 2/N and "
+                f"charge. One cell's proportion gets noise ±{noise:.2%} of the rows at ε = {eps:g}; the weights are "
+                "then fitted to both parts, so the released columns and cross-tabs follow the measured cells.")
+    return (f"**Marginal block off** at ε = {eps:g}: measuring each column's cells would give one cell's proportion "
+            f"noise ±{noise:.1%} of the rows (the public rule needs ≤ {MAX_CELL_NOISE:.0%}), so the whole budget goes "
+            "to the kernel's features. More rows or a larger ε turn it on.")
+
+
+def marginals_for(ds: S.Dataset, ctx: RunContext, p: dict, options: dict | None) -> dict:
+    """The marginal block of a release of ``ds`` (:func:`dpkme.release.tabular.table_marginals`): a mixed table
+    released from its declared domain gets what ``release_table`` would use (same public rule, same charge)."""
+    if not ds.is_table or ds.schema is None:
+        return {}
+    return table_marginals(ds.schema, n_private=ds.n, epsilon=ctx.epsilon, delta=ctx.delta, solver=p["solver"],
+                           weights=(options or {}).get("weights", "simplex"), solver_options=options,
+                           calibration=ctx.calibration)
 
 
 def _charge(ctx: RunContext, p: dict) -> PrivacyCharge:
