@@ -25,7 +25,9 @@ metrics); the split is redrawn for each repetition and shared by all methods wit
     the resampling spread, ``cat`` ``keep``/``smooth`` (the categorical resampling), ``m`` a fixed
     number of atoms, ``kernel`` the release's kernel (``product`` or ``additive``:
     ``release_table(kernel=...)``), ``levels=0`` leaves out the documented levels of coded numeric columns
-    (declared by default: ``ColumnSpec(values=...)``, see ``BenchTable``); an option left out takes the library's default. Variants that differ
+    (declared by default: ``ColumnSpec(values=...)``, see ``BenchTable``), ``share`` the release's
+    ``marginal_share`` (0: no marginal block) and ``pairs`` its ``marginal_options["pairs"]``; an option left
+    out takes the library's default. Variants that differ
     only in the resampling share one release (and its fit time) per repetition.
 ``mst``, ``aim``
     ``snsynth.mst.MSTSynthesizer.MST`` and ``snsynth.aim.AIMSynthesizer.AIM`` of smartnoise-synth 1.0.8
@@ -511,6 +513,8 @@ class DpkmeVariant:
     n_points: int | None = None
     kernel: str | None = None        # None: the library's default (release_table)
     levels: bool = True              # declare the documented levels of coded columns (BenchTable.levels)
+    share: float | None = None       # marginal_share of release_table (None: the library's default, 0: off)
+    pairs: str | None = None         # the marginal block's pairs ("all" / "none"; None: the library's default)
 
     @classmethod
     def parse(cls, text: str) -> "DpkmeVariant":
@@ -531,9 +535,13 @@ class DpkmeVariant:
                 kw["kernel"] = val
             elif key == "levels":
                 kw["levels"] = val not in ("0", "false", "no")
+            elif key == "share":
+                kw["share"] = float(val)
+            elif key == "pairs":
+                kw["pairs"] = val
             else:
                 raise ValueError(f"--dpkme: unknown option {key!r} in {text!r}; use default, usd=, spread=, cat=, m=, "
-                                 "kernel= or levels=.")
+                                 "kernel=, levels=, share= or pairs=.")
         return cls(**kw)
 
     @property
@@ -553,6 +561,10 @@ class DpkmeVariant:
             opts.append(f"kernel={self.kernel}")
         if not self.levels:
             opts.append("levels=0")
+        if self.share is not None:
+            opts.append(f"share={self.share:g}")
+        if self.pairs is not None:
+            opts.append(f"pairs={self.pairs}")
         return "dpkme[" + ",".join(opts) + "]"
 
 
@@ -561,11 +573,16 @@ def run_dpkme(train, table: BenchTable, eps: float, n: int, variant: DpkmeVarian
     """Release with ``release_table`` (shared by variants that differ only in the resampling) and draw ``n`` rows."""
     from dpkme.release.tabular import release_table
 
-    key = (table.name, eps, variant.usd, variant.n_points, variant.kernel, variant.levels, tuple(seed))
+    key = (table.name, eps, variant.usd, variant.n_points, variant.kernel, variant.levels, variant.share,
+           variant.pairs, tuple(seed))
     if key not in cache:
         schema = table.schema(uniform_sq_distance=variant.usd, levels=variant.levels)
         t0 = time.perf_counter()
         kw = {} if variant.kernel is None else {"kernel": variant.kernel}
+        if variant.share is not None:
+            kw["marginal_share"] = variant.share
+        if variant.pairs is not None:
+            kw["marginal_options"] = {"pairs": variant.pairs}
         rel = release_table(train, schema=schema, epsilon=eps, delta=DELTA, n_points=variant.n_points,
                             random_state=np.random.default_rng(seed), **kw)
         cache.clear()
