@@ -16,8 +16,14 @@ column :math:`j` of :math:`p` columns, the map
 has :math:`\|\psi(x)\|_2 = 1` for *every* row, and its mean over a table is the table's 1-way marginals
 (cell proportions) scaled by :math:`1/\sqrt p`. Its kernel :math:`k_\psi(x, y) = \psi(x)^\top\psi(y)` is
 the share of columns in which :math:`x` and :math:`y` fall in the same cell: positive semi-definite,
-:math:`k_\psi(x, x) = 1`, :math:`0 \le k_\psi \le 1`. The cells depend on the public schema and
-``n_bins`` only, never on data.
+:math:`k_\psi(x, x) = 1`, :math:`0 \le k_\psi \le 1`.
+
+With ``pairs``, the map has one *term* per column and one per pair :math:`(i, j)` of columns, whose cell is
+the pair of the two columns' cells, each numeric column coarsened to at most ``pair_bins`` cells (a
+cross-tabulation). Term :math:`t` carries the weight :math:`u_t` (the columns share :math:`1 - \rho`, the
+pairs :math:`\rho` = ``pair_weight``, evenly) and contributes :math:`\sqrt{u_t}\,e_{c_t(x)}`, so still
+:math:`\|\psi(x)\|^2 = \sum_t u_t = 1` and :math:`k_\psi(x, y) = \sum_t u_t [c_t(x) = c_t(y)]`. The
+cells depend on the public schema and the options only, never on data.
 
 Joint map (one Gaussian mechanism for both)
 -------------------------------------------
@@ -75,6 +81,15 @@ class MarginalFeatures:
     n_bins : int, default=DEFAULT_MARGINAL_BINS
         Equal bins of the declared range for numeric columns with more than ``n_bins`` levels (or none);
         columns with at most ``n_bins`` integer levels or declared values get one cell per level.
+    pairs : "none", "all" or sequence of (str, str), default="none"
+        Pairs of columns with a cross-tabulation term (as :func:`dpkme.kernels.additive.table_kernel`).
+    pair_bins : int, default=DEFAULT_PAIR_BINS
+        Most cells of a numeric column in a pair's term (its 1-way cells merged evenly; a missing cell kept).
+    pair_weight : float, default=DEFAULT_PAIR_WEIGHT
+        :math:`\rho \in [0, 1)`, the pairs' share of the block (0 without pairs).
+    max_cells : int, default=DEFAULT_MAX_CELLS
+        Most cells :math:`H` in all: beyond, ``pair_bins`` is halved (down to 4), then only the pairs nearest
+        in the schema's order are kept (a public rule: wide tables keep a bounded block).
 
     Attributes
     ----------
