@@ -34,8 +34,10 @@ product with them is accumulated in float64. Every ``screen_every`` iterations o
 weight and the ones with the smallest gradient (the only ones a step can give weight to) are kept in the
 working set, which is re-checked against the whole pool at the end of each period.
 
-The atoms with the ``max_atoms`` largest weights are returned (the rest, a small share of the mass, are
-dropped and the kept weights rescaled to :math:`C`). Everything here is **post-processing** of the
+The atoms with the ``max_atoms`` largest weights are returned: when the solution has more, the rest are
+dropped and the kept atoms' weights re-fitted on their own (the same problem on that support, at most
+``screen_every`` iterations; a solution spread over many candidates loses too much when merely rescaled), and
+a result worse than the solver's atoms is never returned. Everything here is **post-processing** of the
 privatised vector: :math:`\tilde\mu`, the public feature map, the solver's atoms (themselves computed from
 :math:`\tilde\mu`), the public domain and a public random stream; never the private rows.
 """
