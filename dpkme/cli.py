@@ -33,7 +33,7 @@ Mixed tables (CSV or Parquet, read as an upload is: :func:`dpkme.io.load_table`)
     Validates the schema against the table and prints the **owner-only** counts of missing, unknown,
     clipped and rounded cells (:meth:`~dpkme.schema.TableSchema.encode_report`; statistics of the private
     rows, never to be published); exit status 2 when the schema refuses the table.
-``release-table TABLE --schema SCHEMA.json --epsilon E --delta D [--out RELEASE.csv] [--rows N] ...``
+``release-table TABLE --schema SCHEMA.json --epsilon E --delta D [--out RELEASE.csv] [--rows N] [--marginal-share H] ...``
     :func:`~dpkme.release.tabular.release_table`: the weighted release as CSV (each column rounded to its
     precision; stdout without ``--out``), its JSON metadata next to it (``RELEASE.json``: parameters,
     privacy claim, schema; a real release carries no seed), and with ``--rows N`` ``N`` unweighted
@@ -196,6 +196,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="teaching replay: seeded noise, labelled NOT private (anyone with the seed can remove it)")
     t.add_argument("--kernel", choices=["product", "additive"], default="additive",
                    help="kernel on the embedded rows (default: additive, the library's)")
+    t.add_argument("--marginal-share", type=_share_arg, default="auto", metavar="H",
+                   help="share of the marginal block (alg2): auto (default: the public rule), 0 (off) or a number "
+                        "in (0, 1)")
     t.add_argument("--features", type=_positive_int, default=None, help="random features J (alg2; default 2000)")
     t.add_argument("--preset", choices=["accurate", "interactive"], default="accurate", help="solver preset (alg2)")
     t.add_argument("--calibration", choices=["analytic", "classic"], default="analytic")
@@ -467,6 +470,19 @@ def _table_metadata(tr, *, table: str, csv_name: str, rows_name: str | None, n_r
     return meta
 
 
+def _share_arg(text: str):
+    """``--marginal-share``: "auto" or a number in [0, 1)."""
+    if text == "auto":
+        return "auto"
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected 'auto' or a number in [0, 1), got {text!r}") from None
+    if not (math.isfinite(value) and 0.0 <= value < 1.0):
+        raise argparse.ArgumentTypeError(f"expected 'auto' or a number in [0, 1), got {text!r}")
+    return value
+
+
 def _release_table(args) -> int:
     import numpy as np
 
@@ -495,7 +511,8 @@ def _release_table(args) -> int:
                            mechanism=_TABLE_MECHANISMS[args.mechanism], n_points=args.points,
                            n_features=args.features or DEFAULT_N_FEATURES, calibration=args.calibration,
                            random_state=args.seed, progress=_progress(args.quiet), preset=args.preset,
-                           kernel=args.kernel)
+                           kernel=args.kernel,
+                           marginal_share=args.marginal_share)
     del df
     if spread is None:
         spread = tr.default_spread

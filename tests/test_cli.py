@@ -178,3 +178,23 @@ def test_release_table_seed_is_a_labelled_replay_and_bad_inputs_write_nothing(tm
         code, out, err = _call(capsys, *argv)
         assert code == 2 and out == "" and needle in err and err.count("\n") == 1, (needle, err)
     assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def test_release_table_marginal_share_option(tmp_path, capsys):
+    _, table, schema = _penguins()
+    out = tmp_path / "r.csv"
+    code, _, err = _call(capsys, "release-table", table, "--schema", schema, "--epsilon", "1", "--delta", "1e-6",
+                         "--points", "20", "--features", "300", "--preset", "interactive", "--marginal-share", "0.3",
+                         "--out", str(out), "--quiet")
+    assert code == 0, err
+    meta = json.loads(out.with_suffix(".json").read_text())
+    assert meta["params"]["marginals"]["share"] == 0.3 and meta["differentially_private"] is True
+    for bad in ("1.5", "half"):                                       # argparse: usage error, exit status 2
+        with pytest.raises(SystemExit) as exit_info:
+            _call(capsys, "release-table", table, "--schema", schema, "--epsilon", "1", "--delta", "1e-6",
+                  "--marginal-share", bad, "--quiet")
+        err = capsys.readouterr().err
+        assert exit_info.value.code == 2 and "--marginal-share" in err and bad in err
+    code, _, err = _call(capsys, "release-table", table, "--schema", schema, "--epsilon", "1", "--delta", "1e-6",
+                         "--mechanism", "alg1", "--points", "20", "--marginal-share", "0.3", "--quiet")
+    assert code == 2 and "marginal_share=0.3 needs" in err and "Traceback" not in err
