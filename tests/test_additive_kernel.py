@@ -295,7 +295,9 @@ def test_default_spread_grows_with_the_public_noise_level_and_is_capped():
     spreads = {}
     for eps in (0.3, 3.0, 30.0):
         rel = release_table(df, schema=schema, epsilon=eps, delta=1e-6, random_state=4, **FAST)
-        nu = rel.release.sigma * math.sqrt(FAST["n_features"])
+        # the noise of the kernel block (sigma / sqrt(1 - h) where the marginal block is on, at eps = 30)
+        sigma = (rel.release.params.get("marginals") or {}).get("kernel_block_sigma", rel.release.sigma)
+        nu = sigma * math.sqrt(FAST["n_features"])
         assert rel.default_spread == pytest.approx(min(DEFAULT_ADDITIVE_SPREAD, SPREAD_PER_NOISE * nu), rel=1e-12)
         spreads[eps] = rel.default_spread
     assert spreads[0.3] == DEFAULT_ADDITIVE_SPREAD                     # N = 300, epsilon = 0.3: capped

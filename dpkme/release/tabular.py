@@ -754,7 +754,8 @@ class TableRelease:
         signal (a few hundred rows, :math:`\varepsilon \le 1`) the atoms are spread over the finest
         term's scale; where it is small they are kept, so that columns whose values sit on a few codes
         keep them. :math:`\sigma`, :math:`J` and the kernel are public parameters of the release, so the
-        rule never looks at the data. Measured on ``benchmarks/bench_tabular.py``'s tables (one split,
+        rule never looks at the data (with a marginal block, :math:`\sigma` is the kernel block's noise,
+        :math:`\sigma/\sqrt{1-h}`). Measured on ``benchmarks/bench_tabular.py``'s tables (one split,
         :math:`\varepsilon \in \{1, 3\}`, numeric 1-way TV at spread 0 / 0.25 / 0.5 / 1): cars
         (:math:`\nu` = 1.2, 0.42) 0.38 / 0.34 / 0.30 / 0.26 and 0.28 / 0.26 / 0.22 / 0.21, anes96 (0.50,
         0.18) 0.20 / 0.18 / 0.16 / 0.16 and 0.15 / 0.14 / 0.13 / 0.15, fair (0.074, 0.027) 0.14 / 0.15 /
