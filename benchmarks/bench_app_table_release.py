@@ -13,7 +13,10 @@ with missing cells and a boolean), at :math:`\varepsilon = 1`, :math:`\delta = 1
     the library's table defaults (additive kernel, :func:`dpkme.release.tabular.table_solver_options`: revive
     and refit, :math:`J` = ``DEFAULT_N_FEATURES``, :math:`M` = ``default_n_points``) with the interactive preset;
 ``accurate``
-    the same with ``release_table``'s preset (``"accurate"``): exactly ``release_table``'s release.
+    the same with ``release_table``'s preset (``"accurate"``), without the marginal block;
+``marginals``
+    ``accurate`` with :func:`dpkme.release.tabular.table_marginals` (the marginal block where its public rule
+    turns it on; "off" in the table where it does not): exactly ``release_table``'s release and the app's.
 
 Usage::
 
@@ -41,7 +44,12 @@ sys.path.insert(0, str(REPO))
 from dpkme.datasets import load_sample, load_schema  # noqa: E402
 from dpkme.kernels import GaussianKernel  # noqa: E402
 from dpkme.release import algorithm2  # noqa: E402
-from dpkme.release.tabular import DEFAULT_N_FEATURES, default_n_points, table_solver_options  # noqa: E402
+from dpkme.release.tabular import (  # noqa: E402
+    DEFAULT_N_FEATURES,
+    default_n_points,
+    table_marginals,
+    table_solver_options,
+)
 from dpkme.schema import TableSchema  # noqa: E402
 
 EPS, DELTA = 1.0, 1e-6
@@ -79,10 +87,11 @@ def load(name: str):
     return df, load_schema(name)
 
 
-def run(X, schema, *, kernel, preset, n_points, n_features, options) -> float:
+def run(X, schema, *, kernel, preset, n_points, n_features, options, marginals=None) -> float:
     t = time.perf_counter()
     algorithm2(X, kernel=kernel, epsilon=EPS, delta=DELTA, n_points=n_points, n_features=n_features,
-               solver="pursuit-joint", solver_options=options, preset=preset, domain=schema.domain, random_state=0)
+               solver="pursuit-joint", solver_options=options, preset=preset, domain=schema.domain, random_state=0,
+               **(marginals or {}))
     return time.perf_counter() - t
 
 
@@ -106,17 +115,24 @@ def main(argv=None) -> None:
                                 options=opts),
             "accurate": dict(kernel=add, preset="accurate", n_points=m, n_features=DEFAULT_N_FEATURES, options=opts),
         }
+        block = table_marginals(schema, n_private=n, epsilon=EPS, delta=DELTA)
+        if block:
+            cases["marginals"] = dict(cases["accurate"], options=table_solver_options("pursuit-joint"),
+                                      marginals=block)
         for case, kw in cases.items():
             s = run(X, schema, **kw)
             rows.append({"table": name, "N": n, "D": schema.dim, "M": kw["n_points"], "J": kw["n_features"],
                          "path": case, "seconds": s})
+        if not block:
+            rows.append({"table": name, "N": n, "D": schema.dim, "M": m, "J": DEFAULT_N_FEATURES,
+                         "path": "marginals (off: the rule leaves the block out)", "seconds": rows[-1]["seconds"]})
             print(rows[-1], flush=True)
     lines = ["# The Release page's Algorithm 2 on mixed tables: seconds per release", "",
              f"Written by `benchmarks/bench_app_table_release.py` on {time.strftime('%Y-%m-%d')}. "
              f"Command: `python benchmarks/bench_app_table_release.py --tables {args.tables}`", "",
              f"Machine: {platform.processor() or platform.machine()}, Python {platform.python_version()}; 2 cores "
              "shared with other jobs, one cold run per cell: times indicative. ε = 1, δ = 1e-6. See the "
-             "script's docstring for the three paths.", "",
+             "script's docstring for the paths.", "",
              "| table | N | D | M | J | path | seconds |", "|---|---|---|---|---|---|---|"]
     lines += [f"| {r['table']} | {r['N']:,} | {r['D']} | {r['M']} | {r['J']} | {r['path']} | {r['seconds']:.1f} |"
               for r in rows]

@@ -108,9 +108,12 @@ def test_refit_memory_is_bounded_and_options_are_validated():
 def test_table_release_refits_by_default_and_records_it():
     rel = release_table(_table(), schema=_schema(), epsilon=1.0, delta=1e-6, n_points=12, random_state=0, **FAST)
     assert rel.release.params["solver_options"]["refit"] == TABLE_REFIT
+    diag = rel.release.params["refit"]                             # its diagnostics, recorded with the release
+    assert {"pool_size", "iterations", "residual_before", "residual_after", "skipped"} <= set(diag)
+    assert diag["residual_after"] <= diag["residual_before"]
     off = release_table(_table(), schema=_schema(), epsilon=1.0, delta=1e-6, n_points=12, random_state=0,
                         n_features=300, solver_options={"pool_size": 2000, "max_iter": 30, "refit": None})
-    assert off.release.params["solver_options"]["refit"] is None
+    assert off.release.params["solver_options"]["refit"] is None and "refit" not in off.release.params
 
 
 def test_table_release_with_refit_runs_and_stays_in_the_domain():
