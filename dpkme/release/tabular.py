@@ -320,7 +320,27 @@ def marginal_cell_noise(*, n_private: int, epsilon: float, delta: float, n_colum
                         calibration: str = "analytic", neighbouring: str = "replace-one") -> float:
     r""":math:`s_1 = \sigma/\sqrt{h(1 - \text{pair_weight})/p}`: the noise on one released 1-way cell proportion.
 
-    See :func:`default_marginal_share` (same parameters); public.
+    See :func:`default_marginal_share`; public.
+
+    Parameters
+    ----------
+    n_private : int
+        Public size :math:`N`.
+    epsilon, delta : float
+        The release's budget.
+    n_columns : int
+        :math:`p`, the schema's columns.
+    pair_weight : float, optional
+        The pairs' share of the block (default: :data:`TABLE_MARGINALS`'s, 0 without pairs).
+    share : float, default=DEFAULT_MARGINAL_SHARE
+        :math:`h`.
+    calibration, neighbouring : str
+        As the release's.
+
+    Returns
+    -------
+    float
+        The standard deviation of the noise on one released cell proportion.
 
     Examples
     --------
