@@ -27,8 +27,10 @@ FEATURE_CHOICES = [200, 500, 1000, 2000, 5000, 10000]
 PRESET = "interactive"
 #: A mixed table's preset: ``dpkme.release.tabular.release_table``'s (its default ``preset``, checked by the
 #: tests), so the app's release of a table is the library's. Measured (``benchmarks/results/app_table_release.md``,
-#: 2 shared cores): penguins 3.4 s, seattle_weather 3.3 s, a 20 000-row table (M = 2000) 25 s, against 1.3, 1.0
-#: and 17 s on the app's earlier path (product kernel, interactive preset, J = 1000, no revival, no refit).
+#: 2 cores, quiet): penguins 1.7 s, seattle_weather 1.5 s, a 20 000-row table (M = 2000) 3.5 s, 3.8 s with the
+#: marginal block that release_table's rule turns on there, against 0.4, 0.2 and 0.9 s on the app's earlier path
+#: (product kernel, interactive preset, J = 1000, no revival, no refit). The same run at load 7-11 took 3.4, 3.3
+#: and 25 s.
 TABLE_PRESET = "accurate"
 
 
