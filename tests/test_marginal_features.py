@@ -267,3 +267,12 @@ def test_wide_tables_keep_the_block_within_its_cell_budget():
     np.testing.assert_allclose(np.linalg.norm(mf.features(Z), axis=1), 1.0, rtol=1e-14)
     small = MarginalFeatures(_schema(), pairs="all")
     assert small.pair_bins == 16 and len(small.pairs) == 21      # 7 columns: every pair, 16 cells a side
+
+
+def test_algorithm2_refuses_the_block_without_its_refit():
+    schema = _schema()
+    X = schema.encode(_table(n=60))
+    with pytest.raises(ValueError, match="refit=None"):
+        algorithm2(X, kernel=GaussianKernel(lengthscale=1.0), epsilon=1.0, delta=1e-6, n_points=5, n_features=20,
+                   random_state=0, marginals=MarginalFeatures(schema), marginal_share=0.3, domain=schema.domain,
+                   solver_options={"refit": None})

@@ -145,7 +145,8 @@ def privatise_feature_mean(
 
     if not isinstance(features, (RandomFourierFeatures, JointFeatures)):
         raise ValueError(
-            f"features must be dpkme.kernels.random_features.RandomFourierFeatures (unit-norm paired features), got "
+            f"features must be dpkme RandomFourierFeatures (unit-norm paired features) or JointFeatures (stacked with a "
+            f"table's marginal cells, norm <= 1), got "
             f"{type(features).__name__}; other maps may break the sensitivity bound."
         )
     features._check_fitted()
@@ -379,6 +380,9 @@ def _check_marginals(marginals, share, *, spec, options, dim, domain):
         raise ValueError(f"marginals need non-negative weights (simplex or sub-simplex), got {options['weights']!r}.")
     if domain is None:
         raise ValueError("marginals need the declared domain of the same schema (domain=schema.domain).")
+    if "refit" in options and options["refit"] is None:
+        raise ValueError("marginals need the solver's weight re-fit, but solver_options has refit=None; drop it "
+                         "(or give refit options) to use the marginal block, or leave marginals out.")
     refit = options.pop("refit", None)
     from ..reduced_set.pursuit import _check_refit
 

@@ -156,17 +156,20 @@ def _run(ctx: RunContext, p: dict):
 def marginal_block_text(ds: S.Dataset, solver: str, options: dict) -> str:
     """Plain words on the marginal block at the session's ε: on or off, and why (its public rule)."""
     eps, delta = S.epsilon(), S.delta()
+    cal = st.session_state.get(S.CALIBRATION, "analytic")   # the run's calibration (marginals_for's), not a default
     kw = table_marginals(ds.schema, n_private=ds.n, epsilon=eps, delta=delta, solver=solver,
-                         weights=options.get("weights", "simplex"), solver_options=options)
+                         weights=options.get("weights", "simplex"), solver_options=options, calibration=cal)
     p = len(ds.schema)
     share = kw.get("marginal_share", DEFAULT_MARGINAL_SHARE)
     pw = kw["marginals"].pair_weight if kw else (DEFAULT_PAIR_WEIGHT if p > 1 else 0.0)
-    noise = marginal_cell_noise(n_private=ds.n, epsilon=eps, delta=delta, n_columns=p, pair_weight=pw, share=share)
+    noise = marginal_cell_noise(n_private=ds.n, epsilon=eps, delta=delta, n_columns=p, pair_weight=pw, share=share,
+                                calibration=cal)
     if kw:
         m = kw["marginals"]
         return (f"**Marginal block on** (`release_table`'s public rule): the same Gaussian mechanism also measures "
-                f"each column's {m.n_bins} cells (its categories or levels) and the cross-tabulation of "
-                f"{len(m.pairs)} pairs of columns, with {share:.0%} of its unit-norm vector — the same Δ = 2/N and "
+                f"each column's cells (its categories or levels, or {m.n_bins} equal bins of its range) and the "
+                f"cross-tabulation of {len(m.pairs)} pairs of columns, with {share:.0%} of its unit-norm vector — the "
+                "same Δ = 2/N and "
                 f"charge. One cell's proportion gets noise ±{noise:.2%} of the rows at ε = {eps:g}; the weights are "
                 "then fitted to both parts, so the released columns and cross-tabs follow the measured cells.")
     return (f"**Marginal block off** at ε = {eps:g}: measuring each column's cells would give one cell's proportion "
