@@ -8,6 +8,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from dpkme.cost import estimate_cost
+from dpkme.kernels.marginal import DEFAULT_MARGINAL_SHARE
 from dpkme.privacy.bandwidth import lengthscale_grid, private_lengthscale
 from dpkme.privacy.calibration import analytic_sigma, classic_sigma
 from dpkme.privacy.planning import (
@@ -17,6 +18,7 @@ from dpkme.privacy.planning import (
     expected_rkhs_error,
 )
 from dpkme.release.charges import algorithm2_charge
+from dpkme.release.tabular import table_marginals
 from dpkme.reproduce import paper_kernel
 from ui import compute as C
 from ui import glossary as G
@@ -125,7 +127,7 @@ def _plan_target(key: str, label: str, current: float | None, scale: float = 1.0
                                  **kwargs)) / scale
 
 
-def plan_epsilon(n: int, eps: float | None, delta: float) -> None:
+def plan_epsilon(n: int, eps: float | None, delta: float, *, is_table: bool = False) -> None:
     """The planning expander: the ε at which a stated accuracy is reached in expectation (public inputs only)."""
     st.caption(":material/info: **Planning: not a release, spends no budget.** It reads no rows: only the public "
                f"size N = {n:,} (public under replace-one), δ, the calibration and the sizes below. The answer is "
@@ -144,6 +146,10 @@ def plan_epsilon(n: int, eps: float | None, delta: float) -> None:
                                    "approximation and the reduced set add their own, ε-independent error.")
         plan = epsilon_for_rkhs_error(target, n_features=J, **common)
         unit = ""
+        if is_table:
+            st.caption("On a mixed table whose release carries the marginal block (the Release page says when), the "
+                       f"kernel features get σ/√(1 − h) each (h = {DEFAULT_MARGINAL_SHARE:g}: about "
+                       f"{1 / math.sqrt(1 - DEFAULT_MARGINAL_SHARE):.2f}× this distance at the same ε).")
     else:
         if kind == "mean":
             R = float(st.number_input("Declared range of the column (largest − smallest possible value)",
@@ -354,7 +360,7 @@ with right:
     with st.expander("Plan ε from the accuracy you need (planning: not a release, spends no budget)",
                      icon=":material/target:"):
         with guard("plan ε"):
-            plan_epsilon(ds.n, eps, delta)
+            plan_epsilon(ds.n, eps, delta, is_table=ds.is_table)
 
 if kernel is None or eps is None:
     st.stop()
@@ -401,8 +407,14 @@ d1, d2, d3, d4 = st.columns(4)
 d1.metric("Sensitivity Δ (Algorithm 2)", S.fmt(a2.details["sensitivity"], 4),
           help="2b/N with b = sup‖φ(x)‖ = 1 (Balog et al., Proposition 9), from the library's charge.")
 d2.metric("Noise σ (Algorithm 2)", S.fmt(a2.details["sigma"], 4), help="Per coordinate. " + G.help_text("σ"))
-d3.metric("Noise norm σ√J (Algorithm 2)", S.fmt(a2.details["sigma"] * math.sqrt(J)),
-          help=f"Expected norm of the noise, with J = {J:,} random features (the Release page's setting).")
+block = (table_marginals(ds.schema, n_private=ds.n, epsilon=eps, delta=delta, calibration=ss[S.CALIBRATION])
+         if ds.is_table and ds.schema is not None else {})
+share = float(block.get("marginal_share", 0.0))
+d3.metric("Noise norm σ√J (Algorithm 2)" if not block else "Noise norm on the kernel features",
+          S.fmt(a2.details["sigma"] * math.sqrt(J / (1.0 - share))),
+          help=f"Expected norm of the noise, with J = {J:,} random features (the Release page's setting)."
+               + (f" This table's release at this ε also carries the marginal block ({share:.0%} of the vector): "
+                  f"the kernel features then get σ/√(1 − {share:g}) each, so σ√J/√(1 − {share:g})." if block else ""))
 d4.metric("σ/Δ (Algorithm 2)", S.fmt(a2.noise_multiplier),
           help="Noise multiplier. " + G.help_text("σ/Δ") + " (Budget ledger page)")
 

@@ -215,3 +215,11 @@ def test_the_release_page_says_when_the_marginal_block_is_on_and_the_release_use
     ref = algorithm2_charge(n_private=ds.n, epsilon=20.0, delta=S.DEFAULT_DELTA)
     assert (charge.epsilon, charge.delta) == (ref.epsilon, ref.delta)
     assert E.recipe(rec, ds)["marginal_share"] == 0.3
+    # the Kernel & privacy page, with ε = 20 typed there, states the kernel features' own noise, σ √(J / (1 − h))
+    at.switch_page("pages/kernel.py").run()
+    at.toggle(key=S.EPS_TYPED).set_value(True).run()
+    at.number_input(key=S.EPS_VALUE).set_value(20.0).run()
+    ok(at)
+    m = next(m for m in at.metric if m.label == "Noise norm on the kernel features")
+    J = at.session_state[S.N_FEATURES]
+    assert float(m.value) == pytest.approx(ref.details["sigma"] * (J / 0.7) ** 0.5, rel=1e-2)
