@@ -101,6 +101,10 @@ def _controls(ds: S.Dataset) -> dict:
                    "and ε by default (`default_n_points`). Post-processing of the noisy features: no extra privacy cost.")
         if ds.is_table and start == "q":
             st.caption(marginal_block_text(ds, name, opts))
+        elif ds.is_table:
+            st.caption("**Marginal block off**: the solver starts from the publishable subset, and `release_table`'s "
+                       "marginal block applies only to candidates drawn from the declared domain (choose that above "
+                       "to see whether it would be on).")
         q = float(ds.q_scale)
     elif domain is not None:
         st.caption("Declared bounds on every column: the solver's candidate points are uniform draws within them "
@@ -166,12 +170,18 @@ def marginal_block_text(ds: S.Dataset, solver: str, options: dict) -> str:
                                 calibration=cal)
     if kw:
         m = kw["marginals"]
+        n_pairs = p * (p - 1) // 2
+        pairs = (f"{len(m.pairs)} pairs of columns" if len(m.pairs) == n_pairs else
+                 f"{len(m.pairs)} of the {n_pairs} pairs of columns (those nearest in the schema's order: a cap of "
+                 f"{m.max_cells:,} cells)")
         return (f"**Marginal block on** (`release_table`'s public rule): the same Gaussian mechanism also measures "
                 f"each column's cells (its categories or levels, or {m.n_bins} equal bins of its range) and the "
-                f"cross-tabulation of {len(m.pairs)} pairs of columns, with {share:.0%} of its unit-norm vector — the "
-                "same Δ = 2/N and "
-                f"charge. One cell's proportion gets noise ±{noise:.2%} of the rows at ε = {eps:g}; the weights are "
-                "then fitted to both parts, so the released columns and cross-tabs follow the measured cells.")
+                f"cross-tabulation of {pairs}: {m.n_components:,} cell proportions in all. They share one unit-norm "
+                f"vector with the kernel's features ({share:.0%} of its squared length for the cells, {1 - share:.0%} "
+                "for the features), so Δ = 2/N and the charge are unchanged. One cell's proportion gets noise "
+                f"±{noise:.2%} of the rows (one standard deviation) at ε = {eps:g}; the weights are then fitted to "
+                "both parts, so the released columns and cross-tabs follow the measured cells (up to that noise and "
+                "the fit's residual, larger with many columns and few synthetic points).")
     return (f"**Marginal block off** at ε = {eps:g}: measuring each column's cells would give one cell's proportion "
             f"noise ±{noise:.1%} of the rows (the public rule needs ≤ {MAX_CELL_NOISE:.0%}), so the whole budget goes "
             "to the kernel's features. More rows or a larger ε turn it on.")
