@@ -46,7 +46,8 @@ from dpkme.schema import ColumnSpec, TableSchema
 ON = 50.0          # epsilon at which the public rule turns the block on for N = 400 rows (see test_marginal_features)
 PUBLIC_KEYS = {"pool_size", "iterations", "residual_before", "residual_after", "skipped", "feature_bytes",
                "support_refit_iterations", "kernel_residual", "marginal_residual", "share", "kernel_block_sigma",
-               "marginal_block_sigma", "n_bins", "cells", "columns", "pairs", "pair_bins", "pair_weight", "max_cells"}
+               "marginal_block_sigma", "n_bins", "cells", "columns", "pairs", "pair_bins", "pair_weight", "max_cells",
+               "marginal_candidates"}   # a count: how many pool candidates were drawn from the released cells
 
 
 def _joint(schema, *, share=0.3, n_features=200, pairs="all", seed=0):

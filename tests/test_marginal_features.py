@@ -276,3 +276,50 @@ def test_algorithm2_refuses_the_block_without_its_refit():
         algorithm2(X, kernel=GaussianKernel(lengthscale=1.0), epsilon=1.0, delta=1e-6, n_points=5, n_features=20,
                    random_state=0, marginals=MarginalFeatures(schema), marginal_share=0.3, domain=schema.domain,
                    solver_options={"refit": None})
+
+
+def test_sampling_from_cell_proportions_follows_them_inside_the_domain():
+    schema = TableSchema([
+        ColumnSpec("x", "continuous", lower=0, upper=10, missing="category"),
+        ColumnSpec("k", "integer", lower=0, upper=100),
+        ColumnSpec("v", "continuous", lower=0, upper=4, values=[0.0, 1.5, 4.0]),
+        ColumnSpec("c", "categorical", categories=["a", "b", "c"], missing="category"),
+    ])
+    mf = MarginalFeatures(schema, n_bins=8)
+    rng = np.random.default_rng(0)
+    hists = [rng.random(size) for size in mf._n_cells]
+    hists[1][3] = -0.5                                    # a noisy negative proportion: never drawn
+    Z = mf.sample(hists, 20000, np.random.default_rng(1))
+    assert bool(schema.domain.contains(Z).all())
+    codes = mf.codes(Z)
+    for c, h in enumerate(hists):
+        p = np.maximum(h, 0) / np.maximum(h, 0).sum()
+        freq = np.bincount(codes[:, c], minlength=p.size) / Z.shape[0]
+        np.testing.assert_allclose(freq, p, atol=5 * math.sqrt(0.25 / Z.shape[0]))   # 5 binomial sd at most
+    assert not np.any(codes[:, 1] == 3)
+    with pytest.raises(ValueError, match="histograms"):
+        mf.sample(hists[:2], 10, rng)
+
+
+@pytest.mark.slow
+def test_many_columns_with_a_declared_missing_level_are_not_released_as_missing():
+    """Uniform domain draws are missing in half of such columns; candidates drawn from the released cells are not.
+
+    Twenty numeric columns that declare a missing level but have no missing cell: the release's weight on the
+    missing cells (a seeded replay at a large ε, where the block is on) stays at the truth, 0. Measured with
+    uniform domain draws in the candidates' place instead: 0.03-0.19 per column (mean 0.09).
+    """
+    rng = np.random.default_rng(0)
+    n = 2000
+    cols = [ColumnSpec(f"x{i}", "continuous", lower=0, upper=1, missing="category") for i in range(20)]
+    schema = TableSchema(cols)
+    df = pd.DataFrame({f"x{i}": rng.beta(2, 5, n) for i in range(20)})
+    rel = release_table(df, schema=schema, epsilon=50.0, delta=1e-6, n_points=200, n_features=400, random_state=1,
+                        solver_options={"pool_size": 2000, "max_iter": 30, "refit": {"pool_size": 4000,
+                                                                                     "max_iter": 300}})
+    r = rel.release
+    assert r.params["marginals"]["marginal_candidates"] == 1000
+    mf = MarginalFeatures(schema)
+    hists = mf.histograms(mf.mean_embedding(r.points, weights=r.weights / r.weights.sum()))
+    missing_mass = np.array([h[-1] for h in hists])
+    assert missing_mass.max() < 0.01, missing_mass          # measured: 0.000 on every column

@@ -94,7 +94,9 @@ class MarginalFeatures:
     Attributes
     ----------
     n_components : int
-        :math:`H`, the number of cells of all columns.
+        :math:`H`, the number of cells of all terms.
+    n_column_cells : int
+        The columns' (1-way) cells, the first ``n_column_cells`` entries of :math:`\psi`.
     n_features_in_ : int
         The embedding's dimension (``schema.dim``).
     norm_bound : float
@@ -210,6 +212,7 @@ class MarginalFeatures:
         self._terms = tuple(terms)
         self._coarse_sizes = coarse_sizes
         self.pairs = tuple((names[i], names[j]) for i, j in pair_idx)
+        self.n_column_cells = sum(sizes)          # the columns' cells come first, then the pairs'
         self.n_components = offset
         self._offsets = np.array([t[2].start for t in terms], dtype=np.intp)
         self._values = np.array([math.sqrt(t[1]) for t in terms])
@@ -328,6 +331,80 @@ class MarginalFeatures:
         if v.shape != (self.n_components,):
             raise ValueError(f"vector must have shape ({self.n_components},), got {v.shape}.")
         return [v[sl] / math.sqrt(u) for (_, u, sl) in self._terms[:self.n_columns]]
+
+    def sample(self, histograms, n: int, rng) -> np.ndarray:
+        r"""``n`` embedded rows drawn from the *product* of per-column cell proportions (e.g. released ones).
+
+        Column by column, a cell is drawn with probability :math:`\max(p_c, 0)/\sum_{c'}\max(p_{c'}, 0)` (uniform
+        where every entry is :math:`\le 0`), and a value inside it: the level or category itself, a level drawn
+        uniformly among those an integer cell merges, a number uniform within a bin, the imputation value for a
+        missing cell. Columns are independent. Given privatised proportions this is post-processing: the
+        candidate rows a re-fit may use where uniform draws from the domain would hardly ever be plausible rows
+        (e.g. a table whose many columns each declare a missing level: a uniform draw is missing in half of them).
+
+        Parameters
+        ----------
+        histograms : sequence of arrays
+            Per column, its cell proportions (:meth:`histograms`; noisy values are clipped at 0).
+        n : int
+            Number of rows.
+        rng : numpy.random.Generator
+            Public randomness.
+
+        Returns
+        -------
+        ndarray (n, D)
+            Rows in the schema's embedded domain.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from dpkme.schema import ColumnSpec, TableSchema
+        >>> schema = TableSchema([ColumnSpec("x", "continuous", lower=0, upper=1, missing="category"),
+        ...                       ColumnSpec("c", "categorical", categories=["a", "b"])])
+        >>> mf = MarginalFeatures(schema, n_bins=4)
+        >>> Z = mf.sample([np.array([0.5, 0.0, 0.0, 0.5, 0.0]), np.array([0.0, 1.0])], 1000, np.random.default_rng(0))
+        >>> codes = mf.codes(Z)
+        >>> sorted(set(codes[:, 0].tolist())), sorted(set(codes[:, 1].tolist())), bool(schema.domain.contains(Z).all())
+        ([0, 3], [1], True)
+        """
+        n = check_positive_int(n, name="n")
+        if len(histograms) != self.n_columns:
+            raise ValueError(f"histograms must give {self.n_columns} columns' proportions, got {len(histograms)}.")
+        domain = self.schema.domain
+        Z = np.zeros((n, self.n_features_in_))
+        for c, (rule, size) in enumerate(zip(self._rules, self._n_cells)):
+            p = np.maximum(np.asarray(histograms[c], dtype=np.float64), 0.0)
+            if p.shape != (size,):
+                raise ValueError(f"column {c}: {size} cell proportions expected, got shape {p.shape}.")
+            p = p / p.sum() if p.sum() > 0 else np.full(size, 1.0 / size)
+            cell = rng.choice(size, size=n, p=p)
+            kind = rule[0]
+            if kind == "group":
+                sl = rule[1]
+                a = next(scale for g, scale in domain.onehot_groups if g == sl)
+                Z[np.arange(n), sl.start + cell] = a
+                continue
+            inner = rule
+            if kind == "missing":
+                group, inner = rule[1], rule[2]
+                a = next(scale for g, scale in domain.onehot_groups if g == group)
+                missing = cell == size - 1
+                Z[:, group.start] = np.where(missing, 0.0, a)
+                Z[:, group.start + 1] = np.where(missing, a, 0.0)
+                cell = np.minimum(cell, size - 2)
+            ikind, j, arg = inner
+            if ikind == "values":
+                Z[:, j] = arg[cell]
+            elif ikind == "integer":
+                step, n_levels, n_cells = arg
+                lo = np.ceil(cell * n_levels / n_cells)
+                hi = np.ceil((cell + 1) * n_levels / n_cells)              # the levels k with floor(k n / L) = cell
+                Z[:, j] = (lo + np.floor(rng.random(n) * np.maximum(hi - lo, 1.0))) * step
+            else:
+                width = arg
+                Z[:, j] = (cell + rng.random(n)) * (width / self.n_bins)
+        return np.asarray(domain.project(Z), dtype=np.float64)
 
     def kernel(self, A, B=None) -> np.ndarray:
         r""":math:`k_\psi(a, b) = \sum_t u_t\,[a, b \text{ share term } t\text{'s cell}]`."""

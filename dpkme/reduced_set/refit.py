@@ -204,6 +204,7 @@ def refit_pool(
     noise_sigma: float | None = None,
     discrepancy: float = 1.0,
     noise_blocks=None,
+    candidates=None,
     screen_every: int = 100,
     block_rows: int = 2048,
     max_bytes: int = 1 << 30,
@@ -250,6 +251,10 @@ def refit_pool(
         :class:`dpkme.kernels.marginal.JointMap`): the discrepancy stop then needs *every* block within
         its own bound, :math:`\|r_{a:b}\| \le \tau\sigma\sqrt{b - a}`, so a small block with a strong
         signal is fitted even when the large one's noise dominates the whole residual.
+    candidates : array (K', D), optional
+        Further candidate rows, public or computed from the privatised vector only (e.g. draws from the
+        released marginals, :meth:`dpkme.kernels.marginal.MarginalFeatures.sample`), in the domain; they take
+        ``K'`` of the ``pool_size`` places (the atoms are always kept).
     screen_every : int, default=100
         Iterations between reductions of the working set (see the module docstring).
     block_rows : int, default=2048
@@ -298,6 +303,10 @@ def refit_pool(
     if pool_size < M:
         raise ValueError(f"pool_size={pool_size} is below the number of atoms {M}; give pool_size >= {M}.")
     scales = _check_scales(scales)
+    if candidates is not None:
+        candidates = np.asarray(candidates, dtype=np.float64)
+        if candidates.ndim != 2 or candidates.shape[1] != fmap.dim or not np.all(np.isfinite(candidates)):
+            raise ValueError(f"candidates must be a finite (K', {fmap.dim}) array, got shape {candidates.shape}.")
     uniform_share = check_positive_float(uniform_share, name="uniform_share", allow_zero=True)
     cross_share = check_positive_float(cross_share, name="cross_share", allow_zero=True)
     if uniform_share + cross_share > 1:
@@ -335,8 +344,11 @@ def refit_pool(
         progress(1.0, "re-fit: the atoms already fit within the noise", force=True)
         return Z, w, info
 
-    P = _pool(Z, w, domain=domain, rng=rng, size=pool_size, scales=scales, uniform_share=uniform_share,
-              cross_share=cross_share)
+    n_extra = 0 if candidates is None else int(candidates.shape[0])
+    P = _pool(Z, w, domain=domain, rng=rng, size=max(pool_size - n_extra, M), scales=scales,
+              uniform_share=uniform_share, cross_share=cross_share)
+    if n_extra:
+        P = np.vstack([P, candidates])
     progress(0.0, f"re-fit: features of {P.shape[0]} candidates", force=True)
     feats = _BlockedFeatures(fmap, P, block_rows)
     info.update(pool_size=int(P.shape[0]), feature_bytes=int(sum(F.nbytes for F in feats.data)))

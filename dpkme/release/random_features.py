@@ -272,8 +272,8 @@ def algorithm2(
         norm :math:`\le 1`: the same sensitivity :math:`2/N` and charge) instead of :math:`\phi` alone; the
         solver fits the kernel block (noise :math:`\sigma/\sqrt{1-h}`) and a weight re-fit over a pool of
         candidates (:func:`dpkme.reduced_set.refit.refit_pool`, options from ``solver_options["refit"]``)
-        then fits both blocks, stopping when each is within its own noise level. Needs a solver with a
-        ``refit`` option and non-negative weights (``pursuit-joint``, simplex or sub-simplex).
+        then fits both blocks, stopping when the kernel features, the columns' cells and the pairs' cells
+        are each within their own noise norm. Needs a solver with a ``refit`` option and non-negative weights (``pursuit-joint``, simplex or sub-simplex).
     marginal_share : float, optional
         :math:`h \in (0, 1)` (public; required with ``marginals``).
 
@@ -407,9 +407,17 @@ def _joint_refit(result, joint, mu_joint, mu_kernel, sigma, sigma_kernel, sigma_
     pool = int(options.get("pool_size", 12000))
     if 4 * pool * jmap.n_components > max_bytes:      # more cells than the default pool fits: a smaller pool
         options["pool_size"] = max(len(w0), max_bytes // (4 * jmap.n_components))
+    # the discrepancy stop per block: the kernel features, the columns' cells and the pairs' cells, each within its
+    # own noise norm (the many pair cells' noise would otherwise hide a poor fit of the few 1-way cells)
+    H1 = joint.marginals.n_column_cells
+    blocks = [(0, J), (J, J + H1)] + ([(J + H1, joint.n_components)] if joint.n_components > J + H1 else [])
+    # a quarter of the pool drawn from the product of the *released* 1-way cells (post-processing): plausible rows
+    # where uniform domain draws are not (many columns with a declared missing level, rare categories)
+    pool = int(options.get("pool_size", 12000))
+    cand = joint.marginals.sample(joint.marginals.histograms(joint.split(mu_joint)[1]), max(1, pool // 4), rng)
     Z, w, info = refit_pool(Problem(mu_joint, jmap), result.points, w0, rng=rng, domain=domain, noise_sigma=sigma,
-                            max_atoms=n_points, noise_blocks=((0, J), (J, joint.n_components)), progress=progress,
-                            **options)
+                            max_atoms=n_points, noise_blocks=blocks, progress=progress, candidates=cand, **options)
+    info["marginal_candidates"] = int(cand.shape[0])
     rk = fmap.residual(Z, w, mu_kernel)
     hist = joint.marginals.mean_embedding(Z, weights=w) - joint.split(mu_joint)[1]
     info = {**info, "kernel_residual": float(np.linalg.norm(rk)), "marginal_residual": float(np.linalg.norm(hist)),
