@@ -317,6 +317,16 @@ def _solver_cost(p, m: CostModel, J: int, D: int, M: int):
     if solver == "preimage":
         t["pre-images (Adam)"] = M * 100 * (m.features(1, half, D) * 3 + 10 * m.python_loop)
     mem = 4.0 * o["pool_size"] * J + 8.0 * M * J * 3 + 8.0 * o["shortlist"] * J
+    refit = (p.get("solver_options") or {}).get("refit")
+    if refit and solver == "pursuit-joint":
+        # the pool re-fit of the weights (tables): the pool's features, J random features plus H marginal cells
+        # (release_table's marginal block), float32, and spectral projected-gradient iterations on a working set
+        K = int(refit.get("pool_size", 12000))
+        iters = int(refit.get("max_iter", 1000))
+        H = int(p.get("marginal_cells") or 0)
+        work = min(K, max(3 * M, 2000))
+        t["pool re-fit"] = m.features(K, half, D) + iters * 4.0 * work * (J + H) / m.flop_rate
+        mem = max(mem, 4.0 * K * (J + H) * 1.5 + 8.0 * M * J * 3)
     return t, mem
 
 
@@ -468,7 +478,8 @@ COST_MECHANISMS = tuple(_MODELS)
 
 _DOC_PARAMS = {
     "algorithm1": "n, n_points, dim=2, weights='free'",
-    "algorithm2": "n, n_points, n_features=10000, dim=2, solver='pursuit-joint', preset='accurate', solver_options",
+    "algorithm2": "n, n_points, n_features=10000, dim=2, solver='pursuit-joint', preset='accurate', solver_options, "
+                  "marginal_cells=0",
     "exponential": "n, n_candidates, m, dim=2",
     "gp": "n, grid_shape=(..) or n_query, dim, product_kernel=True",
     "kmeans": "n, k, dim=2, n_features=1000, n_iter=10, preimages='auto', n_candidates=2000, local_view=True",
@@ -486,7 +497,8 @@ def estimate_cost(mechanism: str, *, model: CostModel | None = None, **params) -
     Mechanisms and their size parameters (:data:`COST_MECHANISMS`):
 
     * ``"algorithm1"``: ``n, n_points, dim=2, weights="free"``
-    * ``"algorithm2"``: ``n, n_points, n_features=10000, dim=2, solver, preset, solver_options``
+    * ``"algorithm2"``: ``n, n_points, n_features=10000, dim=2, solver, preset, solver_options`` (its ``refit``
+      adds the pool re-fit) and ``marginal_cells`` (the cells :math:`H` of a table release's marginal block)
     * ``"exponential"``: ``n, n_candidates, m, dim=2``
     * ``"gp"``: ``n`` and ``grid_shape=(n1, n2, ...)`` (or ``n_query``), ``dim``, ``product_kernel``
     * ``"kmeans"``: ``n, k, dim, n_features, n_iter, preimages, n_candidates, local_view``

@@ -122,3 +122,17 @@ def test_calibration_gives_a_usable_cost_model():
     small = estimate_cost("algorithm1", n=40_000, n_points=600, dim=2, model=model)
     large = estimate_cost("algorithm1", n=400_000, n_points=600, dim=2, model=model)
     assert math.isfinite(small.seconds) and 0 < small.seconds < large.seconds
+
+
+def test_the_pool_refit_and_the_marginal_block_are_in_the_estimate():
+    """A table release's pool re-fit holds K x (J + H) float32 features: the estimate grows with the block's cells."""
+    from dpkme.release.tabular import table_solver_options
+
+    opts = table_solver_options("pursuit-joint")
+    kw = dict(n=20000, n_points=2000, n_features=2000, dim=12, solver="pursuit-joint", preset="accurate")
+    plain = estimate_cost("algorithm2", **kw)
+    refit = estimate_cost("algorithm2", solver_options=opts, **kw)
+    block = estimate_cost("algorithm2", solver_options=opts, marginal_cells=12000, **kw)
+    K = opts["refit"]["pool_size"]
+    assert refit.seconds > plain.seconds and block.seconds > refit.seconds
+    assert block.nbytes >= 4 * K * (2000 + 12000) > refit.nbytes

@@ -122,8 +122,17 @@ def _controls(ds: S.Dataset) -> dict:
 
 
 def _cost(ds: S.Dataset, p: dict, kernel=None):
+    options = solver_options_for(ds, p["solver"])
+    cells = 0
+    if ds.is_table and ds.schema is not None and p.get("start", "q") == "q":
+        # the marginal block's cells where the public rule turns it on at the session's ε (as the release will)
+        block = table_marginals(ds.schema, n_private=ds.n, epsilon=S.epsilon(), delta=S.delta(), solver=p["solver"],
+                                weights=(options or {}).get("weights", "simplex"), solver_options=options,
+                                calibration=str(st.session_state.get(S.CALIBRATION, "analytic")))
+        cells = block["marginals"].n_components if block else 0
     return estimate_cost("algorithm2", n=ds.n, n_points=p["n_points"], n_features=p["n_features"], dim=ds.dim,
-                         solver=p["solver"], preset=p.get("preset", preset_for(ds)))
+                         solver=p["solver"], preset=p.get("preset", preset_for(ds)), solver_options=options,
+                         marginal_cells=cells)
 
 
 def _run(ctx: RunContext, p: dict):
