@@ -280,6 +280,15 @@ def _check_date_format(value, *, column: str) -> str:
     return value
 
 
+def _natural_key(v):
+    """Sort key of a category label: case-insensitive, runs of digits by their value ("L2" before "L10")."""
+    import re
+
+    text = str(v)
+    parts = re.split(r"(\d+)", text.lower())
+    return ([(0, int(p), "") if p.isdigit() else (1, 0, p) for p in parts if p], text)
+
+
 def _nice_step(span: float) -> float:
     """The largest of 1, 2, 5 x 10^k that cuts ``span`` into at least 10 steps: 1-2 significant digits of the range
     (a range of 57.6 -> steps of 5, 23 -> 2, 9.5 -> 0.5, 360 -> 20), never of the values themselves."""
@@ -2232,7 +2241,7 @@ def _suggest_column(name: str, source: pd.Series, max_categories: int, *, privat
             kind = "datetime"
             read.add("date_format")
         else:
-            cats = sorted(set(text), key=lambda v: (str(v).lower(), str(v)))
+            cats = sorted(set(text), key=_natural_key)
             if len(cats) > max_categories:
                 dates = (" (dates in a format not recognised? declare the column datetime with its date_format, "
                          "e.g. '%d %b %Y')") if text.str.contains(r"\d", regex=True).all() else ""

@@ -18,7 +18,7 @@ def test_home_runs_with_the_default_dataset_and_shows_the_template_figure(app_te
         and any("represent" in t for t in titles)
     # the sidebar shows the current data and the (empty) budget
     side = " ".join(c.value for c in at.sidebar.caption)
-    assert "N = " in side and "nothing released" in side
+    assert "N = " in side and "nothing charged: no private release yet" in side
 
 
 def test_paper_example_button_runs_algorithm1_and_records_it():

@@ -629,7 +629,7 @@ def budget_headline(led: BudgetLedger) -> dict:
     eps_b, delta_b = budget()
     if not len(led):
         return {"epsilon": 0.0, "delta": 0.0, "method": None, "over": False, "explain": None,
-                "text": f"ε = 0 of {eps_b:g} spent (nothing released)"}
+                "text": f"ε = 0 of {eps_b:g} spent (nothing charged: no private release yet)"}
     tot = composed(led.charges, delta_b)
     best, method = tot["best"][0], tot["best_method"]
     text = (f"ε = {best:.3g} of {eps_b:g} spent at δ = {fmt_delta(delta_b)} — tightest bound "
