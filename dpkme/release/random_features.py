@@ -273,7 +273,9 @@ def algorithm2(
         solver fits the kernel block (noise :math:`\sigma/\sqrt{1-h}`) and a weight re-fit over a pool of
         candidates (:func:`dpkme.reduced_set.refit.refit_pool`, options from ``solver_options["refit"]``)
         then fits both blocks, stopping when the kernel features, the columns' cells and the pairs' cells
-        are each within their own noise norm. Needs a solver with a ``refit`` option and non-negative weights (``pursuit-joint``, simplex or sub-simplex).
+        are each within their own noise norm, over a pool of which a quarter are rows drawn from the
+        released 1-way cells. Needs a solver with a ``refit`` option and non-negative weights
+        (``pursuit-joint``, simplex or sub-simplex).
     marginal_share : float, optional
         :math:`h \in (0, 1)` (public; required with ``marginals``).
 
