@@ -336,7 +336,7 @@ def algorithm2(
         q_scale=q_scale, q_loc=q_loc, random_state=rng_solver, progress=sub, domain=domain, **options)
     extra = {}
     refit_info = (getattr(result, "info", None) or {}).get("refit")
-    if refit_info:   # the solver's own pool re-fit: its diagnostics (pool, iterations, residuals, skip)
+    if isinstance(refit_info, dict):   # pursuit-joint's pool re-fit: its diagnostics (pool, iterations, residuals)
         extra["refit"] = {k: v for k, v in refit_info.items() if isinstance(v, (bool, int, float, str))}
     if joint is not None:
         points, weights, extra = _joint_refit(result, joint, mu_joint, mu_tilde, cal.sigma, sigma_kernel,
