@@ -43,6 +43,8 @@ from dpkme.release.tabular import (
 )
 from dpkme.schema import ColumnSpec, TableSchema
 
+#: FAST with a smaller re-fit (the block's re-fit runs at ON; the default pool of 12 000 and 1 000 iterations are slow)
+FAST_BLOCK = dict(FAST, solver_options={**FAST["solver_options"], "refit": {"pool_size": 3000, "max_iter": 100}})
 ON = 50.0          # epsilon at which the public rule turns the block on for N = 400 rows (see test_marginal_features)
 PUBLIC_KEYS = {"pool_size", "iterations", "residual_before", "residual_after", "skipped", "feature_bytes",
                "support_refit_iterations", "kernel_residual", "marginal_residual", "share", "kernel_block_sigma",
@@ -173,7 +175,7 @@ def test_a_table_release_noises_the_whole_joint_vector_once_with_the_recorded_si
     seen = _fixed_mechanism(monkeypatch)
     df = _table()
     rel = release_table(df, schema=_schema(), epsilon=1.0, delta=1e-6, n_points=12, random_state=0,
-                        marginal_share=0.3, **FAST).release
+                        marginal_share=0.3, **FAST_BLOCK).release
     assert len(calls) == 1                                    # one mechanism for both blocks
     value, sigma = calls[0]
     joint = seen["calls"][0]["features"]
@@ -198,7 +200,7 @@ def test_the_whole_recorded_release_depends_on_the_rows_only_through_the_privati
     b["bill_mm"] = 60.0 - (b["bill_mm"] - 30.0)
     b["sex"] = None                                          # a column's cells all moved to "missing"
     rels = [release_table(df, schema=_schema(), epsilon=ON, delta=1e-6, n_points=12, random_state=0,
-                          marginal_share=share, **FAST) for df in (a, b)]
+                          marginal_share=share, **FAST_BLOCK) for df in (a, b)]
     assert len(seen["calls"]) == 2
     assert not np.array_equal(seen["calls"][0]["X"], seen["calls"][1]["X"])
     ja, jb = _public_json(rels[0]), _public_json(rels[1])
@@ -207,7 +209,6 @@ def test_the_whole_recorded_release_depends_on_the_rows_only_through_the_privati
     assert set(ja["params"]["marginals"]) <= PUBLIC_KEYS, set(ja["params"]["marginals"]) - PUBLIC_KEYS
 
 
-@pytest.mark.slow
 def test_add_remove_neighbours_with_the_block_release_the_same_for_the_same_privatised_vector(monkeypatch):
     """Tables of N and N + 1 rows, declared n_private = N: the block, the share rule and the re-fit see N only."""
     seen = _fixed_mechanism(monkeypatch)
@@ -215,7 +216,7 @@ def test_add_remove_neighbours_with_the_block_release_the_same_for_the_same_priv
     a = _table()
     b = pd.concat([a, _table(n=1, seed=9)], ignore_index=True)          # one row added
     rels = [release_table(df, schema=_schema(), epsilon=ON, delta=1e-6, n_points=12, random_state=0,
-                          neighbouring="add-remove", n_private=N, **FAST) for df in (a, b)]
+                          neighbouring="add-remove", n_private=N, **FAST_BLOCK) for df in (a, b)]
     ja, jb = _public_json(rels[0]), _public_json(rels[1])
     assert ja == jb and ja["n_private"] == N and ja["params"]["marginals"]["share"] == 0.3
     joint = seen["calls"][1]["features"]
@@ -232,7 +233,7 @@ def test_real_releases_with_the_block_record_no_seed_numpy_and_opendp():
     df = _table()
     for noise in ("numpy", "opendp"):
         rel = release_table(df, schema=_schema(), epsilon=1.0, delta=1e-6, n_points=12, random_state=None,
-                            marginal_share=0.3, noise=noise, **FAST).release
+                            marginal_share=0.3, noise=noise, **FAST_BLOCK).release
         meta = json.loads(rel.to_json(include_points=False))
         assert meta["seed"] is None and rel.seed is None
         assert meta["noise_source"] == ("os-entropy" if noise == "numpy" else "opendp")
@@ -243,7 +244,7 @@ def test_real_releases_with_the_block_record_no_seed_numpy_and_opendp():
 def test_the_spread_rule_reads_the_kernel_blocks_noise_also_after_a_json_round_trip():
     """release.sigma is the joint vector's; the kernel features carry sigma / sqrt(1 - h): never under-stated."""
     rel = release_table(_table(), schema=_schema(), epsilon=1.0, delta=1e-6, n_points=12, random_state=0,
-                        marginal_share=0.3, **FAST)
+                        marginal_share=0.3, **FAST_BLOCK)
     J = rel.release.params["n_features"]
     expect = min(DEFAULT_ADDITIVE_SPREAD, SPREAD_PER_NOISE * rel.release.sigma / math.sqrt(0.7) * math.sqrt(J))
     assert rel.default_spread == pytest.approx(expect, rel=1e-12)
