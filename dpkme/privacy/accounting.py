@@ -76,11 +76,13 @@ Google. dp_accounting (version 0.6.0), https://github.com/google/differential-pr
 
 from __future__ import annotations
 
+import datetime as _dt
 import json
 import math
 import threading
+import uuid
 from collections import defaultdict
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Iterable
 
 import numpy as np
@@ -88,6 +90,7 @@ from scipy.special import expit
 
 from .._validation import check_delta, check_epsilon, check_in, check_positive_float, check_positive_int, round_up_until
 from .calibration import GaussianCalibration, _delta_unchecked, _delta_verified, analytic_sigma, gaussian_epsilon
+from .spec import NeighbouringRelation
 
 if TYPE_CHECKING:  # dp_accounting (and scipy.stats/signal under it) is imported lazily: it is slow to import
     import dp_accounting
@@ -96,6 +99,7 @@ __all__ = [
     "ACCOUNTING_METHODS",
     "CHARGE_MECHANISMS",
     "BudgetLedger",
+    "LedgerMerge",
     "EpsilonDeltaDpEvent",  # noqa: F822 (built on first access by the module __getattr__ below)
     "PrivacyCharge",
     "basic_composition",
@@ -199,10 +203,20 @@ class PrivacyCharge:
         Number of repetitions :math:`c \ge 1` (e.g. :math:`T` Lloyd
         iterations), composed adaptively.
     details : dict, default {}
-        Free-form metadata; ``details["neighbouring"]`` is checked by
-        :class:`BudgetLedger`, and ``details["parts"]`` (a tuple of part names)
-        declares the disjoint parts of the population the release reads
-        (parallel composition, see :class:`BudgetLedger`).
+        Free-form metadata (e.g. ``details["mechanism"]``, the library function). For one release the
+        legacy keys ``"neighbouring"``, ``"parts"`` and ``"partition"`` are still accepted here and moved
+        into the typed fields below; ``details`` then mirrors those fields (read them from the fields).
+    relation : NeighbouringRelation or str, optional
+        The neighbouring relation of the guarantee; :class:`BudgetLedger` refuses to mix relations.
+    parts : tuple of str, default ()
+        The disjoint parts of the population the release reads (parallel composition, see
+        :class:`BudgetLedger`); empty means every row.
+    split_id : str, optional
+        The id of the public split that defines ``parts`` (stamped by the ledger when added).
+    id : str, optional
+        A unique id (a random UUID by default): the ledger de-duplicates on it and only on it.
+    created : str, optional
+        Creation time, ISO 8601 in UTC (now by default).
 
     Examples
     --------
@@ -210,6 +224,8 @@ class PrivacyCharge:
     >>> c = PrivacyCharge(label="a Laplace count", mechanism="laplace", epsilon=0.5, delta=0.0, count=3)
     >>> c.noise_multiplier, c.is_pure
     (2.0, True)
+    >>> c.relation is None, c.parts, len(c.id)
+    (True, (), 32)
     """
 
     label: str
@@ -219,8 +235,13 @@ class PrivacyCharge:
     noise_multiplier: float | None = None
     count: int = 1
     details: dict = field(default_factory=dict)
+    relation: NeighbouringRelation | None = None
+    parts: tuple[str, ...] = ()
+    split_id: str | None = None
+    id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    created: str = field(default_factory=lambda: _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         set_ = object.__setattr__
         set_(self, "label", str(self.label))
         check_in(self.mechanism, CHARGE_MECHANISMS, name="mechanism")
@@ -231,6 +252,9 @@ class PrivacyCharge:
             set_(self, "details", {})
         elif not isinstance(self.details, dict):
             raise ValueError(f"details must be a dict, got {self.details!r}.")
+        if not isinstance(self.id, str) or not self.id:
+            raise ValueError(f"a charge id is a non-empty string, got {self.id!r}.")
+        self._typed_facts()
         if self.mechanism == "gaussian":
             delta = check_delta(self.delta)
             if self.noise_multiplier is None:
@@ -266,6 +290,41 @@ class PrivacyCharge:
                 raise ValueError("noise_multiplier is only meaningful for Gaussian and Laplace charges.")
         set_(self, "delta", delta)
 
+    def _typed_facts(self) -> None:
+        """Move the legacy ``details`` keys into the typed fields (a field set explicitly wins), validate
+        them, and make ``details`` mirror them (a copy: the caller's dict is not changed)."""
+        set_ = object.__setattr__
+        d = dict(self.details)
+        rel = self.relation if self.relation is not None else d.get("neighbouring")
+        set_(self, "relation", None if rel is None else NeighbouringRelation.parse(rel))
+        parts = self.parts if self.parts else d.get("parts") or ()
+        if isinstance(parts, str) or not all(isinstance(p, str) and p for p in parts):
+            raise ValueError(f"parts must be a tuple of part names, got {parts!r}.")
+        set_(self, "parts", tuple(parts))
+        split = self.split_id if self.split_id is not None else d.get("partition")
+        set_(self, "split_id", None if split is None else str(split))
+        for key, value in (("neighbouring", None if self.relation is None else self.relation.value),
+                           ("parts", self.parts or None), ("partition", self.split_id)):
+            if value is None:
+                d.pop(key, None)
+            else:
+                d[key] = value
+        set_(self, "details", d)
+
+    def with_(self, **changes: object) -> PrivacyCharge:
+        """A copy with ``changes`` applied (same id unless ``id`` is given): e.g. ``charge.with_(parts=(...))``."""
+        if "details" in changes:   # legacy keys in new details must not be shadowed by the old fields
+            d = dict(changes["details"])  # type: ignore[call-overload]
+            for key, fld in (("neighbouring", "relation"), ("parts", "parts"), ("partition", "split_id")):
+                if key in d and fld not in changes:
+                    changes[fld] = d[key]
+        return replace(self, **changes)  # type: ignore[arg-type]
+
+    def renewed(self, **changes: object) -> PrivacyCharge:
+        """A copy with ``changes`` and a **new** id and creation time: another spending of the same cost."""
+        now = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+        return self.with_(id=uuid.uuid4().hex, created=now, **changes)
+
     @property
     def is_pure(self) -> bool:
         """True for charges with delta = 0 (Laplace, exponential, approx-dp with delta 0)."""
@@ -300,8 +359,11 @@ class PrivacyCharge:
         return dp_accounting.SelfComposedDpEvent(event=event, count=self.count)
 
     def to_record(self) -> dict:
+        """The charge as a JSON-friendly dict (every field, the relation as its string)."""
         d = asdict(self)
         d["details"] = dict(self.details)
+        d["relation"] = None if self.relation is None else self.relation.value
+        d["parts"] = list(self.parts)
         return d
 
     @classmethod
@@ -318,9 +380,17 @@ class PrivacyCharge:
             raise ValueError(f"details must be a dict, got {details!r}.")
         if isinstance(details.get("parts"), list):
             details = {**details, "parts": tuple(details["parts"])}
+        parts = record.get("parts") or ()
+        if not isinstance(parts, (list, tuple)):
+            raise ValueError(f"parts must be a list of part names, got {parts!r}.")
+        typed: dict = {"relation": record.get("relation"), "parts": tuple(parts), "split_id": record.get("split_id")}
+        if record.get("id") is not None:      # a record from before charges had ids gets a fresh one
+            typed["id"] = record["id"]
+        if record.get("created") is not None:
+            typed["created"] = str(record["created"])
         return cls(label=record["label"], mechanism=record["mechanism"], epsilon=record["epsilon"],
                    delta=record["delta"], noise_multiplier=record.get("noise_multiplier"),
-                   count=record.get("count", 1), details=details)
+                   count=record.get("count", 1), details=details, **typed)
 
 
 # --------------------------------------------------------------------------- constructors
@@ -865,55 +935,90 @@ class BudgetLedger:
         self.partition = None if partition is None else str(partition)
         self.about: dict = {}
         self._charges: list[PrivacyCharge] = []
+        self._archive: list[PrivacyCharge] = []
+        self._ids: set[str] = set()
 
     # ------------------------------------------------------------ container
     @property
     def charges(self) -> tuple[PrivacyCharge, ...]:
-        """The recorded charges, oldest first (an immutable snapshot)."""
+        """The charges recorded since the last :meth:`reset`, oldest first (an immutable snapshot)."""
         return tuple(self._charges)
+
+    @property
+    def archive(self) -> tuple[PrivacyCharge, ...]:
+        """The charges set aside by :meth:`reset`: no longer listed as current, still spent (they count in
+        every total, budget check and export)."""
+        return tuple(self._archive)
+
+    @property
+    def all_charges(self) -> tuple[PrivacyCharge, ...]:
+        """Every charge ever recorded: the archive, then the current ones."""
+        return tuple(self._archive) + tuple(self._charges)
 
     def __len__(self) -> int:
         return len(self._charges)
 
+    def __contains__(self, charge: object) -> bool:
+        return isinstance(charge, PrivacyCharge) and charge.id in self._ids
+
     @property
     def neighbouring(self) -> str | None:
-        """The neighbouring relation declared by the charges (``details["neighbouring"]``), if any."""
-        for c in self._charges:
-            rel = c.details.get("neighbouring")
-            if rel is not None:
-                return rel
+        """The neighbouring relation of the charges (their typed ``relation``), if any declares one."""
+        for c in self.all_charges:
+            if c.relation is not None:
+                return c.relation.value
         return None
 
     def add(self, charge: PrivacyCharge) -> PrivacyCharge:
-        """Record ``charge`` (refusing one whose neighbouring relation differs from earlier charges)."""
+        """Record ``charge`` and return it as recorded (stamped with the split when it reads parts).
+
+        A charge whose id is already recorded is not added again (the recorded one is returned): the
+        ledger de-duplicates on ids, and only on ids -- two charges with equal fields and different ids
+        are two spendings. A charge whose relation differs from earlier charges is refused.
+        """
         if not isinstance(charge, PrivacyCharge):
             raise ValueError(f"expected a PrivacyCharge, got {charge!r}.")
-        rel = charge.details.get("neighbouring")
+        if charge.id in self._ids:
+            return next(c for c in self.all_charges if c.id == charge.id)
         current = self.neighbouring
-        if rel is not None and current is not None and rel != current:
+        if charge.relation is not None and current is not None and charge.relation.value != current:
             raise ValueError(
-                f"charge {charge.label!r} is for neighbouring={rel!r} but the ledger already holds "
-                f"charges for {current!r}; guarantees for different relations do not compose."
+                f"charge {charge.label!r} is for neighbouring={charge.relation.value!r} but the ledger already "
+                f"holds charges for {current!r}; guarantees for different relations do not compose."
             )
         charge = self._stamped(charge)
         self._charges.append(charge)
+        self._ids.add(charge.id)
         return charge
 
+    def merge(self, other: BudgetLedger) -> LedgerMerge:
+        """Add every charge of ``other`` (its archive included) that this ledger does not hold yet, by id.
+
+        Returns a :class:`LedgerMerge` that counts what was added and what was already there, so a caller
+        can warn when the same export is imported twice. Nothing already spent is ever forgotten.
+        """
+        if not isinstance(other, BudgetLedger):
+            raise ValueError(f"expected a BudgetLedger, got {other!r}.")
+        added, known = [], []
+        for c in other.all_charges:
+            (known if c.id in self._ids else added).append(c)
+        for c in added:
+            self.add(c)
+        return LedgerMerge(added=tuple(added), already_recorded=tuple(known))
+
     def _stamped(self, charge: PrivacyCharge) -> PrivacyCharge:
-        """``charge`` with ``details["partition"]`` set to the current split if it reads parts of it."""
-        if charge.details.get("parts") and "partition" not in charge.details and self.partition is not None:
-            return PrivacyCharge(label=charge.label, mechanism=charge.mechanism, epsilon=charge.epsilon,
-                                 delta=charge.delta, noise_multiplier=charge.noise_multiplier, count=charge.count,
-                                 details={**charge.details, "partition": self.partition})
+        """``charge`` with its ``split_id`` set to the current split if it reads parts and has none."""
+        if charge.parts and charge.split_id is None and self.partition is not None:
+            return charge.with_(split_id=self.partition)
         return charge
 
     @property
     def partitions(self) -> tuple:
-        """The distinct splits (``details["partition"]``) of the charges that declare parts, in order."""
+        """The distinct splits (``split_id``) of the charges that declare parts, in order."""
         seen: list = []
-        for c in self._charges:
-            if c.details.get("parts") and c.details.get("partition") not in seen:
-                seen.append(c.details.get("partition"))
+        for c in self.all_charges:
+            if c.parts and c.split_id not in seen:
+                seen.append(c.split_id)
         return tuple(seen)
 
     @property
@@ -922,7 +1027,12 @@ class BudgetLedger:
         return len(self.partitions) > 1
 
     def reset(self) -> None:
-        """Forget all charges (the budget is kept)."""
+        """Start a new list of current charges; the old ones move to :attr:`archive` and stay spent.
+
+        A reset never gives budget back: the archive counts in :meth:`totals`, :meth:`exceeds_budget`,
+        :meth:`remaining` and the export, because the people in the data paid for those releases.
+        """
+        self._archive.extend(self._charges)
         self._charges.clear()
 
     # ------------------------------------------------------------ totals
@@ -966,12 +1076,12 @@ class BudgetLedger:
         Parts of different splits overlap in ways the ledger does not know: if the charges with parts
         come from more than one split, there is one group with every charge (sequential composition).
         """
-        parts = sorted({p for c in charges for p in (c.details.get("parts") or ())})
+        parts = sorted({p for c in charges for p in c.parts})
         if not parts:
             return {"all": list(charges)}
-        if len({c.details.get("partition") for c in charges if c.details.get("parts")}) > 1:
+        if len({c.split_id for c in charges if c.parts}) > 1:
             return {cls.ALL_ROWS_SPLIT_CHANGED: list(charges)}
-        return {p: [c for c in charges if not c.details.get("parts") or p in c.details["parts"]] for p in parts}
+        return {p: [c for c in charges if not c.parts or p in c.parts] for p in parts}
 
     def totals(self, *, delta=None, include_pld: bool = True) -> dict:
         r"""Composed privacy of all charges.
@@ -992,7 +1102,7 @@ class BudgetLedger:
             ``{"basic": (eps, delta_sum), "rdp": (eps, delta), "pld": (eps, delta),
             "best": (eps, delta), "best_method": str}``.
         """
-        charges = list(self._charges)
+        charges = list(self.all_charges)
         delta_t = self._target_delta(delta, charges)
         groups = self._groups(charges)
         per_part = {p: self._totals(cs, delta_t, include_pld) for p, cs in groups.items()}
@@ -1016,7 +1126,7 @@ class BudgetLedger:
         check_in(method, ACCOUNTING_METHODS, name="method")
         if self.epsilon_budget is None and self.delta_budget is None:
             return False
-        charges = list(self._charges)
+        charges = list(self.all_charges)
         if extra is not None:
             charges += [self._stamped(c) for c in _as_charges([extra])]
         groups = self._groups(charges)
@@ -1060,7 +1170,7 @@ class BudgetLedger:
             is already exceeded.
         """
         check_in(method, ACCOUNTING_METHODS, name="method")
-        charges = list(self._charges)
+        charges = list(self.all_charges)
         basic_eps, spent_delta = basic_composition(charges)
         if method == "basic" or not (0.0 < spent_delta < 1.0):
             spent_eps, used = basic_eps, "basic"
@@ -1079,13 +1189,16 @@ class BudgetLedger:
         }
 
     def to_records(self) -> list[dict]:
-        """One JSON-friendly dict per charge, with running basic-composition totals."""
+        """One JSON-friendly dict per charge (the archive first, flagged ``archived``), with running
+        basic-composition totals."""
         out = []
         eps = delta = 0.0
-        for i, c in enumerate(self._charges):
+        n_archived = len(self._archive)
+        for i, c in enumerate(self.all_charges):
             eps += c.count * c.epsilon
             delta += c.count * c.delta
-            rec = {"index": i, **c.to_record(), "cumulative_epsilon_basic": eps, "cumulative_delta_basic": delta}
+            rec = {"index": i, **c.to_record(), "archived": i < n_archived,
+                   "cumulative_epsilon_basic": eps, "cumulative_delta_basic": delta}
             out.append(rec)
         return out
 
@@ -1104,7 +1217,8 @@ class BudgetLedger:
                "about": about or {},
                "epsilon_budget": self.epsilon_budget, "delta_budget": self.delta_budget,
                "partition": self.partition,
-               "charges": [c.to_record() for c in self._charges]}
+               "charges": [c.to_record() for c in self._charges],
+               "archive": [c.to_record() for c in self._archive]}
         return json.dumps(doc, indent=2, default=_json_default)
 
     @classmethod
@@ -1129,18 +1243,45 @@ class BudgetLedger:
                   partition=doc.get("partition"))
         about = doc.get("about")
         led.about = about if isinstance(about, dict) else {}
-        for i, rec in enumerate(doc["charges"]):
-            try:
-                led.add(PrivacyCharge.from_record(rec))
-            except ValueError as exc:
-                raise ValueError(f"charge {i}: {exc}") from None
+        archive = doc.get("archive") or []
+        if not isinstance(archive, list):
+            raise ValueError("a ledger file's archive is a list of charges.")
+        for where, records in (("archived charge", archive), ("charge", doc["charges"])):
+            for i, rec in enumerate(records):
+                try:
+                    led.add(PrivacyCharge.from_record(rec))
+                except ValueError as exc:
+                    raise ValueError(f"{where} {i}: {exc}") from None
+            if where == "archived charge":
+                led.reset()
         return led
 
     def __repr__(self) -> str:
         return (
-            f"BudgetLedger(n_charges={len(self)}, epsilon_budget={self.epsilon_budget}, "
+            f"BudgetLedger(n_charges={len(self)}, n_archived={len(self._archive)}, epsilon_budget={self.epsilon_budget}, "
             f"delta_budget={self.delta_budget})"
         )
+
+
+@dataclass(frozen=True)
+class LedgerMerge:
+    """What :meth:`BudgetLedger.merge` did: the charges it added and those it already held (by id).
+
+    Parameters
+    ----------
+    added : tuple of PrivacyCharge
+        Charges new to the ledger.
+    already_recorded : tuple of PrivacyCharge
+        Charges whose id the ledger already held (not added again).
+    """
+
+    added: tuple[PrivacyCharge, ...]
+    already_recorded: tuple[PrivacyCharge, ...]
+
+    @property
+    def duplicate_import(self) -> bool:
+        """True when every charge was already recorded (the same export imported again)."""
+        return bool(self.already_recorded) and not self.added
 
 
 def _json_default(o):
