@@ -12,8 +12,8 @@ All charges in one ledger must refer to the **same** neighbouring relation
 composed guarantee is for that relation. A Gaussian charge stores the noise
 multiplier :math:`z = \sigma/\Delta_2`, with :math:`\Delta_2` the sensitivity
 *under that relation*; a Laplace charge stores :math:`b/\Delta_1 = 1/\varepsilon`.
-Put the relation into ``details["neighbouring"]`` and :class:`BudgetLedger`
-refuses to mix relations.
+Give the relation as the charge's typed ``relation`` field (``relation=`` of the constructors below;
+``details["neighbouring"]`` mirrors it) and :class:`BudgetLedger` refuses to mix relations.
 
 ``dp_accounting``'s own ``neighboring_relation`` flag is something else: it says
 how *its* events are parameterised. Under ``REPLACE_ONE`` its Gaussian PLD
@@ -394,7 +394,8 @@ class PrivacyCharge:
 
 
 # --------------------------------------------------------------------------- constructors
-def gaussian_charge(label, calibration: GaussianCalibration, *, count=1, details=None) -> PrivacyCharge:
+def gaussian_charge(label, calibration: GaussianCalibration, *, count=1, details=None, relation=None,
+                    parts=()) -> PrivacyCharge:
     r"""Charge for ``count`` releases with the Gaussian noise of ``calibration``.
 
     Records the requested :math:`(\varepsilon,\delta)` of the calibration
@@ -415,8 +416,11 @@ def gaussian_charge(label, calibration: GaussianCalibration, *, count=1, details
         Number of releases with this same noise (e.g. :math:`T` iterations),
         composed adaptively.
     details : dict, optional
-        Extra metadata, merged over the calibration's entries; put the
-        neighbouring relation in ``details["neighbouring"]``.
+        Extra metadata, merged over the calibration's entries.
+    relation : NeighbouringRelation or str, optional
+        The neighbouring relation of the guarantee (the charge's typed ``relation``).
+    parts : tuple of str, default ()
+        The disjoint parts of the population the release reads (empty: every row).
 
     Returns
     -------
@@ -428,8 +432,8 @@ def gaussian_charge(label, calibration: GaussianCalibration, *, count=1, details
     >>> from dpkme.privacy.accounting import gaussian_charge
     >>> from dpkme.privacy.calibration import calibrate_gaussian
     >>> cal = calibrate_gaussian(epsilon=1.0, delta=1e-5, sensitivity=0.01)
-    >>> c = gaussian_charge("Algorithm 1", cal, details={"neighbouring": "replace-one"})
-    >>> c.mechanism, c.epsilon, c.delta, c.details["neighbouring"]
+    >>> c = gaussian_charge("Algorithm 1", cal, relation="replace-one")
+    >>> c.mechanism, c.epsilon, c.delta, c.relation.value
     ('gaussian', 1.0, 1e-05, 'replace-one')
     """
     if not isinstance(calibration, GaussianCalibration):
@@ -450,10 +454,12 @@ def gaussian_charge(label, calibration: GaussianCalibration, *, count=1, details
         noise_multiplier=calibration.noise_multiplier,
         count=count,
         details=info,
+        relation=relation,
+        parts=parts,
     )
 
 
-def laplace_charge(label, *, epsilon, count=1, details=None) -> PrivacyCharge:
+def laplace_charge(label, *, epsilon, count=1, details=None, relation=None, parts=()) -> PrivacyCharge:
     r"""Charge for ``count`` Laplace releases each with scale :math:`b = \Delta_1/\varepsilon`.
 
     Each release is pure :math:`\varepsilon`-DP (Dwork & Roth 2014, Theorem 3.6);
@@ -469,7 +475,11 @@ def laplace_charge(label, *, epsilon, count=1, details=None) -> PrivacyCharge:
     count : int, default 1
         Number of releases, composed adaptively.
     details : dict, optional
-        Free-form metadata (copied), e.g. ``{"neighbouring": "replace-one"}``.
+        Free-form metadata (copied).
+    relation : NeighbouringRelation or str, optional
+        The neighbouring relation of the guarantee (the charge's typed ``relation``).
+    parts : tuple of str, default ()
+        The disjoint parts of the population the release reads (empty: every row).
 
     Returns
     -------
@@ -483,11 +493,13 @@ def laplace_charge(label, *, epsilon, count=1, details=None) -> PrivacyCharge:
     (2.0, 0.0)
     """
     return PrivacyCharge(
-        label=label, mechanism="laplace", epsilon=epsilon, delta=0.0, count=count, details=dict(details or {})
+        label=label, mechanism="laplace", epsilon=epsilon, delta=0.0, count=count, details=dict(details or {}),
+        relation=relation, parts=parts,
     )
 
 
-def pure_dp_charge(label, *, epsilon, mechanism="exponential", count=1, details=None) -> PrivacyCharge:
+def pure_dp_charge(label, *, epsilon, mechanism="exponential", count=1, details=None, relation=None,
+                   parts=()) -> PrivacyCharge:
     r"""Charge for ``count`` releases of a pure :math:`\varepsilon`-DP mechanism (e.g. exponential).
 
     Parameters
@@ -503,8 +515,11 @@ def pure_dp_charge(label, *, epsilon, mechanism="exponential", count=1, details=
     count : int, default 1
         Number of releases, composed adaptively.
     details : dict, optional
-        Free-form metadata (copied), e.g. ``{"neighbouring": "replace-one"}``
-        or ``{"parts": ("held-out",)}``.
+        Free-form metadata (copied).
+    relation : NeighbouringRelation or str, optional
+        The neighbouring relation of the guarantee (the charge's typed ``relation``).
+    parts : tuple of str, default ()
+        The disjoint parts of the population the release reads, e.g. ``("held-out",)`` (empty: every row).
 
     Returns
     -------
@@ -520,7 +535,8 @@ def pure_dp_charge(label, *, epsilon, mechanism="exponential", count=1, details=
     """
     check_in(mechanism, _PURE, name="mechanism")
     return PrivacyCharge(
-        label=label, mechanism=mechanism, epsilon=epsilon, delta=0.0, count=count, details=dict(details or {})
+        label=label, mechanism=mechanism, epsilon=epsilon, delta=0.0, count=count, details=dict(details or {}),
+        relation=relation, parts=parts,
     )
 
 
