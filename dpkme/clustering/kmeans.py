@@ -76,6 +76,7 @@ from .._validation import (
     check_positive_int,
     check_random_state,
     noise_rng,
+    spawn_streams,
 )
 from ..kernels.kernel import Kernel
 from ..kernels.random_features import RandomFourierFeatures
@@ -541,7 +542,10 @@ def _run(
         noise_source = "none (non-private)"
     else:
         rng, seed, noise_source = noise_rng(random_state)
-    r_feat, r_init, r_noise, r_post = rng.spawn(4)
+    # features, initial points (published), noise, pre-image pool: four independent streams. A real release seeds
+    # each with its own OS entropy (children of one OS seed are not cryptographically independent, and the
+    # initial points are published); a seeded replay derives them from its seed (and is labelled not private).
+    r_feat, r_init, r_noise, r_post = spawn_streams(rng, 4, fresh=noise_source == "os-entropy")
     reporter = Progress(progress)
     reporter(0.0, "preparing features", force=True)
     shape = np.shape(X)
@@ -783,9 +787,11 @@ def dp_kernel_kmeans(
     local_view : bool
         Also compute the (unreleased) assignments of the private rows.
     random_state : None, int or numpy.random.Generator
-        ``None``: OS-entropy noise, no seed recorded (a real release). An int
-        makes the run replayable (teaching; the noise can then be removed by
-        anyone who knows the seed).
+        ``None``: OS-entropy noise, no seed recorded (a real release); the
+        features, the (published) initial points, the noise and the pre-image
+        pool then come from four independent fresh OS-entropy generators. An
+        int makes the run replayable (teaching; the noise can then be removed
+        by anyone who knows the seed).
     progress : callable, optional
         ``progress(fraction, message)``; raising from it cancels the run.
 
