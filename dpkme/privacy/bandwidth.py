@@ -59,10 +59,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 
 from .._validation import check_array, check_epsilon, check_in, check_positive_float, noise_rng
+
+if TYPE_CHECKING:
+    from .accounting import PrivacyCharge
 
 __all__ = [
     "PAIR_MODES",
@@ -86,7 +91,8 @@ _ROW_BLOCK = 128
 _COL_BLOCK = 1024
 
 
-def public_lengthscale(public_points, *, max_rows: int = 2000, random_state=0) -> float:
+def public_lengthscale(public_points: npt.ArrayLike, *, max_rows: int = 2000,
+                       random_state: int | np.random.Generator | None = 0) -> float:
     """Median heuristic on **public** rows only: the median pairwise Euclidean distance.
 
     ``public_points`` must be public (a publishable subset, a public reference
@@ -123,7 +129,7 @@ def public_lengthscale(public_points, *, max_rows: int = 2000, random_state=0) -
     return float(_impl(public_points, max_rows=max_rows, random_state=random_state))
 
 
-def lengthscale_grid(low, high, num: int = 30) -> np.ndarray:
+def lengthscale_grid(low: float, high: float, num: int = 30) -> npt.NDArray[np.float64]:
     """A log-spaced grid of ``num`` length scales between two **declared** values (public).
 
     Parameters
@@ -154,7 +160,7 @@ def lengthscale_grid(low, high, num: int = 30) -> np.ndarray:
     return np.geomspace(lo, hi, int(num))
 
 
-def _check_grid(grid) -> np.ndarray:
+def _check_grid(grid: npt.ArrayLike) -> npt.NDArray[np.float64]:
     g = check_array(grid, name="grid", ndim=1)
     if np.any(g <= 0):
         raise ValueError(f"every length scale of the grid must be > 0, got {float(g[np.argmax(g <= 0)])}.")
@@ -172,7 +178,7 @@ def _resolve_pairs(pairs: str, n: int) -> str:
     return pairs
 
 
-def lengthscale_sensitivity(n, pairs: str = "all") -> float:
+def lengthscale_sensitivity(n: int, pairs: str = "all") -> float:
     r"""Replace-one sensitivity :math:`\Delta_u` of the utility.
 
     :math:`2/N` (all pairs) or :math:`1/\lfloor N/2\rfloor` (disjoint pairs),
@@ -203,7 +209,8 @@ def lengthscale_sensitivity(n, pairs: str = "all") -> float:
     return 2.0 / n if mode == "all" else 1.0 / (int(n) // 2)
 
 
-def pair_distance_cdf(X, grid, *, pairs: str = "all", rng: np.random.Generator | None = None) -> np.ndarray:
+def pair_distance_cdf(X: npt.ArrayLike, grid: npt.ArrayLike, *, pairs: str = "all",
+                      rng: np.random.Generator | None = None) -> npt.NDArray[np.float64]:
     r""":math:`F_D(\ell)` for every grid value: the fraction of pairs at distance :math:`\le \ell`.
 
     **Reads private data**; the result is private (only the mechanism's
@@ -271,7 +278,8 @@ def pair_distance_cdf(X, grid, *, pairs: str = "all", rng: np.random.Generator |
     return out
 
 
-def lengthscale_utility(X, grid, *, quantile: float = 0.5, pairs: str = "all", rng=None) -> np.ndarray:
+def lengthscale_utility(X: npt.ArrayLike, grid: npt.ArrayLike, *, quantile: float = 0.5, pairs: str = "all",
+                        rng: np.random.Generator | None = None) -> npt.NDArray[np.float64]:
     r""":math:`u(D, \ell) = -|F_D(\ell) - q|` for every grid value (**private**).
 
     The utility of the private median heuristic (module docstring); its
@@ -346,24 +354,25 @@ class LengthscaleChoice:
 
     lengthscale: float
     index: int
-    grid: np.ndarray
+    grid: npt.NDArray[np.float64]
     epsilon: float
     sensitivity: float
-    charge: object
+    charge: PrivacyCharge
     pairs: str
     quantile: float
     seed: int | None
     noise_source: str
-    private_utilities: np.ndarray = field(repr=False)
+    private_utilities: npt.NDArray[np.float64] = field(repr=False)
 
-    def probabilities(self) -> np.ndarray:
+    def probabilities(self) -> npt.NDArray[np.float64]:
         """The mechanism's output distribution over the grid (**private**: it reads the utilities)."""
         lw = self.private_utilities * (self.epsilon / (2.0 * self.sensitivity))
         lw = lw - lw.max()
         p = np.exp(lw)
-        return p / p.sum()
+        probabilities: npt.NDArray[np.float64] = p / p.sum()
+        return probabilities
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """Everything that may be published (no utilities)."""
         return {"lengthscale": self.lengthscale, "index": self.index, "grid": self.grid.tolist(),
                 "epsilon": self.epsilon, "sensitivity": self.sensitivity, "pairs": self.pairs,
@@ -371,8 +380,9 @@ class LengthscaleChoice:
                 "mechanism": "exponential (private median heuristic)", "neighbouring": "replace-one"}
 
 
-def private_lengthscale(X, *, grid, epsilon, quantile: float = 0.5, pairs: str = "auto",
-                        neighbouring: str = "replace-one", random_state=None,
+def private_lengthscale(X: npt.ArrayLike, *, grid: npt.ArrayLike, epsilon: float, quantile: float = 0.5,
+                        pairs: str = "auto", neighbouring: str = "replace-one",
+                        random_state: int | np.random.Generator | None = None,
                         label: str = "private length scale (exponential mechanism)") -> LengthscaleChoice:
     r"""Choose a kernel length scale from a **public** grid by the exponential mechanism (ε-DP).
 
@@ -444,7 +454,7 @@ def private_lengthscale(X, *, grid, epsilon, quantile: float = 0.5, pairs: str =
                              private_utilities=util)
 
 
-def _median_heuristic_values(X, *, max_rows: int = 2000) -> list[float]:
+def _median_heuristic_values(X: npt.NDArray[np.float64], *, max_rows: int = 2000) -> list[float]:
     """Common median-heuristic length scales of ``X`` (for leak detection; reads X)."""
     X = check_array(X, name="X", min_rows=2)
     out = []

@@ -88,9 +88,13 @@ import math
 import numbers
 import threading
 import warnings
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from types import ModuleType
+from typing import Any, cast
 
 import numpy as np
+import numpy.typing as npt
 from scipy.special import log_ndtr, ndtr
 
 from .._validation import check_delta, check_epsilon, check_in, check_positive_float, check_positive_int
@@ -164,7 +168,7 @@ _START_PREC_BITS = 192
 _MAX_PREC_BITS = 4096
 
 
-def _delta_high_precision(sigma: float, epsilon: float, sensitivity: float, prec: int):
+def _delta_high_precision(sigma: float, epsilon: float, sensitivity: float, prec: int) -> tuple[Any, Any]:
     r"""Balle-Wang :math:`\delta` at ``prec`` bits (mpmath): an enclosure ``(lower, upper)`` as exact mpf.
 
     The inputs are taken as the exact binary values of the floats. Each of the
@@ -195,7 +199,7 @@ def _delta_high_precision(sigma: float, epsilon: float, sensitivity: float, prec
 _MP = threading.local()
 
 
-def _mp_context():
+def _mp_context() -> Any:
     """This thread's own mpmath context (mpmath's global ``mp`` precision is shared by all threads, and the
     Streamlit app calibrates in several threads at once). mpmath ships with dp-accounting (pinned in
     requirements.txt); it is imported on first use."""
@@ -234,7 +238,7 @@ def _delta_verified(sigma: float, epsilon: float, sensitivity: float, delta: flo
         prec *= 2
 
 
-def _float_up(x) -> float:
+def _float_up(x: Any) -> float:
     """Smallest float >= the mpf ``x`` (float() rounds to nearest)."""
     f = float(x)
     return math.nextafter(f, math.inf) if f < x else f
@@ -252,7 +256,7 @@ def _achieved_delta(sigma: float, epsilon: float, sensitivity: float) -> float:
     return min(1.0, _float_up(max(upper, 0)))
 
 
-def _round_up_verified(value: float, holds, *, name: str) -> float:
+def _round_up_verified(value: float, holds: Callable[[float], bool], *, name: str) -> float:
     """Smallest float >= ``value`` (to a relative 1e-12) for which ``holds`` is true, assuming monotonicity.
 
     The step above ``value`` starts at a relative 1e-12 (at least one float)
@@ -288,7 +292,7 @@ def _round_up_verified(value: float, holds, *, name: str) -> float:
     return hi
 
 
-def gaussian_delta(*, sigma, epsilon, sensitivity) -> float:
+def gaussian_delta(*, sigma: float, epsilon: float, sensitivity: float) -> float:
     r"""Exact :math:`\delta(\varepsilon)` of the Gaussian mechanism (Balle & Wang 2018, Thm 8).
 
     .. math::
@@ -328,7 +332,7 @@ def _delta_at_eps0(sigma: float, sensitivity: float) -> float:
     return float(ndtr(a) - ndtr(-a))
 
 
-def gaussian_epsilon(*, sigma, delta, sensitivity) -> float:
+def gaussian_epsilon(*, sigma: float, delta: float, sensitivity: float) -> float:
     r"""Smallest :math:`\varepsilon \ge 0` with :math:`\delta(\varepsilon) \le \delta` for a given :math:`\sigma`.
 
     Inverts :func:`gaussian_delta` in :math:`\varepsilon` (it is decreasing in
@@ -384,7 +388,7 @@ def gaussian_epsilon(*, sigma, delta, sensitivity) -> float:
     return _round_up_verified(hi, lambda e: _delta_verified(sigma, e, sensitivity, delta)[0], name="epsilon")
 
 
-def classic_sigma(*, epsilon, delta, sensitivity) -> float:
+def classic_sigma(*, epsilon: float, delta: float, sensitivity: float) -> float:
     r"""Classic Gaussian calibration :math:`\sigma = \Delta\sqrt{2\ln(1.25/\delta)}/\varepsilon`.
 
     Dwork & Roth (2014), Theorem A.1: for :math:`\varepsilon \in (0, 1)` this
@@ -427,7 +431,7 @@ def classic_sigma(*, epsilon, delta, sensitivity) -> float:
     return sigma
 
 
-def analytic_sigma(*, epsilon, delta, sensitivity) -> float:
+def analytic_sigma(*, epsilon: float, delta: float, sensitivity: float) -> float:
     r"""Smallest :math:`\sigma` meeting the exact Balle-Wang condition (analytic Gaussian mechanism).
 
     Solves :math:`\delta(\sigma) = \delta` (see :func:`gaussian_delta`;
@@ -568,7 +572,8 @@ class GaussianCalibration:
 MAX_CALIBRATION_EPSILON = 1e15
 
 
-def calibrate_gaussian(*, epsilon, delta, sensitivity, method: str = "analytic") -> GaussianCalibration:
+def calibrate_gaussian(*, epsilon: float, delta: float, sensitivity: float,
+                       method: str = "analytic") -> GaussianCalibration:
     r"""Calibrate the Gaussian mechanism :math:`f(D) + \mathcal N(0, \sigma^2 I)` to :math:`(\varepsilon,\delta)`-DP.
 
     Guarantee: with :math:`\Delta_2 = \sup_{D\sim D'}\|f(D)-f(D')\|_2` for the
@@ -688,7 +693,7 @@ class LaplaceCalibration:
         return self.scale / self.l1_sensitivity
 
 
-def calibrate_laplace(*, epsilon, l1_sensitivity) -> LaplaceCalibration:
+def calibrate_laplace(*, epsilon: float, l1_sensitivity: float) -> LaplaceCalibration:
     r"""Calibrate the Laplace mechanism: :math:`b = \Delta_1/\varepsilon`.
 
     :math:`M(D) = f(D) + (Z_1,\dots,Z_d)`, :math:`Z_j \overset{iid}{\sim}\mathrm{Lap}(b)`,
@@ -720,7 +725,7 @@ def calibrate_laplace(*, epsilon, l1_sensitivity) -> LaplaceCalibration:
     return LaplaceCalibration(scale=l1 / epsilon, epsilon=epsilon, l1_sensitivity=l1)
 
 
-def l1_from_l2_sensitivity(l2, dim) -> float:
+def l1_from_l2_sensitivity(l2: float, dim: int) -> float:
     r"""Generic L1 sensitivity bound of a ``dim``-dimensional statistic: :math:`\Delta_1 \le \sqrt{d}\,\Delta_2`.
 
     By Cauchy-Schwarz :math:`\|v\|_1 \le \sqrt d\,\|v\|_2` for :math:`v\in\mathbb R^d`,
@@ -758,7 +763,7 @@ def l1_from_l2_sensitivity(l2, dim) -> float:
 
 
 # --------------------------------------------------------------------------- samplers
-def _check_rng(rng) -> np.random.Generator:
+def _check_rng(rng: object) -> np.random.Generator:
     if not isinstance(rng, np.random.Generator):
         raise ValueError(
             f"rng must be a numpy.random.Generator (e.g. numpy.random.default_rng(seed)), got {rng!r}."
@@ -766,11 +771,12 @@ def _check_rng(rng) -> np.random.Generator:
     return rng
 
 
-def _check_shape(shape) -> tuple[int, ...]:
+def _check_shape(shape: int | Iterable[int]) -> tuple[int, ...]:
     if isinstance(shape, (numbers.Integral, np.integer)) and not isinstance(shape, (bool, np.bool_)):
         shape = (int(shape),)
     try:
-        dims = tuple(shape)
+        # an int became (int,) above (mypy does not narrow by numbers.Integral)
+        dims = tuple(cast("Iterable[int]", shape))
     except TypeError:
         raise ValueError(f"shape must be an int or a tuple of ints, got {shape!r}.") from None
     for s in dims:
@@ -779,7 +785,7 @@ def _check_shape(shape) -> tuple[int, ...]:
     return tuple(int(s) for s in dims)
 
 
-def gaussian_noise(shape, *, sigma, rng) -> np.ndarray:
+def gaussian_noise(shape: int | Iterable[int], *, sigma: float, rng: np.random.Generator) -> npt.NDArray[np.float64]:
     r"""Draw i.i.d. :math:`\mathcal N(0, \sigma^2)` noise (sampling only; no privacy accounting).
 
     Parameters
@@ -802,7 +808,7 @@ def gaussian_noise(shape, *, sigma, rng) -> np.ndarray:
     return sigma * rng.standard_normal(shape)
 
 
-def laplace_noise(shape, *, scale, rng) -> np.ndarray:
+def laplace_noise(shape: int | Iterable[int], *, scale: float, rng: np.random.Generator) -> npt.NDArray[np.float64]:
     r"""Draw i.i.d. :math:`\mathrm{Lap}(0, b)` noise, density :math:`e^{-|x|/b}/(2b)` (sampling only).
 
     Parameters
@@ -829,7 +835,7 @@ def laplace_noise(shape, *, scale, rng) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- OpenDP's sampler
-def check_noise_source(noise, random_state=None) -> str:
+def check_noise_source(noise: str, random_state: object = None) -> str:
     """Validate a release's ``noise`` option against its ``random_state``.
 
     ``noise`` must be one of :data:`NOISE_SOURCES`. OpenDP samples from its own
@@ -872,7 +878,7 @@ def check_noise_source(noise, random_state=None) -> str:
     return noise
 
 
-def _opendp():
+def _opendp() -> ModuleType:
     """``opendp.prelude`` with the ``contrib`` features enabled (OpenDP's switch for its vetted measurements)."""
     try:
         import opendp.prelude as dp
@@ -883,7 +889,8 @@ def _opendp():
     return dp
 
 
-def add_gaussian_noise(value, *, sigma, rng=None, noise: str = "numpy") -> np.ndarray:
+def add_gaussian_noise(value: npt.ArrayLike, *, sigma: float, rng: np.random.Generator | None = None,
+                       noise: str = "numpy") -> npt.NDArray[np.float64]:
     r"""Release ``value`` + :math:`\mathcal N(0, \sigma^2 I)`: the one place a release's Gaussian noise is added.
 
     Privacy comes from the calibration of :math:`\sigma` (e.g.
@@ -968,7 +975,7 @@ def add_gaussian_noise(value, *, sigma, rng=None, noise: str = "numpy") -> np.nd
     return np.asarray(out, dtype=np.float64).reshape(v.shape)
 
 
-def opendp_gaussian_noise(shape, *, sigma) -> np.ndarray:
+def opendp_gaussian_noise(shape: int | Iterable[int], *, sigma: float) -> npt.NDArray[np.float64]:
     r"""Pure OpenDP noise :math:`\mathcal N(0,\sigma^2)` of a given shape (zeros privatised by
     :func:`add_gaussian_noise` with ``noise="opendp"``); for tests and benchmarks.
 

@@ -46,9 +46,12 @@ from __future__ import annotations
 import math
 import numbers
 from collections import Counter
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 from scipy.special import ndtri_exp
 
@@ -68,11 +71,11 @@ __all__ = [
 CATEGORY_MECHANISMS = ("gaussian", "laplace")
 
 
-def _noise_details(source: str) -> dict:
+def _noise_details(source: str) -> dict[str, Any]:
     """``noise_source`` for a charge's details, and why the step is not private when its noise is replayable."""
     from .leaks import _NOT_PRIVATE_NOISE, PRIVATE_NOISE_SOURCES
 
-    out: dict = {"noise_source": source}
+    out: dict[str, Any] = {"noise_source": source}
     if source not in PRIVATE_NOISE_SOURCES:
         out["not_private_because"] = _NOT_PRIVATE_NOISE.get(source, f"noise source {source!r}")
     return out
@@ -107,26 +110,26 @@ class PrivateBounds:
 
     lower: float
     upper: float
-    quantiles: tuple
-    declared: tuple
+    quantiles: tuple[float, ...]
+    declared: tuple[float, float]
     epsilon: float
     neighbouring: str
     charge: PrivacyCharge
     seed: int | None = None
     noise_source: str = "os-entropy"
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """Everything that may be published (the released bounds and how they were released)."""
         return {"lower": self.lower, "upper": self.upper, "quantiles": list(self.quantiles),
                 "declared": list(self.declared), "epsilon": self.epsilon, "neighbouring": self.neighbouring,
                 "mechanism": "exponential (DP quantiles)", "seed": self.seed, "noise_source": self.noise_source}
 
 
-def _numeric_values(values) -> np.ndarray:
+def _numeric_values(values: npt.ArrayLike) -> npt.NDArray[np.float64]:
     if isinstance(values, (pd.Series, pd.Index)):
         if pd.api.types.is_bool_dtype(values) or not pd.api.types.is_numeric_dtype(values):
             raise ValueError(f"values must be numbers (dtype {values.dtype}); convert dates to days first.")
-        arr = values.to_numpy(dtype=np.float64, na_value=np.nan)
+        arr: npt.NDArray[np.float64] = values.to_numpy(dtype=np.float64, na_value=np.nan)
     else:
         try:
             arr = np.asarray(values, dtype=np.float64)
@@ -137,13 +140,13 @@ def _numeric_values(values) -> np.ndarray:
     return arr
 
 
-def _real_or_none(v) -> float | None:
+def _real_or_none(v: object) -> float | None:
     if isinstance(v, (bool, np.bool_)) or not isinstance(v, (numbers.Real, np.integer, np.floating)):
         return None
     return float(v)
 
 
-def _dp_quantile(x_sorted: np.ndarray, *, q: float, epsilon: float, lower: float, upper: float,
+def _dp_quantile(x_sorted: npt.NDArray[np.float64], *, q: float, epsilon: float, lower: float, upper: float,
                  rng: np.random.Generator) -> float:
     """One draw of the exponential mechanism for the q-quantile (Smith 2011), exact sampling."""
     n = x_sorted.shape[0]
@@ -159,8 +162,10 @@ def _dp_quantile(x_sorted: np.ndarray, *, q: float, epsilon: float, lower: float
     return float(edges[i] + rng.uniform() * lengths[i])
 
 
-def private_bounds(values, *, epsilon, lower, upper, quantiles=(0.01, 0.99), neighbouring: str = "replace-one",
-                   random_state=None, label: str = "private bounds (DP quantiles)") -> PrivateBounds:
+def private_bounds(values: npt.ArrayLike, *, epsilon: float, lower: float, upper: float,
+                   quantiles: Iterable[float] = (0.01, 0.99), neighbouring: str = "replace-one",
+                   random_state: int | np.random.Generator | None = None,
+                   label: str = "private bounds (DP quantiles)") -> PrivateBounds:
     r"""Bounds of a numeric column as two DP quantiles inside a declared coarse range (pure :math:`\varepsilon`-DP).
 
     Each quantile :math:`q` is released by the exponential mechanism over the declared range
@@ -292,8 +297,8 @@ class PrivateCategories:
         ``"os-entropy"``, ``"seeded"`` or ``"generator"``.
     """
 
-    categories: tuple
-    noisy_counts: tuple
+    categories: tuple[Hashable, ...]
+    noisy_counts: tuple[float, ...]
     threshold: float
     noise_scale: float
     mechanism: str
@@ -304,7 +309,7 @@ class PrivateCategories:
     seed: int | None = None
     noise_source: str = "os-entropy"
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """Everything that may be published (the released categories, their noisy counts, the parameters)."""
         return {"categories": list(self.categories), "noisy_counts": list(self.noisy_counts),
                 "threshold": self.threshold, "noise_scale": self.noise_scale, "mechanism": self.mechanism,
@@ -312,7 +317,7 @@ class PrivateCategories:
                 "seed": self.seed, "noise_source": self.noise_source}
 
 
-def category_threshold(*, epsilon, delta, mechanism: str = "gaussian",
+def category_threshold(*, epsilon: float, delta: float, mechanism: str = "gaussian",
                        neighbouring: str = "replace-one") -> tuple[float, float]:
     r"""Noise scale and threshold of :func:`private_categories` (public: they depend on the parameters only).
 
@@ -366,7 +371,7 @@ def category_threshold(*, epsilon, delta, mechanism: str = "gaussian",
     return float(scale), float(tau)
 
 
-def _normalise(v):
+def _normalise(v: Any) -> Any:
     v = v.item() if isinstance(v, np.generic) else v
     if isinstance(v, str):
         return v.strip()
@@ -375,13 +380,14 @@ def _normalise(v):
     return v
 
 
-def _key(v):
+def _key(v: Hashable) -> tuple[str, Hashable]:
     """A canonical, type-tagged key of a normalised label: ``True`` and ``1`` (equal in Python) stay apart."""
     return (type(v).__name__, v)
 
 
-def private_categories(values, *, epsilon, delta, mechanism: str = "gaussian", neighbouring: str = "replace-one",
-                       random_state=None, label: str = "private categories (thresholded noisy counts)"
+def private_categories(values: Iterable[Any], *, epsilon: float, delta: float, mechanism: str = "gaussian",
+                       neighbouring: str = "replace-one", random_state: int | np.random.Generator | None = None,
+                       label: str = "private categories (thresholded noisy counts)"
                        ) -> PrivateCategories:
     r"""The categories of a column that occur often enough, released with noisy counts ((ε, δ)-DP).
 
@@ -450,7 +456,7 @@ def private_categories(values, *, epsilon, delta, mechanism: str = "gaussian", n
     if isinstance(values, pd.DataFrame):
         raise ValueError("values must be one column (a Series), not a DataFrame.")
     items = values.tolist() if isinstance(values, (pd.Series, pd.Index, np.ndarray)) else list(values)
-    counts: Counter = Counter()
+    counts: Counter[tuple[str, Hashable]] = Counter()
     for v in items:
         if v is None or (not isinstance(v, str) and bool(np.ndim(v) == 0) and bool(pd.isna(v))):
             continue

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Sequence
+from typing import Any
 
 from .._validation import check_delta, check_in, check_positive_int
 
@@ -75,7 +77,7 @@ def attack_accuracy_bound(epsilon: float, delta: float = 0.0) -> float:
 
 def guarantee_in_words(*, epsilon: float, delta: float, neighbouring: str = "replace-one",
                        n_private: int | None = None, mechanism: str | None = None, private: bool = True,
-                       reasons=(), n_public: int = 0, n_heldout: int = 0) -> str:
+                       reasons: Sequence[object] = (), n_public: int = 0, n_heldout: int = 0) -> str:
     r"""What an :math:`(\varepsilon, \delta)` guarantee means for one person, in two to five plain sentences.
 
     Private: who is protected (the unit of privacy is one row of the ``n_private`` private rows; a person
@@ -173,8 +175,8 @@ def guarantee_in_words(*, epsilon: float, delta: float, neighbouring: str = "rep
     return " ".join(sentences + tail)
 
 
-def release_guarantee_in_words(release, *, private: bool | None = None, reasons=(), n_private: int | None = None,
-                               n_public: int = 0, n_heldout: int = 0) -> str:
+def release_guarantee_in_words(release: object, *, private: bool | None = None, reasons: Sequence[object] = (),
+                               n_private: int | None = None, n_public: int = 0, n_heldout: int = 0) -> str:
     r"""The guarantee of ``release`` in plain words (:func:`guarantee_in_words` with its own ε, δ, N, relation).
 
     Parameters
@@ -217,7 +219,7 @@ def release_guarantee_in_words(release, *, private: bool | None = None, reasons=
     raw = getattr(rel, "epsilon", None)
     eps = math.inf if raw is None else float(raw)       # no ε recorded: the claim below says why it is not private
     # ε = 0 (the uniform baseline): no private row is read, so no noise is needed; only a stamp can void it
-    claim = privacy_claim(rel) if eps > 0 else {"differentially_private": is_private(rel),
+    claim: dict[str, Any] = privacy_claim(rel) if eps > 0 else {"differentially_private": is_private(rel),
                                                 "not_private_because": list(leak_reasons(rel))}
     ok = bool(claim["differentially_private"]) and private is not False
     why = [*claim.get("not_private_because", []), *[str(r) for r in reasons]]
@@ -229,7 +231,7 @@ def release_guarantee_in_words(release, *, private: bool | None = None, reasons=
         private=ok, reasons=why, n_public=n_public, n_heldout=n_heldout)
 
 
-def _check_epsilon_or_zero(epsilon) -> float:
+def _check_epsilon_or_zero(epsilon: object) -> float:
     if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):   # numpy floats and ints are Real
         raise ValueError(f"epsilon must be a number >= 0, got {epsilon!r:.60}.")
     eps = float(epsilon)

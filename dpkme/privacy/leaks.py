@@ -72,10 +72,12 @@ leaks.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
+import numpy.typing as npt
 
 from .._validation import check_array, check_positive_float
 
@@ -134,7 +136,7 @@ class LeakRecord:
         text = f"{self.parameter} was derived from the private data ({self.source}); the release is not private"
         return text + (f". Instead: {self.remedy}" if self.remedy else ".")
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, str]:
         return {"parameter": self.parameter, "source": self.source, "remedy": self.remedy}
 
 
@@ -192,7 +194,7 @@ def warn_data_dependent(parameter: str, source: str, *, remedy: str | None = Non
     return rec
 
 
-def _params_of(obj) -> dict:
+def _params_of(obj: object) -> dict[str, Any]:
     params = getattr(obj, "params", None)
     if not isinstance(params, dict):
         raise ValueError(
@@ -201,7 +203,10 @@ def _params_of(obj) -> dict:
     return params
 
 
-def mark_not_private(obj, reason, *, warn: bool = True):
+_T = TypeVar("_T")
+
+
+def mark_not_private(obj: _T, reason: str | LeakRecord | Sequence[str | LeakRecord], *, warn: bool = True) -> _T:
     """Stamp a release as **not private**: ``params["private"] = False`` plus the reasons.
 
     Parameters
@@ -250,7 +255,7 @@ def mark_not_private(obj, reason, *, warn: bool = True):
     return obj
 
 
-def is_private(obj) -> bool:
+def is_private(obj: object) -> bool:
     """False if :func:`mark_not_private` stamped ``obj`` (or it is a non-private reference result).
 
     Only the stamps are read; whether the noise source is private is
@@ -295,7 +300,7 @@ _NOT_PRIVATE_NOISE = {
 }
 
 
-def privacy_claim(obj) -> dict[str, Any]:
+def privacy_claim(obj: object) -> dict[str, Any]:
     r"""What a release's metadata may say about its privacy: ``{"differentially_private": bool, "not_private_because": [...]}``.
 
     A release is labelled differentially private only if (i) it has a finite :math:`\varepsilon`, (ii) nothing
@@ -336,7 +341,7 @@ def privacy_claim(obj) -> dict[str, Any]:
     return out
 
 
-def leak_reasons(obj) -> list[str]:
+def leak_reasons(obj: object) -> list[str]:
     """The reasons recorded by :func:`mark_not_private` (empty if none).
 
     Parameters
@@ -358,7 +363,10 @@ def _close(a: float, b: float, rtol: float) -> bool:
     return bool(np.isfinite(a) and np.isfinite(b) and abs(a - b) <= rtol * max(abs(a), abs(b), 1e-300))
 
 
-def find_data_dependent_inputs(X, *, lengthscale=None, domain=None, center=None, scale=None, points=None,
+def find_data_dependent_inputs(X: npt.ArrayLike, *, lengthscale: float | None = None,
+                               domain: tuple[npt.ArrayLike, npt.ArrayLike] | None = None,
+                               center: npt.ArrayLike | None = None, scale: npt.ArrayLike | None = None,
+                               points: npt.ArrayLike | None = None,
                                points_are_public_rows: bool = False, rtol: float = 1e-6,
                                warn: bool = False) -> list[LeakRecord]:
     r"""Heuristic check: do these "public" inputs coincide with statistics of the private ``X``?
@@ -422,11 +430,14 @@ def find_data_dependent_inputs(X, *, lengthscale=None, domain=None, center=None,
         return _find(X, found, lengthscale, domain, center, scale, points, points_are_public_rows, rtol, warn)
 
 
-def _find(X, found, lengthscale, domain, center, scale, points, points_are_public_rows, rtol, warn):
+def _find(X: npt.NDArray[np.float64], found: list[LeakRecord], lengthscale: float | None,
+          domain: tuple[npt.ArrayLike, npt.ArrayLike] | None, center: npt.ArrayLike | None,
+          scale: npt.ArrayLike | None, points: npt.ArrayLike | None, points_are_public_rows: bool, rtol: float,
+          warn: bool) -> list[LeakRecord]:
     from .bandwidth import _median_heuristic_values
 
 
-    def add(param, source):
+    def add(param: str, source: str) -> None:
         found.append(LeakRecord(param, source, REMEDIES.get(param, "")))
 
     if lengthscale is not None:

@@ -100,7 +100,7 @@ def _chi_mean(dim: int) -> float:
     return math.sqrt(2.0) * float(poch(dim / 2.0, 0.5)) * (1.0 + 1e-12)
 
 
-def expected_noise_norm(*, sigma, dim) -> float:
+def expected_noise_norm(*, sigma: float, dim: int) -> float:
     r"""Exact :math:`\mathbb E\|Z\|_2` for :math:`Z \sim \mathcal N(0, \sigma^2 I_J)`.
 
     .. math::
@@ -219,8 +219,9 @@ def _round_up(x: float, significant: int) -> float:
     return r
 
 
-def _plan(statistic: str, target, *, n_private, delta, dim: int, sensitivity: float, calibration: str,
-          neighbouring: str, min_epsilon, max_epsilon, significant) -> EpsilonPlan:
+def _plan(statistic: str, target: float, *, n_private: int, delta: float, dim: int, sensitivity: float,
+          calibration: str, neighbouring: str, min_epsilon: float, max_epsilon: float,
+          significant: int) -> EpsilonPlan:
     t = check_positive_float(target, name="target")
     lo = check_epsilon(min_epsilon, name="min_epsilon")
     hi = check_epsilon(max_epsilon, name="max_epsilon")
@@ -263,7 +264,8 @@ def _plan(statistic: str, target, *, n_private, delta, dim: int, sensitivity: fl
                        at_floor=bool(at_floor))
 
 
-def _rkhs_setting(n_private, delta, n_features, calibration, neighbouring, sensitivity):
+def _rkhs_setting(n_private: int, delta: float, n_features: int, calibration: str, neighbouring: str,
+                  sensitivity: float | None) -> tuple[int, float, int, float]:
     N = check_positive_int(n_private, name="n_private")
     dl = check_delta(delta)
     J = check_positive_int(n_features, name="n_features")
@@ -274,8 +276,9 @@ def _rkhs_setting(n_private, delta, n_features, calibration, neighbouring, sensi
     return N, dl, J, sens
 
 
-def expected_rkhs_error(epsilon, *, n_private, delta, n_features, calibration: str = "analytic",
-                        neighbouring: str = "replace-one", sensitivity=None) -> float:
+def expected_rkhs_error(epsilon: float, *, n_private: int, delta: float, n_features: int,
+                        calibration: str = "analytic", neighbouring: str = "replace-one",
+                        sensitivity: float | None = None) -> float:
     r"""Expected norm of the privacy noise of Algorithm 2's privatised mean feature vector at a given ε.
 
     .. math::
@@ -322,9 +325,10 @@ def expected_rkhs_error(epsilon, *, n_private, delta, n_features, calibration: s
     return _chi_mean(J) * calibrate_gaussian(epsilon=eps, delta=dl, sensitivity=sens, method=calibration).sigma
 
 
-def epsilon_for_rkhs_error(target, *, n_private, delta, n_features, calibration: str = "analytic",
-                           neighbouring: str = "replace-one", sensitivity=None, min_epsilon=0.01,
-                           max_epsilon=100.0, significant: int = 3) -> EpsilonPlan:
+def epsilon_for_rkhs_error(target: float, *, n_private: int, delta: float, n_features: int,
+                           calibration: str = "analytic", neighbouring: str = "replace-one",
+                           sensitivity: float | None = None, min_epsilon: float = 0.01,
+                           max_epsilon: float = 100.0, significant: int = 3) -> EpsilonPlan:
     r"""The smallest ε at which Algorithm 2's privatised embedding is within ``target`` in expectation.
 
     Solves :func:`expected_rkhs_error` :math:`(\varepsilon) \le t` for the smallest :math:`\varepsilon` (see the
@@ -382,7 +386,8 @@ def epsilon_for_rkhs_error(target, *, n_private, delta, n_features, calibration:
                  significant=significant)
 
 
-def _mean_setting(n_private, value_range, delta, calibration, neighbouring):
+def _mean_setting(n_private: int, value_range: float, delta: float, calibration: str,
+                  neighbouring: str) -> tuple[int, float, float, float]:
     N = check_positive_int(n_private, name="n_private")
     R = check_positive_float(value_range, name="value_range")
     dl = check_delta(delta)
@@ -391,8 +396,8 @@ def _mean_setting(n_private, value_range, delta, calibration, neighbouring):
     return N, R, dl, (R if neighbouring == "replace-one" else R / 2.0) / N
 
 
-def expected_mean_error(epsilon, *, n_private, value_range=1.0, delta, calibration: str = "analytic",
-                        neighbouring: str = "replace-one") -> float:
+def expected_mean_error(epsilon: float, *, n_private: int, value_range: float = 1.0, delta: float,
+                        calibration: str = "analytic", neighbouring: str = "replace-one") -> float:
     r"""Expected absolute error of one bounded mean (or a proportion) released by the Gaussian mechanism.
 
     For a column declared to lie in a range of width :math:`R` (a proportion: :math:`R = 1`), the mean of
@@ -438,8 +443,9 @@ def expected_mean_error(epsilon, *, n_private, value_range=1.0, delta, calibrati
     return _chi_mean(1) * calibrate_gaussian(epsilon=eps, delta=dl, sensitivity=sens, method=calibration).sigma
 
 
-def epsilon_for_mean_error(target, *, n_private, value_range=1.0, delta, calibration: str = "analytic",
-                           neighbouring: str = "replace-one", min_epsilon=0.01, max_epsilon=100.0,
+def epsilon_for_mean_error(target: float, *, n_private: int, value_range: float = 1.0, delta: float,
+                           calibration: str = "analytic", neighbouring: str = "replace-one",
+                           min_epsilon: float = 0.01, max_epsilon: float = 100.0,
                            significant: int = 3) -> EpsilonPlan:
     r"""The smallest ε at which one bounded mean (or a proportion), released alone, is within ``target``.
 

@@ -35,8 +35,10 @@ a projection is 1-Lipschitz, and :math:`\|\phi(x) - \phi(x')\|_2 \le 2b`
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from .._validation import check_array, check_delta, check_epsilon, check_in, check_positive_float, check_positive_int
 from ..kernels.kernel import Kernel
@@ -48,7 +50,7 @@ NEIGHBOURING = ("replace-one", "add-remove")
 SENSITIVITY_MODES = ("tight", "paper")
 
 
-def check_private_kernel(kernel) -> Kernel:
+def check_private_kernel(kernel: object) -> Kernel:
     r"""Refuse kernels that the privacy proofs do not cover (:math:`k(x,x) > 1`).
 
     Every sensitivity here assumes :math:`a = \sup_x k(x,x) \le 1` (Balog et al.
@@ -82,8 +84,9 @@ def check_private_kernel(kernel) -> Kernel:
     return kernel
 
 
-def check_release_args(kernel, epsilon, delta, *, calibration: str, neighbouring: str,
-                       sensitivity: str | None = None, calibrations=("analytic", "classic")) -> tuple[float, float]:
+def check_release_args(kernel: object, epsilon: float, delta: float, *, calibration: str, neighbouring: str,
+                       sensitivity: str | None = None,
+                       calibrations: tuple[str, ...] = ("analytic", "classic")) -> tuple[float, float]:
     r"""Preconditions shared by every Gaussian-noise release: returns validated ``(epsilon, delta)``.
 
     Refuses kernels with :math:`k(x,x) > 1`, :math:`\varepsilon \le 0`,
@@ -122,7 +125,8 @@ def check_release_args(kernel, epsilon, delta, *, calibration: str, neighbouring
     return epsilon, delta
 
 
-def check_domain(domain, dim: int) -> tuple[np.ndarray, np.ndarray]:
+def check_domain(domain: tuple[npt.ArrayLike, npt.ArrayLike],
+                 dim: int) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     """Validate a declared box ``(lower, upper)`` for data with ``dim`` columns.
 
     Each bound is a number (the same for every column) or a vector of ``dim``
@@ -155,6 +159,7 @@ def check_domain(domain, dim: int) -> tuple[np.ndarray, np.ndarray]:
         raise ValueError(f"domain must be a pair (lower, upper) of numbers or length-{dim} vectors, "
                          f"got {domain!r:.80}.") from None
     bounds = []
+    b: Any  # a number (broadcast to a list of dim numbers below) or a vector
     for name, b in (("lower", lower), ("upper", upper)):
         if np.ndim(b) == 0:
             b = [b] * dim
@@ -170,7 +175,8 @@ def check_domain(domain, dim: int) -> tuple[np.ndarray, np.ndarray]:
     return lo, hi
 
 
-def enforce_domain(X, domain, *, clip: bool = False, name: str = "X") -> np.ndarray:
+def enforce_domain(X: npt.NDArray[np.float64], domain: tuple[npt.ArrayLike, npt.ArrayLike] | None, *,
+                   clip: bool = False, name: str = "X") -> npt.NDArray[np.float64]:
     r"""Make the data satisfy the declared box that its sensitivity assumes: refuse it, or clip to it.
 
     A declared box :math:`[l, u]` lowers the replace-one sensitivity of
@@ -246,7 +252,7 @@ def kme_sensitivity(
     kernel: Kernel,
     neighbouring: str = "replace-one",
     mode: str = "tight",
-    domain: tuple | None = None,
+    domain: tuple[npt.ArrayLike, npt.ArrayLike] | None = None,
 ) -> float:
     r"""L2 (RKHS-norm) sensitivity of :math:`\hat\mu_X = \frac1N\sum_n k(x_n, \cdot)`.
 
