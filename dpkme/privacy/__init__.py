@@ -25,6 +25,7 @@ importing one submodule does not import the accountants.
 """
 
 import importlib
+from typing import Any
 
 _EXPORTS = {
     "calibrate_gaussian": "calibration", "GaussianCalibration": "calibration", "calibrate_laplace": "calibration",
@@ -45,7 +46,7 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> Any:
     if name in _EXPORTS:
         value = getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
         globals()[name] = value
@@ -53,5 +54,5 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def __dir__():
+def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))

@@ -83,7 +83,7 @@ import threading
 import uuid
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field, replace
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, cast
 
 import numpy as np
 from scipy.special import expit
@@ -131,7 +131,7 @@ _EPSILON_DELTA_DP_EVENT_DOC = r"""A mechanism known only to be :math:`(\varepsil
         :math:`\delta \in [0, 1)` of one run of the mechanism.
     """
 
-_epsilon_delta_dp_event_class = None
+_epsilon_delta_dp_event_class: type | None = None
 _epsilon_delta_dp_event_lock = threading.Lock()  # one class, even when threads (Streamlit) race
 
 
@@ -148,7 +148,8 @@ def _epsilon_delta_event_class() -> type:
         import attr
         import dp_accounting
 
-        class EpsilonDeltaDpEvent(dp_accounting.DpEvent):
+        # dp_accounting has no type information, so its DpEvent is Any to mypy
+        class EpsilonDeltaDpEvent(dp_accounting.DpEvent):  # type: ignore[misc]
             __doc__ = _EPSILON_DELTA_DP_EVENT_DOC
             epsilon: float
             delta: float
@@ -159,13 +160,13 @@ def _epsilon_delta_event_class() -> type:
     return _epsilon_delta_dp_event_class
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     if name == "EpsilonDeltaDpEvent":
         return _epsilon_delta_event_class()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def __dir__():
+def __dir__() -> list[str]:
     return sorted({*globals(), "EpsilonDeltaDpEvent"})
 
 
@@ -234,7 +235,7 @@ class PrivacyCharge:
     delta: float
     noise_multiplier: float | None = None
     count: int = 1
-    details: dict = field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict)
     relation: NeighbouringRelation | None = None
     parts: tuple[str, ...] = ()
     split_id: str | None = None
@@ -358,7 +359,7 @@ class PrivacyCharge:
             return event
         return dp_accounting.SelfComposedDpEvent(event=event, count=self.count)
 
-    def to_record(self) -> dict:
+    def to_record(self) -> dict[str, Any]:
         """The charge as a JSON-friendly dict (every field, the relation as its string)."""
         d = asdict(self)
         d["details"] = dict(self.details)
@@ -367,7 +368,7 @@ class PrivacyCharge:
         return d
 
     @classmethod
-    def from_record(cls, record: dict) -> "PrivacyCharge":
+    def from_record(cls, record: dict[str, Any]) -> "PrivacyCharge":
         """Inverse of :meth:`to_record` (every field is re-validated; a Gaussian charge's
         noise multiplier is re-checked against its (epsilon, delta))."""
         if not isinstance(record, dict):
@@ -383,7 +384,7 @@ class PrivacyCharge:
         parts = record.get("parts") or ()
         if not isinstance(parts, (list, tuple)):
             raise ValueError(f"parts must be a list of part names, got {parts!r}.")
-        typed: dict = {"relation": record.get("relation"), "parts": tuple(parts), "split_id": record.get("split_id")}
+        typed: dict[str, Any] = {"relation": record.get("relation"), "parts": tuple(parts), "split_id": record.get("split_id")}
         if record.get("id") is not None:      # a record from before charges had ids gets a fresh one
             typed["id"] = record["id"]
         if record.get("created") is not None:
@@ -394,8 +395,9 @@ class PrivacyCharge:
 
 
 # --------------------------------------------------------------------------- constructors
-def gaussian_charge(label, calibration: GaussianCalibration, *, count=1, details=None, relation=None,
-                    parts=()) -> PrivacyCharge:
+def gaussian_charge(label: str, calibration: GaussianCalibration, *, count: int = 1,
+                    details: dict[str, Any] | None = None, relation: NeighbouringRelation | str | None = None,
+                    parts: tuple[str, ...] = ()) -> PrivacyCharge:
     r"""Charge for ``count`` releases with the Gaussian noise of ``calibration``.
 
     Records the requested :math:`(\varepsilon,\delta)` of the calibration
@@ -454,12 +456,13 @@ def gaussian_charge(label, calibration: GaussianCalibration, *, count=1, details
         noise_multiplier=calibration.noise_multiplier,
         count=count,
         details=info,
-        relation=relation,
+        relation=cast("NeighbouringRelation | None", relation),  # a str is parsed by PrivacyCharge
         parts=parts,
     )
 
 
-def laplace_charge(label, *, epsilon, count=1, details=None, relation=None, parts=()) -> PrivacyCharge:
+def laplace_charge(label: str, *, epsilon: float, count: int = 1, details: dict[str, Any] | None = None,
+                   relation: NeighbouringRelation | str | None = None, parts: tuple[str, ...] = ()) -> PrivacyCharge:
     r"""Charge for ``count`` Laplace releases each with scale :math:`b = \Delta_1/\varepsilon`.
 
     Each release is pure :math:`\varepsilon`-DP (Dwork & Roth 2014, Theorem 3.6);
@@ -494,12 +497,13 @@ def laplace_charge(label, *, epsilon, count=1, details=None, relation=None, part
     """
     return PrivacyCharge(
         label=label, mechanism="laplace", epsilon=epsilon, delta=0.0, count=count, details=dict(details or {}),
-        relation=relation, parts=parts,
+        relation=cast("NeighbouringRelation | None", relation), parts=parts,  # a str is parsed by PrivacyCharge
     )
 
 
-def pure_dp_charge(label, *, epsilon, mechanism="exponential", count=1, details=None, relation=None,
-                   parts=()) -> PrivacyCharge:
+def pure_dp_charge(label: str, *, epsilon: float, mechanism: str = "exponential", count: int = 1,
+                   details: dict[str, Any] | None = None, relation: NeighbouringRelation | str | None = None,
+                   parts: tuple[str, ...] = ()) -> PrivacyCharge:
     r"""Charge for ``count`` releases of a pure :math:`\varepsilon`-DP mechanism (e.g. exponential).
 
     Parameters
@@ -536,12 +540,12 @@ def pure_dp_charge(label, *, epsilon, mechanism="exponential", count=1, details=
     check_in(mechanism, _PURE, name="mechanism")
     return PrivacyCharge(
         label=label, mechanism=mechanism, epsilon=epsilon, delta=0.0, count=count, details=dict(details or {}),
-        relation=relation, parts=parts,
+        relation=cast("NeighbouringRelation | None", relation), parts=parts,  # a str is parsed by PrivacyCharge
     )
 
 
 # --------------------------------------------------------------------------- accountants
-def _as_charges(charges) -> list[PrivacyCharge]:
+def _as_charges(charges: PrivacyCharge | Iterable[PrivacyCharge]) -> list[PrivacyCharge]:
     if isinstance(charges, PrivacyCharge):
         return [charges]
     out = list(charges)
@@ -581,7 +585,7 @@ def basic_composition(charges: Iterable[PrivacyCharge]) -> tuple[float, float]:
     return eps, delta
 
 
-def _split_rdp(charges: list[PrivacyCharge]):
+def _split_rdp(charges: list[PrivacyCharge]) -> tuple[list[PrivacyCharge], list[PrivacyCharge]]:
     supported: list[PrivacyCharge] = []
     rest: list[PrivacyCharge] = []
     for c in charges:
@@ -589,7 +593,7 @@ def _split_rdp(charges: list[PrivacyCharge]):
     return supported, rest
 
 
-def rdp_epsilon(charges: Iterable[PrivacyCharge], *, delta) -> float:
+def rdp_epsilon(charges: Iterable[PrivacyCharge], *, delta: float) -> float:
     r""":math:`\varepsilon` at total :math:`\delta` by Rényi-DP composition (``dp_accounting.rdp.RdpAccountant``).
 
     Gaussian, Laplace and pure charges are composed in RDP over
@@ -667,7 +671,7 @@ _PLD_MAX_EPSILON = 500.0
 def pld_epsilon(
     charges: Iterable[PrivacyCharge],
     *,
-    delta,
+    delta: float,
     value_discretization_interval: float | None = None,
     exact_gaussian: bool = True,
 ) -> float:
@@ -801,7 +805,8 @@ def _rdp_gaussian_epsilon(z: float, count: int, delta: float) -> float:
     return float(acc.get_epsilon(delta))
 
 
-def calibrate_gaussian_composition(*, epsilon, delta, count, sensitivity, method: str = "rdp") -> float:
+def calibrate_gaussian_composition(*, epsilon: float, delta: float, count: int, sensitivity: float,
+                                   method: str = "rdp") -> float:
     r""":math:`\sigma` such that ``count`` adaptive Gaussian releases, each with L2 sensitivity :math:`\Delta`, are jointly :math:`(\varepsilon,\delta)`-DP.
 
     ``method="rdp"`` (default): the smallest :math:`\sigma` (on the bisection
@@ -945,11 +950,12 @@ class BudgetLedger:
     (3.0, 0.0)
     """
 
-    def __init__(self, *, epsilon_budget=None, delta_budget=None, partition: str | None = None):
+    def __init__(self, *, epsilon_budget: float | None = None, delta_budget: float | None = None,
+                 partition: str | None = None) -> None:
         self.epsilon_budget = None if epsilon_budget is None else check_epsilon(epsilon_budget, name="epsilon_budget")
         self.delta_budget = None if delta_budget is None else check_delta(delta_budget, name="delta_budget", allow_zero=True)
         self.partition = None if partition is None else str(partition)
-        self.about: dict = {}
+        self.about: dict[str, Any] = {}
         self._charges: list[PrivacyCharge] = []
         self._archive: list[PrivacyCharge] = []
         self._ids: set[str] = set()
@@ -1015,7 +1021,8 @@ class BudgetLedger:
         """
         if not isinstance(other, BudgetLedger):
             raise ValueError(f"expected a BudgetLedger, got {other!r}.")
-        added, known = [], []
+        added: list[PrivacyCharge] = []
+        known: list[PrivacyCharge] = []
         for c in other.all_charges:
             (known if c.id in self._ids else added).append(c)
         for c in added:
@@ -1029,9 +1036,9 @@ class BudgetLedger:
         return charge
 
     @property
-    def partitions(self) -> tuple:
+    def partitions(self) -> tuple[str | None, ...]:
         """The distinct splits (``split_id``) of the charges that declare parts, in order."""
-        seen: list = []
+        seen: list[str | None] = []
         for c in self.all_charges:
             if c.parts and c.split_id not in seen:
                 seen.append(c.split_id)
@@ -1052,7 +1059,7 @@ class BudgetLedger:
         self._charges.clear()
 
     # ------------------------------------------------------------ totals
-    def _target_delta(self, delta, charges) -> float | None:
+    def _target_delta(self, delta: float | None, charges: list[PrivacyCharge]) -> float | None:
         if delta is not None:
             return check_delta(delta)
         if self.delta_budget:
@@ -1061,9 +1068,9 @@ class BudgetLedger:
         return spent if 0.0 < spent < 1.0 else None
 
     @staticmethod
-    def _totals(charges, delta_t, include_pld=True) -> dict:
+    def _totals(charges: list[PrivacyCharge], delta_t: float | None, include_pld: bool = True) -> dict[str, Any]:
         basic = basic_composition(charges)
-        out: dict = {"basic": basic}
+        out: dict[str, Any] = {"basic": basic}
         if delta_t is None:
             out["rdp"] = (math.inf, 0.0)
             if include_pld:
@@ -1086,7 +1093,7 @@ class BudgetLedger:
     ALL_ROWS_SPLIT_CHANGED = "all rows (the split changed after spending: composed sequentially)"
 
     @classmethod
-    def _groups(cls, charges) -> dict[str, list]:
+    def _groups(cls, charges: list[PrivacyCharge]) -> dict[str, list[PrivacyCharge]]:
         """Charges affecting each declared part (charges without ``parts`` affect all).
 
         Parts of different splits overlap in ways the ledger does not know: if the charges with parts
@@ -1099,7 +1106,7 @@ class BudgetLedger:
             return {cls.ALL_ROWS_SPLIT_CHANGED: list(charges)}
         return {p: [c for c in charges if not c.parts or p in c.parts] for p in parts}
 
-    def totals(self, *, delta=None, include_pld: bool = True) -> dict:
+    def totals(self, *, delta: float | None = None, include_pld: bool = True) -> dict[str, Any]:
         r"""Composed privacy of all charges.
 
         Parameters
@@ -1150,7 +1157,7 @@ class BudgetLedger:
             return any(self._exceeds(cs, method) for cs in groups.values())
         return self._exceeds(charges, method)
 
-    def _exceeds(self, charges, method) -> bool:
+    def _exceeds(self, charges: list[PrivacyCharge], method: str) -> bool:
         eps_b = math.inf if self.epsilon_budget is None else self.epsilon_budget
         delta_b = self.delta_budget or 0.0
         tol = 1e-12 * max(1.0, eps_b if math.isfinite(eps_b) else 1.0)
@@ -1165,7 +1172,7 @@ class BudgetLedger:
             return False
         return True
 
-    def remaining(self, *, method: str = "best") -> dict:
+    def remaining(self, *, method: str = "best") -> dict[str, Any]:
         r"""Budget left for further releases, under basic composition with what was spent.
 
         The spent amount is :math:`(\varepsilon_{\rm spent}, \delta_{\rm spent})` with
@@ -1204,7 +1211,7 @@ class BudgetLedger:
             "method": used,
         }
 
-    def to_records(self) -> list[dict]:
+    def to_records(self) -> list[dict[str, Any]]:
         """One JSON-friendly dict per charge (the archive first, flagged ``archived``), with running
         basic-composition totals."""
         out = []
@@ -1221,7 +1228,7 @@ class BudgetLedger:
     # ------------------------------------------------------------ export / import
     LEDGER_FORMAT = "dpkme-ledger/1"
 
-    def to_json(self, *, name: str | None = None, about: dict | None = None) -> str:
+    def to_json(self, *, name: str | None = None, about: dict[str, Any] | None = None) -> str:
         """The ledger as JSON text (budget, split id and every charge), for :meth:`from_json`.
 
         It holds no data and no seed: only what was released at which privacy cost. ``name`` and ``about``
@@ -1238,7 +1245,7 @@ class BudgetLedger:
         return json.dumps(doc, indent=2, default=_json_default)
 
     @classmethod
-    def from_json(cls, text) -> "BudgetLedger":
+    def from_json(cls, text: str | bytes) -> "BudgetLedger":
         """Inverse of :meth:`to_json`; every malformed input raises ValueError."""
         if isinstance(text, (bytes, bytearray)):
             try:
@@ -1300,7 +1307,7 @@ class LedgerMerge:
         return bool(self.already_recorded) and not self.added
 
 
-def _json_default(o):
+def _json_default(o: object) -> object:
     if isinstance(o, tuple):
         return list(o)
     if isinstance(o, (np.floating, np.integer)):
