@@ -54,9 +54,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Literal, TypeVar
 
 import numpy as np
+import numpy.typing as npt
 
 from .._validation import check_in, check_positive_float, check_positive_int, check_random_state
 from ..kernels.additive import TABLE_KERNELS, AdditiveKernel
@@ -67,6 +68,15 @@ from ..privacy.sensitivity import check_release_args, feature_mean_sensitivity, 
 from .random_features import algorithm2
 from .result import Release
 from .subspace import algorithm1
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ..privacy.accounting import PrivacyCharge
+    from ..schema import ColumnSpec, TableSchema
+    from ..two_sample.private import TwoSampleResult
+
+_T = TypeVar("_T")
 
 __all__ = ["MECHANISMS", "DEFAULT_N_FEATURES", "DEFAULT_SPREAD", "DEFAULT_ADDITIVE_SPREAD", "SPREAD_PER_NOISE",
            "DEFAULT_TABLE_KERNEL", "TABLE_REVIVE", "TABLE_REFIT", "N_FEATURES_RANGE", "default_n_features", "default_n_points", "release_table", "TableRelease", "two_sample_on_table",
@@ -107,7 +117,8 @@ TABLE_REVIVE = 0.05
 TABLE_REFIT = {"pool_size": 12000, "max_iter": 1000}
 
 
-def _noise_sigma(*, n_private, epsilon, delta, mechanism, calibration, neighbouring) -> float:
+def _noise_sigma(*, n_private: int, epsilon: float, delta: float, mechanism: str, calibration: str,
+                 neighbouring: str) -> float:
     if mechanism == "algorithm2":
         sens = feature_mean_sensitivity(n=n_private, norm_bound=1.0, neighbouring=neighbouring)
     else:
@@ -362,7 +373,7 @@ def marginal_cell_noise(*, n_private: int, epsilon: float, delta: float, n_colum
     return float(sigma / math.sqrt(h * (1.0 - pw) / p))
 
 
-def _check_schema(schema):
+def _check_schema(schema: TableSchema | dict[str, Any] | str) -> TableSchema:
     from ..schema import TableSchema  # local: the schema module imports pandas
 
     if isinstance(schema, dict):
@@ -375,7 +386,7 @@ def _check_schema(schema):
     return schema
 
 
-def _check_table_kernel(kernel, schema) -> tuple[Kernel, str]:
+def _check_table_kernel(kernel: str | Kernel, schema: TableSchema) -> tuple[Kernel, str]:
     """The kernel of a table release and its kind (``"product"``, ``"additive"`` or ``"custom"``)."""
     if isinstance(kernel, str):
         check_in(kernel, TABLE_KERNELS, name="kernel")
@@ -391,9 +402,9 @@ def _check_table_kernel(kernel, schema) -> tuple[Kernel, str]:
 
 
 def release_table(
-    df,
+    df: pd.DataFrame,
     *,
-    schema,
+    schema: TableSchema | dict[str, Any] | str,
     epsilon: float,
     delta: float,
     mechanism: str = "algorithm2",
@@ -404,14 +415,14 @@ def release_table(
     calibration: str = "analytic",
     neighbouring: str = "replace-one",
     n_private: int | None = None,
-    random_state=None,
+    random_state: int | np.random.Generator | None = None,
     progress: Callable[[float, str], object] | None = None,
-    solver_options: dict | None = None,
+    solver_options: dict[str, Any] | None = None,
     preset: str = "accurate",
     noise: str = "numpy",
-    kernel=DEFAULT_TABLE_KERNEL,
-    marginal_share="auto",
-    marginal_options: dict | None = None,
+    kernel: str | Kernel = DEFAULT_TABLE_KERNEL,
+    marginal_share: float | Literal["auto"] | None = "auto",
+    marginal_options: dict[str, Any] | None = None,
 ) -> "TableRelease":
     r"""Release a mixed table with :math:`(\varepsilon, \delta)`-differential privacy.
 
@@ -604,7 +615,7 @@ MARGINAL_OPTIONS = ("n_bins", "pairs", "pair_bins", "pair_weight", "max_cells")
 TABLE_MARGINALS = {"n_bins": DEFAULT_MARGINAL_BINS, "pairs": "all"}
 
 
-def _marginal_options(options) -> dict:
+def _marginal_options(options: dict[str, Any] | None) -> dict[str, Any]:
     if options is None:
         return dict(TABLE_MARGINALS)
     if not isinstance(options, dict):
@@ -615,10 +626,12 @@ def _marginal_options(options) -> dict:
     return {**TABLE_MARGINALS, **options}
 
 
-def table_marginals(schema, *, n_private: int, epsilon: float, delta: float, mechanism: str = "algorithm2",
-                    solver: str = "pursuit-joint", weights: str = "simplex", solver_options: dict | None = None,
-                    marginal_share="auto", marginal_options: dict | None = None, calibration: str = "analytic",
-                    neighbouring: str = "replace-one") -> dict:
+def table_marginals(schema: TableSchema | dict[str, Any] | str, *, n_private: int, epsilon: float, delta: float,
+                    mechanism: str = "algorithm2", solver: str = "pursuit-joint", weights: str = "simplex",
+                    solver_options: dict[str, Any] | None = None,
+                    marginal_share: float | Literal["auto"] | None = "auto",
+                    marginal_options: dict[str, Any] | None = None, calibration: str = "analytic",
+                    neighbouring: str = "replace-one") -> dict[str, Any]:
     r"""The marginal block of a table release: the keyword arguments :func:`release_table` gives :func:`~dpkme.release.algorithm2`.
 
     Public: computed from the schema, :math:`N`, :math:`\varepsilon`, :math:`\delta` and the options only, so a
@@ -672,7 +685,8 @@ def table_marginals(schema, *, n_private: int, epsilon: float, delta: float, mec
     return {"marginals": MarginalFeatures(schema, **opts), "marginal_share": share}
 
 
-def _marginal_share(value, *, mechanism, solver, weights, solver_options) -> float | None:
+def _marginal_share(value: float | str | None, *, mechanism: str, solver: str, weights: str,
+                    solver_options: dict[str, Any] | None) -> float | Literal["auto"] | None:
     """The public share of the marginal block: ``"auto"`` -> the default where it applies, else None."""
     from ..reduced_set import get_solver
 
@@ -710,16 +724,16 @@ class TableRelease:
     """
 
     release: Release
-    schema: Any
+    schema: TableSchema
 
     # ------------------------------------------------------------ views
     @property
-    def points(self) -> np.ndarray:
+    def points(self) -> npt.NDArray[np.float64]:
         """The released atoms in embedding space, (M, D)."""
         return self.release.points
 
     @property
-    def weights(self) -> np.ndarray:
+    def weights(self) -> npt.NDArray[np.float64]:
         """The released weights, (M,)."""
         return self.release.weights
 
@@ -729,7 +743,7 @@ class TableRelease:
         return self.release.n_points
 
     @property
-    def charge(self):
+    def charge(self) -> PrivacyCharge | None:
         """The :class:`~dpkme.privacy.accounting.PrivacyCharge` of the release (as the mechanism's ``*_charge``)."""
         return self.release.charge
 
@@ -739,7 +753,7 @@ class TableRelease:
             name = "_" + name
         return name
 
-    def table(self, *, drop_zero: bool = False):
+    def table(self, *, drop_zero: bool = False) -> pd.DataFrame:
         """The weighted rows in the table's own terms.
 
         Parameters
@@ -801,7 +815,8 @@ class TableRelease:
         nu = sigma * math.sqrt(float(coords))
         return float(min(DEFAULT_ADDITIVE_SPREAD, SPREAD_PER_NOISE * nu))
 
-    def sample(self, n: int, rng=None, *, spread: float | None = None, categorical: str = "keep"):
+    def sample(self, n: int, rng: int | np.random.Generator | None = None, *, spread: float | None = None,
+               categorical: str = "keep") -> pd.DataFrame:
         r"""Unweighted synthetic rows drawn from the release and spread within the kernel's scale.
 
         Each row picks an atom with probability proportional to its weight (negative parts clipped,
@@ -915,10 +930,11 @@ class TableRelease:
         str
         """
         df = _rounded(self.schema, self.table(drop_zero=drop_zero))
-        return df.to_csv(index=False)
+        csv: str = df.to_csv(index=False)
+        return csv
 
 
-def _default_decimals(spec) -> int:
+def _default_decimals(spec: ColumnSpec) -> int:
     r"""Public precision of a continuous column without declared ``decimals``: steps of at most 1e-4 of its range.
 
     :math:`d = \max(0, \lceil -\log_{10}(10^{-4}(hi - lo)) \rceil)` decimals, from the declared bounds only
@@ -929,7 +945,7 @@ def _default_decimals(spec) -> int:
     return max(0, math.ceil(-math.log10((hi - lo) * 1e-4) - 1e-9))
 
 
-def _rounded(schema, df):
+def _rounded(schema: TableSchema, df: pd.DataFrame) -> pd.DataFrame:
     """``df`` with continuous columns rounded to their declared decimals (or :func:`_default_decimals`).
 
     Columns rounded to whole numbers are written as integers (pandas' nullable ``Int64`` where a value is
@@ -950,14 +966,15 @@ def _rounded(schema, df):
     return df
 
 
-def _coordinate_units(kernel, dim: int) -> np.ndarray:
+def _coordinate_units(kernel: Kernel, dim: int) -> npt.NDArray[np.float64]:
     """Per embedded coordinate, the kernel's length scale there: the finest term's for an additive kernel."""
     if isinstance(kernel, AdditiveKernel):
         return kernel.coordinate_lengthscales()
     return np.full(dim, float(getattr(kernel, "lengthscale", 1.0)))
 
 
-def _spread(schema, Z, gen, *, spread: float, categorical: str, unit=None) -> np.ndarray:
+def _spread(schema: TableSchema, Z: npt.NDArray[np.float64], gen: np.random.Generator, *, spread: float,
+            categorical: str, unit: npt.ArrayLike | None = None) -> npt.NDArray[np.float64]:
     """Spread atoms (rows of Z, embedded) within the kernel's scale inside the domain (see :meth:`TableRelease.sample`).
 
     ``unit``: the kernel's length scale per coordinate (default 1, the product kernel's).
@@ -1009,7 +1026,7 @@ def _spread(schema, Z, gen, *, spread: float, categorical: str, unit=None) -> np
             current = np.argmax(Z[:, cols], axis=1)
             sd = spread * float(unit[group.start])
             other = math.exp(-scale**2 / sd**2)            # kappa ** (1 / spread^2), kappa = exp(-a^2)
-            switch = gen.random(Z.shape[0]) >= 1.0 / (1.0 + (k - 1) * other)
+            switch = gen.random(int(Z.shape[0])) >= 1.0 / (1.0 + (k - 1) * other)
             if switch.any():
                 rows = np.flatnonzero(switch)
                 new = (current[rows] + gen.integers(1, k, size=rows.size)) % k   # uniform over the others
@@ -1018,7 +1035,8 @@ def _spread(schema, Z, gen, *, spread: float, categorical: str, unit=None) -> np
     return np.array(domain.project(Z), dtype=np.float64)  # integers to their nearest level inside the bounds
 
 
-def _redraw_level(levels: np.ndarray, z: np.ndarray, sd: float, gen) -> np.ndarray:
+def _redraw_level(levels: npt.NDArray[np.float64], z: npt.NDArray[np.float64], sd: float | npt.NDArray[np.float64],
+                  gen: np.random.Generator) -> npt.NDArray[np.float64]:
     r"""For each atom ``z``, a level drawn with probability proportional to :math:`\exp(-(v - z)^2/(2 sd^2))`."""
     sd = np.broadcast_to(np.asarray(sd, dtype=np.float64), z.shape)[:, None]
     logp = -0.5 * ((levels[None, :] - z[:, None]) / sd) ** 2
@@ -1026,10 +1044,12 @@ def _redraw_level(levels: np.ndarray, z: np.ndarray, sd: float, gen) -> np.ndarr
     c = np.cumsum(p, axis=1)
     u = gen.random(z.size) * c[:, -1]
     idx = np.minimum((c < u[:, None]).sum(axis=1), levels.size - 1)
-    return levels[idx]
+    drawn: npt.NDArray[np.float64] = levels[idx]
+    return drawn
 
 
-def two_sample_on_table(X, Y, *, schema, method: str = "tcmc", **kwargs):
+def two_sample_on_table(X: pd.DataFrame, Y: pd.DataFrame, *, schema: TableSchema | dict[str, Any] | str,
+                        method: str = "tcmc", **kwargs: Any) -> TwoSampleResult:
     r"""A private two-sample test of :mod:`dpkme.two_sample` on two tables with the same declared schema.
 
     Both tables are encoded with ``schema`` (each row on its own, as for :func:`release_table`) and the
@@ -1060,7 +1080,7 @@ def two_sample_on_table(X, Y, *, schema, method: str = "tcmc", **kwargs):
                                              schema)
 
 
-def _mark_if_schema_is_data_dependent(result, schema):
+def _mark_if_schema_is_data_dependent(result: _T, schema: TableSchema) -> _T:
     """Label ``result`` not private when the schema's declared values were read from the private rows."""
     from ..privacy.leaks import mark_not_private
 
@@ -1076,7 +1096,7 @@ __all__ += ["table_solver_options"]   # appended with the helper (the list above
 
 
 def table_solver_options(solver: str = "pursuit-joint", *, weights: str = "simplex",
-                         solver_options: dict | None = None) -> dict:
+                         solver_options: dict[str, Any] | None = None) -> dict[str, Any]:
     r"""The solver options of a table release by Algorithm 2: :func:`release_table`'s defaults for ``solver``.
 
     ``solver_options`` (the caller's own) completed with what the solver accepts, each only where not given:
