@@ -27,10 +27,17 @@ Examples
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+import numpy.typing as npt
+
 from ..kernels.kernel import Kernel
 from ..privacy.accounting import PrivacyCharge, gaussian_charge, pure_dp_charge
 from ..privacy.calibration import GaussianCalibration, calibrate_gaussian
 from ..privacy.sensitivity import feature_mean_sensitivity, kme_sensitivity
+
+if TYPE_CHECKING:
+    from .result import Release
 
 __all__ = [
     "algorithm1_charge",
@@ -43,7 +50,8 @@ __all__ = [
 
 def algorithm1_charge(*, n_private: int, kernel: Kernel, epsilon: float, delta: float,
                       calibration: str = "analytic", sensitivity: str = "tight",
-                      neighbouring: str = "replace-one", domain=None, label: str | None = None) -> PrivacyCharge:
+                      neighbouring: str = "replace-one", domain: tuple[npt.ArrayLike, npt.ArrayLike] | None = None,
+                      label: str | None = None) -> PrivacyCharge:
     r"""The charge of :func:`~dpkme.release.algorithm1` with these parameters (Balog et al. 2018, Alg. 1).
 
     The projected embedding has the sensitivity of :math:`\hat\mu_X` (the projection is 1-Lipschitz),
@@ -124,7 +132,8 @@ def algorithm2_charge(*, n_private: int, epsilon: float, delta: float, calibrati
 
 def gp_release_charge(*, n_private: int, kernel: Kernel, epsilon: float, delta: float, dim: int = 1,
                       normalisation: str = "kme", calibration: str = "analytic", sensitivity: str = "tight",
-                      neighbouring: str = "replace-one", domain=None, label: str | None = None) -> PrivacyCharge:
+                      neighbouring: str = "replace-one", domain: tuple[npt.ArrayLike, npt.ArrayLike] | None = None,
+                      label: str | None = None) -> PrivacyCharge:
     r"""The charge of :func:`~dpkme.release.gp_release` with these parameters (Hall, Rinaldo & Wasserman).
 
     :math:`\tilde f = f_D + s\,G` with :math:`s` calibrated to the RKHS sensitivity of :math:`f_D`
@@ -192,7 +201,7 @@ def exponential_mechanism_charge(*, epsilon: float, neighbouring: str = "replace
                           details={"neighbouring": neighbouring, "mechanism": "exponential"})
 
 
-def release_charge(release, label: str | None = None) -> PrivacyCharge | None:
+def release_charge(release: Release, label: str | None = None) -> PrivacyCharge | None:
     r"""The charge of a finished :class:`~dpkme.release.Release` (``None`` for a release without privacy
     noise, e.g. the uniform baseline).
 

@@ -6,9 +6,10 @@ import io
 import json
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
+import numpy.typing as npt
 
 from .._validation import check_array, check_weights
 from .._version import __version__
@@ -113,7 +114,7 @@ class Release:
     params: dict[str, Any] = field(default_factory=dict)
     version: str = __version__
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         self.points = check_array(self.points, name="points")
         self.weights = check_weights(self.weights, n=self.points.shape[0])
 
@@ -140,7 +141,7 @@ class Release:
         return float(np.abs(self.weights).sum())
 
     # ------------------------------------------------------------ third-party use
-    def expectation(self, h) -> float:
+    def expectation(self, h: Callable[[npt.NDArray[np.float64]], npt.ArrayLike]) -> float:
         """Estimate :math:`\\mathbb E[h(X)] \\approx \\sum_m w_m h(z_m)` (eq. (4)).
 
         ``h`` maps an ``(M, D)`` array to ``M`` values.
@@ -150,10 +151,11 @@ class Release:
             raise ValueError(f"h returned {vals.shape[0]} values for {self.n_points} points.")
         return float(vals @ self.weights)
 
-    def evaluate(self, Y) -> np.ndarray:
+    def evaluate(self, Y: npt.ArrayLike) -> npt.NDArray[np.float64]:
         """The released function :math:`y \\mapsto \\sum_m w_m k(z_m, y)` at rows of ``Y``."""
         Y = check_array(Y, name="Y", n_features=self.dim)
-        return self.kernel.cross(Y, self.points) @ self.weights
+        values: npt.NDArray[np.float64] = self.kernel.cross(Y, self.points) @ self.weights
+        return values
 
     # ------------------------------------------------------------ export
     def metadata(self) -> dict[str, Any]:
@@ -268,7 +270,7 @@ class Release:
         )
 
 
-def _short_json(value) -> str:
+def _short_json(value: object) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
@@ -278,7 +280,7 @@ def _csv_name(name: str) -> str:
     return '"' + name.replace('"', '""') + '"' if any(c in name for c in ',"\n') else name
 
 
-def _jsonable(obj):
+def _jsonable(obj: object) -> Any:
     if isinstance(obj, dict):
         return {str(k): _jsonable(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
