@@ -217,10 +217,11 @@ class PrivacyPlan:
             eps_i = max(eps_i, 1e-9)
             name = {"norm": "norm bound (Algorithm 3 histogram)", "lloyd": f"noisy Lloyd step x{s.count}",
                     "release": "cluster-wise release (sizes and sums)"}[s.kind]
-            details = {"neighbouring": self.neighbouring, "kind": s.kind, "mu": s.mu,
-                       "sigma_count": s.sigma_count, "sum_noise_multiplier": s.sum_multiplier}
+            details = {"kind": s.kind, "mu": s.mu, "sigma_count": s.sigma_count,
+                       "sum_noise_multiplier": s.sum_multiplier}
             out.append(PrivacyCharge(label=f"{prefix}: {name}", mechanism="gaussian", epsilon=eps_i, delta=d_i,
-                                     noise_multiplier=1.0 / s.mu, count=s.count, details=details))
+                                     noise_multiplier=1.0 / s.mu, count=s.count, details=details,
+                                     relation=self.neighbouring))
         return out
 
     def total_charge(self, label: str = "DP k-means") -> PrivacyCharge:
@@ -234,11 +235,11 @@ class PrivacyPlan:
         """
         z = 1.0 / self.mu_total
         eps = max(gaussian_epsilon(sigma=z, delta=self.delta, sensitivity=1.0), 1e-9)
-        details = {"neighbouring": self.neighbouring, "steps": [
+        details = {"steps": [
             {"kind": s.kind, "count": s.count, "mu": s.mu, "sigma_count": s.sigma_count,
              "sum_noise_multiplier": s.sum_multiplier} for s in self.steps]}
         return PrivacyCharge(label=label, mechanism="gaussian", epsilon=eps, delta=self.delta,
-                             noise_multiplier=z, count=1, details=details)
+                             noise_multiplier=z, count=1, details=details, relation=self.neighbouring)
 
     def epsilon(self, *, delta: float | None = None, accountant: str | None = None) -> float:
         """:math:`\\varepsilon` spent at ``delta`` (default: the plan's) by the chosen accountant."""

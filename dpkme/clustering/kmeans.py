@@ -60,6 +60,7 @@ relation.
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from dataclasses import dataclass, field
@@ -82,6 +83,7 @@ from ..kernels.kernel import Kernel
 from ..kernels.random_features import RandomFourierFeatures
 from ..privacy.accounting import PrivacyCharge
 from ..privacy.calibration import gaussian_noise
+from ..privacy.result import charge_record
 from ..privacy.sensitivity import check_private_kernel
 from ..reduced_set._common import Progress
 from ._features import FeatureBlocks, feature_norms, lloyd_pass
@@ -218,6 +220,9 @@ class DPKMeansResult:
     params : dict, optional
         Run parameters (``k``, ``n_iter``, ``n_features``, ``feature_map``,
         ``min_count``, ``shrink``).
+    charge : PrivacyCharge or None, default=None
+        The whole run as one exact Gaussian charge (:meth:`PrivacyPlan.total_charge`), computed once by
+        the run before it drew any noise; ``None`` for a non-private run.
 
     Attributes
     ----------
@@ -248,6 +253,7 @@ class DPKMeansResult:
     seconds: float
     local_view: PrivateLocalView | None = None
     params: dict = field(default_factory=dict)
+    charge: PrivacyCharge | None = None
 
     @property
     def k(self) -> int:
@@ -288,7 +294,8 @@ class DPKMeansResult:
         return self.plan.charges(prefix)
 
     def total_charge(self, label: str = "DP k-means") -> PrivacyCharge:
-        """The whole run as one exact Gaussian charge (see :meth:`PrivacyPlan.total_charge`)."""
+        """The whole run as one exact Gaussian charge (see :meth:`PrivacyPlan.total_charge`), a new one (new id)
+        on every call; the run's own is :attr:`charge`."""
         if self.plan is None:
             raise ValueError("a non-private run has no privacy charge (and must not be released).")
         return self.plan.total_charge(label)
@@ -356,6 +363,26 @@ class DPKMeansResult:
                              "preimages": None if r.preimages is None else r.preimages.tolist()}
                             for r in self.history]
         return d
+
+    def metadata(self) -> dict:
+        """Everything released (:meth:`to_dict` with the history) plus the record of :attr:`charge`."""
+        return {**self.to_dict(), "charge": charge_record(self.charge)}
+
+    def to_json(self) -> str:
+        """:meth:`metadata` as JSON text (never the local view)."""
+        return json.dumps(_jsonable(self.metadata()), indent=2, allow_nan=True)
+
+
+def _jsonable(obj):
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if isinstance(obj, (np.floating, np.integer, np.bool_)):
+        return obj.item()
+    return obj
 
 
 # --------------------------------------------------------------------------- initialisation
@@ -546,6 +573,8 @@ def _run(
     # each with its own OS entropy (children of one OS seed are not cryptographically independent, and the
     # initial points are published); a seeded replay derives them from its seed (and is labelled not private).
     r_feat, r_init, r_noise, r_post = spawn_streams(rng, 4, fresh=noise_source == "os-entropy")
+    # what the run spends, computed once from the plan before any noise is drawn
+    charge = None if plan is None else plan.total_charge("cluster-wise release" if release_step else "DP k-means")
     reporter = Progress(progress)
     reporter(0.0, "preparing features", force=True)
     shape = np.shape(X)
@@ -637,6 +666,7 @@ def _run(
         seed=seed, noise_source=noise_source, seconds=0.0,
         params={"k": k, "n_iter": T, "n_features": J, "feature_map": fb.describe(), "min_count": min_count,
                 "shrink": shrink},
+        charge=charge,
     )
     extra = {}
     if release_step:

@@ -61,6 +61,7 @@ partition depends on the released centres), all Gaussian, so the total is
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -72,9 +73,10 @@ from .._validation import check_array, check_positive_int
 from ..kernels.random_features import RandomFourierFeatures
 from ..privacy.accounting import PrivacyCharge
 from ..privacy.calibration import gaussian_noise
+from ..privacy.result import charge_record
 from ..release.result import Release
 from .accounting import PrivacyPlan, plan_kmeans
-from .kmeans import DPKMeansResult, PrivateLocalView, _candidate_pool, _check_plan_args, _run
+from .kmeans import DPKMeansResult, PrivateLocalView, _candidate_pool, _check_plan_args, _jsonable, _run
 from .sensitivity import lloyd_sensitivities
 
 __all__ = ["ClusterComponent", "ClusterwiseRelease", "clusterwise_release", "allocate_points"]
@@ -140,6 +142,9 @@ class ClusterwiseRelease:
     ----------
     local_view : PrivateLocalView or None
         Assignments of the private rows used by the release step. **Not released.**
+    charge : PrivacyCharge
+        The whole run (clustering and release step) as one exact Gaussian charge, computed once by the run:
+        the ``charge`` of ``release`` and of ``clustering`` (the same object, so a ledger counts it once).
     """
 
     release: Release
@@ -155,11 +160,34 @@ class ClusterwiseRelease:
         """Assignments of the private rows used by the release step. **Not released.**"""
         return self.clustering.local_view
 
+    @property
+    def charge(self) -> PrivacyCharge | None:
+        """The run's charge (the one of :attr:`release`)."""
+        return self.release.charge
+
     def charges(self, prefix: str = "cluster-wise release") -> list[PrivacyCharge]:
+        """Ledger charges, one per step of the plan (new ids on every call)."""
         return self.plan.charges(prefix)
 
     def total_charge(self, label: str = "cluster-wise release") -> PrivacyCharge:
+        """The whole run as one exact Gaussian charge, a new one (new id) on every call; the run's own is
+        :attr:`charge`."""
         return self.plan.total_charge(label)
+
+    def metadata(self) -> dict:
+        """The release's metadata (:meth:`~dpkme.release.Release.metadata`, with the charge) and the clustering's
+        released summary (:meth:`~dpkme.clustering.DPKMeansResult.to_dict`, without the history); never the local
+        view."""
+        return {**self.release.metadata(), "kind": "clusterwise",
+                "clustering": self.clustering.to_dict(include_history=False), "charge": charge_record(self.charge)}
+
+    def to_json(self, *, include_points: bool = True) -> str:
+        """:meth:`metadata` as JSON text, with the mixture's points and weights unless ``include_points=False``."""
+        d = self.metadata()
+        if include_points:
+            d["points"] = self.release.points.tolist()
+            d["weights"] = self.release.weights.tolist()
+        return json.dumps(_jsonable(d), indent=2, allow_nan=True)
 
 
 def allocate_points(n_points: int, weights) -> np.ndarray:
@@ -441,7 +469,7 @@ def clusterwise_release(
         delta=plan.delta, sigma=sigma_s, sensitivity=sens["sums"], neighbouring=plan.neighbouring,
         calibration="analytic" if plan.accountant == "pld" else "rdp", kernel=features.kernel,
         seed=clustering.seed, n_private=max(1, int(round(float(counts_hat[keep].sum())))),
-        seconds=time.perf_counter() - t0, noise_source=clustering.noise_source,
+        seconds=time.perf_counter() - t0, noise_source=clustering.noise_source, charge=clustering.charge,
         params={
             "k": k, "n_iter": plan.n_iter, "n_points": n_points, "n_features": fb.n_components,
             "solver": spec.name, "solver_options": options, "release_share": plan.info.get("release_share"),

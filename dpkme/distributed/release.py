@@ -61,10 +61,19 @@ from .._validation import (
 )
 from ..kernels.kernel import Kernel
 from ..kernels.random_features import RandomFourierFeatures
+from ..privacy.accounting import PrivacyCharge
 from ..privacy.sensitivity import check_release_args, feature_mean_sensitivity, kme_sensitivity
 from ..reduced_set import DEFAULT_SOLVER, SOLVERS
+from ..release.random_features import _algorithm2_charge_of
 from ..release.result import Release
-from ..release.subspace import DEFAULT_TOL, SubspaceBasis, draw_points_from_q, project_weights, shrink_coordinates
+from ..release.subspace import (
+    DEFAULT_TOL,
+    SubspaceBasis,
+    _algorithm1_charge_of,
+    draw_points_from_q,
+    project_weights,
+    shrink_coordinates,
+)
 from .sources import open_source
 from .sums import feature_sums, kernel_row_sums
 
@@ -132,6 +141,14 @@ def _counted_size(count: int, n_private, neighbouring: str) -> int:
     if n_private is None and count == 0:   # replace-one: N is public, and nothing can be released for 0 rows
         raise ValueError("the data has no rows.")
     return public_size(count if neighbouring == "replace-one" else 0, n_private, neighbouring=neighbouring)
+
+
+def _composed_count_charge(label: str, mechanism: str, *, epsilon: float, delta: float, neighbouring: str,
+                           count_epsilon: float, sum_epsilon: float) -> PrivacyCharge:
+    """The charge of a Laplace count composed with the Gaussian sum (basic composition): ``"approx-dp"``, so that
+    the accountants do not treat the whole release as one Gaussian mechanism."""
+    return PrivacyCharge(label=label, mechanism="approx-dp", epsilon=epsilon, delta=delta, relation=neighbouring,
+                         details={"mechanism": mechanism, "count_epsilon": count_epsilon, "sum_epsilon": sum_epsilon})
 
 
 def _policy_params(policy: str, record: dict, **extra) -> dict:
@@ -281,12 +298,15 @@ def algorithm2(
         mu_tilde = add_gaussian_noise(sums.total, sigma=cal.sigma, rng=rng_noise, noise=noise) / norm
         sigma, sens, n_pub = cal.sigma / norm, sens_sum / norm, max(int(round(n_tilde)), 1)
         extra = {"count_epsilon": eps_n, "sum_epsilon": eps_s, "count_share": float(count_share)}
+        charge = _composed_count_charge("Algorithm 2", "algorithm2", epsilon=epsilon, delta=delta,
+                                        neighbouring=neighbouring, count_epsilon=eps_n, sum_epsilon=eps_s)
     else:
         n_pub = _counted_size(sums.count, n_private, neighbouring)
         sens = feature_mean_sensitivity(n=n_pub, norm_bound=features.norm_bound, neighbouring=neighbouring)
         cal = calibrate_gaussian(epsilon=epsilon, delta=delta, sensitivity=sens, method=calibration)
         mu_tilde = add_gaussian_noise(sums.total / n_pub, sigma=cal.sigma, rng=rng_noise, noise=noise)
         sigma = cal.sigma
+        charge = _algorithm2_charge_of(cal, neighbouring)
     del sums, src  # nothing below may read the private data (or its unnoised sums)
     reporter(0.6, "noisy mean feature vector computed", force=True)
 
@@ -310,6 +330,7 @@ def algorithm2(
                 **({"domain": "declared"} if domain is not None else {}),
                 "feature_dtype": feature_dtype, "solver_seconds": result.seconds,
                 **_policy_params(policy, record, **extra)},
+        charge=charge,
     )
 
 
@@ -476,6 +497,8 @@ def algorithm1(
                                   rng=rng_noise if noise == "numpy" else None, noise=noise) / norm
         sigma, sens, n_pub = cal.sigma / norm, sens_sum / norm, max(int(round(n_tilde)), 1)
         extra = {"count_epsilon": eps_n, "sum_epsilon": eps_s, "count_share": float(count_share)}
+        charge = _composed_count_charge("Algorithm 1", "algorithm1", epsilon=epsilon, delta=delta,
+                                        neighbouring=neighbouring, count_epsilon=eps_n, sum_epsilon=eps_s)
     else:
         n_pub = _counted_size(sums.count, n_private, neighbouring)
         if source == "public" and points_are_sample and Z.shape[0] > n_pub:   # the public N, never the count
@@ -486,6 +509,7 @@ def algorithm1(
         beta = add_gaussian_noise(B.coordinates(sums.total / n_pub), sigma=cal.sigma,
                                   rng=rng_noise if noise == "numpy" else None, noise=noise)
         sigma = cal.sigma
+        charge = _algorithm1_charge_of(cal, neighbouring)
     del sums, src  # nothing below may read the private data (or its unnoised sums)
 
     # --- post-processing of beta with public inputs only ---
@@ -505,4 +529,5 @@ def algorithm1(
                 "calibration_proven": cal.proven,
                 "domain": None if domain is None else [domain[0].tolist(), domain[1].tolist()], "clip": bool(clip),
                 **_policy_params(policy, record, **extra)},
+        charge=charge,
     )

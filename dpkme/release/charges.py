@@ -3,8 +3,9 @@ r"""The privacy charge a release's parameters imply, known before the release ru
 Each release function has a companion here that takes the same public parameters and returns the
 :class:`~dpkme.privacy.accounting.PrivacyCharge` its output will satisfy, **without reading any data**:
 a caller (the app, a pipeline) checks the budget first and records exactly what the library computed,
-instead of re-deriving sensitivities and calibrations. A finished release reports the same charge
-(:func:`release_charge`, :attr:`dpkme.release.Release.charge`); the tests check that the two agree.
+instead of re-deriving sensitivities and calibrations. A finished release carries the same charge as a typed
+field (:attr:`dpkme.release.Release.charge`), computed once by the mechanism where it drew its noise, with
+the same constructor as its companion here; the tests check that the two agree.
 
 ===========================  ==========================================================  =========================
 function                     sensitivity (replace-one)                                   noise
@@ -21,7 +22,7 @@ Examples
 >>> from dpkme.kernels import GaussianKernel
 >>> from dpkme.release.charges import algorithm1_charge
 >>> c = algorithm1_charge(n_private=1000, kernel=GaussianKernel(lengthscale=1.0), epsilon=1.0, delta=1e-6)
->>> (c.mechanism, c.epsilon, c.delta, c.details["neighbouring"])
+>>> (c.mechanism, c.epsilon, c.delta, c.relation.value)
 ('gaussian', 1.0, 1e-06, 'replace-one')
 """
 
@@ -32,9 +33,13 @@ from typing import TYPE_CHECKING
 import numpy.typing as npt
 
 from ..kernels.kernel import Kernel
-from ..privacy.accounting import PrivacyCharge, gaussian_charge, pure_dp_charge
-from ..privacy.calibration import GaussianCalibration, calibrate_gaussian
+from ..privacy.accounting import PrivacyCharge
+from ..privacy.calibration import calibrate_gaussian
 from ..privacy.sensitivity import feature_mean_sensitivity, kme_sensitivity
+from .exponential import _exponential_charge_of
+from .gp import _gp_charge_of, calibrate_gp, gp_sensitivity
+from .random_features import _algorithm2_charge_of
+from .subspace import _algorithm1_charge_of
 
 if TYPE_CHECKING:
     from .result import Release
@@ -80,12 +85,11 @@ def algorithm1_charge(*, n_private: int, kernel: Kernel, epsilon: float, delta: 
     Returns
     -------
     PrivacyCharge
-        A Gaussian charge with ``details["neighbouring"]`` and ``details["mechanism"] = "algorithm1"``.
+        A Gaussian charge with the typed ``relation`` and ``details["mechanism"] = "algorithm1"``.
     """
     sens = kme_sensitivity(n=n_private, kernel=kernel, neighbouring=neighbouring, mode=sensitivity, domain=domain)
     cal = calibrate_gaussian(epsilon=epsilon, delta=delta, sensitivity=sens, method=calibration)
-    return gaussian_charge(label or "Algorithm 1", cal,
-                           details={"neighbouring": neighbouring, "mechanism": "algorithm1"})
+    return _algorithm1_charge_of(cal, neighbouring, label)
 
 
 def algorithm2_charge(*, n_private: int, epsilon: float, delta: float, calibration: str = "analytic",
@@ -115,7 +119,7 @@ def algorithm2_charge(*, n_private: int, epsilon: float, delta: float, calibrati
     Returns
     -------
     PrivacyCharge
-        A Gaussian charge with ``details["neighbouring"]`` and ``details["mechanism"] = "algorithm2"``.
+        A Gaussian charge with the typed ``relation`` and ``details["mechanism"] = "algorithm2"``.
 
     Examples
     --------
@@ -126,8 +130,7 @@ def algorithm2_charge(*, n_private: int, epsilon: float, delta: float, calibrati
     """
     sens = feature_mean_sensitivity(n=n_private, norm_bound=norm_bound, neighbouring=neighbouring)
     cal = calibrate_gaussian(epsilon=epsilon, delta=delta, sensitivity=sens, method=calibration)
-    return gaussian_charge(label or "Algorithm 2", cal,
-                           details={"neighbouring": neighbouring, "mechanism": "algorithm2"})
+    return _algorithm2_charge_of(cal, neighbouring, label)
 
 
 def gp_release_charge(*, n_private: int, kernel: Kernel, epsilon: float, delta: float, dim: int = 1,
@@ -165,17 +168,13 @@ def gp_release_charge(*, n_private: int, kernel: Kernel, epsilon: float, delta: 
     Returns
     -------
     PrivacyCharge
-        A Gaussian charge (noise multiplier :math:`s/\Delta`) with ``details["neighbouring"]``,
+        A Gaussian charge (noise multiplier :math:`s/\Delta`) with the typed ``relation``,
         ``details["mechanism"] = "gp-release"`` and the normalisation.
     """
-    from .gp import calibrate_gp, gp_sensitivity
-
     sens = gp_sensitivity(n=n_private, kernel=kernel, dim=dim, normalisation=normalisation,
                           neighbouring=neighbouring, mode=sensitivity, domain=domain)
     cal = calibrate_gp(epsilon=epsilon, delta=delta, sensitivity=sens, calibration=calibration)
-    return gaussian_charge(label or f"GP release ({normalisation})", cal,
-                           details={"neighbouring": neighbouring, "mechanism": "gp-release",
-                                    "normalisation": normalisation})
+    return _gp_charge_of(cal, neighbouring, normalisation, label=label)
 
 
 def exponential_mechanism_charge(*, epsilon: float, neighbouring: str = "replace-one",
@@ -197,50 +196,29 @@ def exponential_mechanism_charge(*, epsilon: float, neighbouring: str = "replace
     PrivacyCharge
         A pure-DP charge (``mechanism="exponential"``, ``delta = 0``).
     """
-    return pure_dp_charge(label or "exponential mechanism", epsilon=epsilon, mechanism="exponential",
-                          details={"neighbouring": neighbouring, "mechanism": "exponential"})
+    return _exponential_charge_of(epsilon, neighbouring, label=label)
 
 
 def release_charge(release: Release, label: str | None = None) -> PrivacyCharge | None:
-    r"""The charge of a finished :class:`~dpkme.release.Release` (``None`` for a release without privacy
-    noise, e.g. the uniform baseline).
+    r"""The charge of a finished :class:`~dpkme.release.Release`: its :attr:`~dpkme.release.Release.charge`.
 
-    Gaussian releases (Algorithms 1 and 2): rebuilt from the recorded :math:`(\varepsilon, \delta, \sigma,
-    \Delta)`; the exponential mechanism: :func:`~dpkme.release.exponential.exponential_charge`.
+    The mechanism stored it where it drew the noise (``None`` for a release without privacy noise, e.g. the
+    uniform baseline, and for a file written before releases carried their charge). Nothing is re-derived from
+    the release's parameters.
 
     Parameters
     ----------
     release : Release
         A finished weighted-points release (e.g. read back with :meth:`~dpkme.release.Release.from_json`).
     label : str, optional
-        The ledger's label (default: the mechanism's name).
+        Another ledger label; the charge keeps its id (it is the same spending).
 
     Returns
     -------
     PrivacyCharge or None
-        The charge the release satisfies, or ``None`` when it has no privacy noise.
+        The charge the release satisfies, or ``None`` when it has none.
     """
-    if release.mechanism == "exponential":
-        from .exponential import exponential_charge
-
-        return exponential_charge(release, label)
-    if not (release.sigma > 0 and release.sensitivity > 0):
-        return None
-    if release.params.get("count_epsilon"):
-        # dpkme.distributed: a Laplace count composed with the Gaussian sum (basic composition); the accountants
-        # must not treat the whole release as one Gaussian mechanism
-        return PrivacyCharge(label=label or _label_of(release), mechanism="approx-dp", epsilon=release.epsilon,
-                             delta=release.delta,
-                             details={"neighbouring": release.neighbouring, "mechanism": release.mechanism,
-                                      "count_epsilon": release.params["count_epsilon"],
-                                      "sum_epsilon": release.params.get("sum_epsilon")})
-    cal = GaussianCalibration(release.sigma, release.epsilon, release.delta, release.sensitivity,
-                              release.calibration, release.params.get("achieved_delta", release.delta),
-                              bool(release.params.get("calibration_proven", True)))
-    return gaussian_charge(label or _label_of(release), cal,
-                           details={"neighbouring": release.neighbouring, "mechanism": release.mechanism})
-
-
-def _label_of(release) -> str:
-    """The ledger's default label of a release: "Algorithm 1", "Algorithm 2" or the mechanism's name."""
-    return {"algorithm1": "Algorithm 1", "algorithm2": "Algorithm 2"}.get(release.mechanism, release.mechanism)
+    charge = release.charge
+    if charge is None or label is None:
+        return charge
+    return charge.with_(label=label)

@@ -119,6 +119,7 @@ from .._validation import (
     public_size,
 )
 from ..kernels.kernel import Kernel
+from ..privacy.accounting import PrivacyCharge, pure_dp_charge
 from ..privacy.sensitivity import (
     NEIGHBOURING,
     SENSITIVITY_MODES,
@@ -781,6 +782,11 @@ class DatabaseScores:
         t0 = time.perf_counter()
         eps = check_epsilon(epsilon)
         rng, seed, noise_source = noise_rng(random_state)
+        # what this draw spends (= exponential_mechanism_charge), with the public sizes of the run
+        charge = _exponential_charge_of(
+            eps, self.neighbouring, label=f"exponential mechanism (M={self.m}, |G|={self.n_candidates})",
+            details={"score_sensitivity": self.sensitivity, "n_databases": self.n_databases, "m": self.m,
+                     "n_candidates": self.n_candidates})
         rank = self.sample_rank(eps, rng)
         idx = self.multiset(rank)
         uniq, counts = np.unique(idx, return_counts=True)
@@ -794,6 +800,7 @@ class DatabaseScores:
                     "sensitivity_mode": self.sensitivity_mode, "sampler": "gumbel-max (exact)",
                     "utility": "-||mu_D - mu_R||_H", "multiset": idx.tolist(),
                     "candidate_indices": uniq.tolist(), "counts": counts.tolist(), **self.params},
+            charge=charge,
         )
         if not return_diagnostics:
             return rel
@@ -802,6 +809,13 @@ class DatabaseScores:
             distance=float(self.distances[rank]), probability=float(p[rank]),
             expected_distance=float(p @ self.distances), best_distance=float(self.distances.min()), rank=rank)
         return rel, diag
+
+
+def _exponential_charge_of(epsilon, neighbouring, *, label: str | None = None,
+                           details: dict | None = None) -> PrivacyCharge:
+    """The pure-DP charge of one draw at ``epsilon`` (the release's own and :func:`exponential_mechanism_charge`'s)."""
+    return pure_dp_charge(label or "exponential mechanism", epsilon=epsilon, mechanism="exponential",
+                          relation=neighbouring, details={"mechanism": "exponential", **(details or {})})
 
 
 def _row_means(kernel: Kernel, G: np.ndarray, X: np.ndarray) -> np.ndarray:
@@ -1088,10 +1102,12 @@ def exponential_mechanism(
 def exponential_charge(release: Release, label: str | None = None):
     """Budget-ledger charge of an exponential-mechanism release (pure ε-DP).
 
-    A :class:`~dpkme.privacy.accounting.PrivacyCharge` made by
-    :func:`~dpkme.privacy.accounting.pure_dp_charge` with ``mechanism="exponential"``
-    and ``details["neighbouring"]`` set, so :class:`~dpkme.privacy.accounting.BudgetLedger`
-    refuses to mix it with charges under another relation.
+    The release's own :attr:`~dpkme.release.Release.charge` (set where the draw was made; the same id, so a
+    ledger counts it once), relabelled when ``label`` is given: a
+    :func:`~dpkme.privacy.accounting.pure_dp_charge` with ``mechanism="exponential"`` and the typed
+    ``relation``, so :class:`~dpkme.privacy.accounting.BudgetLedger` refuses to mix it with charges under
+    another relation. A release without a stored charge (built by hand, or read from a file written before
+    releases carried their charge) gets one rebuilt from its recorded ε and relation.
 
     Parameters
     ----------
@@ -1115,17 +1131,17 @@ def exponential_charge(release: Release, label: str | None = None):
     >>> rel = exponential_mechanism(X, grid_candidates([-2.0], [2.0], 5), kernel=GaussianKernel(lengthscale=1.0),
     ...                             epsilon=1.0, m=3, random_state=0)
     >>> c = exponential_charge(rel)
-    >>> c.label, c.epsilon, c.delta, c.details["neighbouring"]
-    ('exponential mechanism (M=3, |G|=5)', 1.0, 0.0, 'replace-one')
+    >>> c.label, c.epsilon, c.delta, c.relation.value, c is rel.charge
+    ('exponential mechanism (M=3, |G|=5)', 1.0, 0.0, 'replace-one', True)
     """
-    from ..privacy.accounting import pure_dp_charge
-
     if not isinstance(release, Release) or release.mechanism != "exponential":
         raise ValueError(f"expected a Release with mechanism='exponential', got {release!r:.80}.")
-    p = release.params
-    return pure_dp_charge(
-        label or f"exponential mechanism (M={p.get('m')}, |G|={p.get('n_candidates')})",
-        epsilon=release.epsilon, mechanism="exponential",
-        details={"neighbouring": release.neighbouring, "score_sensitivity": release.sensitivity,
-                 "n_databases": p.get("n_databases"), "m": p.get("m"), "n_candidates": p.get("n_candidates")},
-    )
+    charge = release.charge
+    if charge is None:
+        p = release.params
+        charge = _exponential_charge_of(
+            release.epsilon, release.neighbouring,
+            label=f"exponential mechanism (M={p.get('m')}, |G|={p.get('n_candidates')})",
+            details={"score_sensitivity": release.sensitivity, "n_databases": p.get("n_databases"), "m": p.get("m"),
+                     "n_candidates": p.get("n_candidates")})
+    return charge if label is None else charge.with_(label=label)

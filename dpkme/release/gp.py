@@ -139,7 +139,9 @@ from .._validation import (
 )
 from .._version import __version__
 from ..kernels.kernel import GaussianKernel, Kernel, LaplacianKernel
+from ..privacy.accounting import PrivacyCharge, gaussian_charge
 from ..privacy.calibration import GaussianCalibration, calibrate_gaussian, gaussian_delta
+from ..privacy.result import charge_record
 from ..privacy.sensitivity import check_domain, check_release_args, enforce_domain, kme_sensitivity
 from .result import Release
 
@@ -881,6 +883,9 @@ class GPRelease:
         pointwise noise variance (public).
     version : str, default the installed dpkme version
         Version of dpkme that made the release.
+    charge : PrivacyCharge or None, default None
+        The charge of the noise, set by :func:`gp_release` where it was calibrated (equal to
+        :func:`~dpkme.release.charges.gp_release_charge` of the same parameters); exported by :meth:`metadata`.
 
     Attributes
     ----------
@@ -911,6 +916,7 @@ class GPRelease:
     seconds: float = 0.0
     params: dict[str, Any] = field(default_factory=dict)
     version: str = __version__
+    charge: PrivacyCharge | None = None
 
     @property
     def shape(self) -> tuple:
@@ -941,14 +947,15 @@ class GPRelease:
         return GaussianCalibration(self.scale, self.epsilon, self.delta, self.sensitivity, self.calibration,
                                    self.achieved_delta, True)
 
-    def privacy_charge(self, label: str | None = None):
-        """Budget-ledger charge: :func:`dpkme.privacy.accounting.gaussian_charge` with the neighbouring relation recorded."""
-        from ..privacy.accounting import gaussian_charge
-
-        return gaussian_charge(
-            label or f"GP release ({self.normalisation}, {self.points.shape[0]} points)", self.guarantee(),
-            details={"neighbouring": self.neighbouring, "mechanism": "gp-release",
-                     "normalisation": self.normalisation, "n_points": int(self.points.shape[0])})
+    def privacy_charge(self, label: str | None = None) -> PrivacyCharge:
+        """A **new** spending of this release's cost (a copy of :attr:`charge` with a new id), e.g. to charge the
+        same release to a ledger again; the release's own charge is :attr:`charge`. Built from :meth:`guarantee`
+        when the release carries none (built by hand)."""
+        base = self.charge
+        if base is None:
+            base = _gp_charge_of(self.guarantee(), self.neighbouring, self.normalisation,
+                                 n_points=int(self.points.shape[0]))
+        return base.renewed(**({} if label is None else {"label": label}))
 
     def metadata(self) -> dict[str, Any]:
         """JSON-serialisable description (no values, and never the private true values); ``differentially_private``
@@ -965,6 +972,7 @@ class GPRelease:
             "dim": self.dim, "shape": list(self.shape), "seconds": self.seconds,
             "params": {k: v for k, v in self.params.items() if k != "noise_variance"},
             **privacy_claim(self),
+            "charge": charge_record(self.charge),
         }
         if self.noise_source == "seeded" and self.seed is not None:
             d["seed_warning"] = ("seeded noise (teaching/demo): anyone who knows this seed can regenerate and "
@@ -1112,6 +1120,8 @@ def gp_release(
                 and np.array_equal(sampler.points, query_points))
         if not same:
             raise ValueError("sampler was prepared for different points than this release.")
+    # what this noise spends (= gp_release_charge), computed with the calibration, before the data is read
+    charge = _gp_charge_of(cal, neighbouring, normalisation, n_points=int(sampler.points.shape[0]))
     if progress is not None:
         progress(0.4, "evaluating the private function")
     truth = true_function(X, kernel=kernel, grid=grid, query_points=query_points, normalisation=normalisation,
@@ -1135,7 +1145,17 @@ def gp_release(
                 "noise_reduction_vs_hall": 1.0 - s_analytic / s_hall,
                 "domain": None if domain is None else [np.asarray(b, dtype=float).tolist() for b in domain],
                 "clip": clip, "noise_variance": var},
+        charge=charge,
     )
+
+
+def _gp_charge_of(cal: GaussianCalibration, neighbouring, normalisation: str, *, n_points: int | None = None,
+                  label: str | None = None) -> PrivacyCharge:
+    """The charge of the GP noise ``cal`` (the release's own and :func:`~dpkme.release.charges.gp_release_charge`'s)."""
+    where = "" if n_points is None else f", {n_points} points"
+    return gaussian_charge(label or f"GP release ({normalisation}{where})", cal, relation=neighbouring,
+                           details={"mechanism": "gp-release", "normalisation": normalisation,
+                                    **({} if n_points is None else {"n_points": int(n_points)})})
 
 
 # --------------------------------------------------------------------------- comparisons and curves

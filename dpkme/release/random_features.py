@@ -53,6 +53,7 @@ from .._validation import (
 from ..kernels.kernel import Kernel
 from ..kernels.marginal import JointFeatures
 from ..kernels.random_features import RandomFourierFeatures
+from ..privacy.accounting import PrivacyCharge, gaussian_charge
 from ..privacy.sensitivity import check_release_args, feature_mean_sensitivity
 from ..reduced_set import DEFAULT_SOLVER, SOLVERS, list_solvers, resample  # noqa: F401  (re-exported)
 from .result import Release
@@ -319,6 +320,7 @@ def algorithm2(
     mu_tilde, cal = privatise_feature_mean(
         X, features if joint is None else joint, epsilon=epsilon, delta=delta, calibration=calibration,
         neighbouring=neighbouring, rng=rng_noise, n_private=n_private, noise=noise)
+    charge = _algorithm2_charge_of(cal, neighbouring)   # what this noise spends (= algorithm2_charge)
     n_pub = int(n_private) if n_private is not None else n_rows
     del X  # nothing below may read the private data
     reporter(0.05, "noisy mean feature vector computed", force=True)
@@ -357,7 +359,13 @@ def algorithm2(
                 else "q",
                 **({"domain": "declared"} if domain is not None else {}),
                 "feature_dtype": feature_dtype, "solver_seconds": result.seconds, **extra},
+        charge=charge,
     )
+
+
+def _algorithm2_charge_of(cal, neighbouring, label: str | None = None) -> PrivacyCharge:
+    """The charge of Algorithm 2's Gaussian noise ``cal`` (the release's own and :func:`algorithm2_charge`'s)."""
+    return gaussian_charge(label or "Algorithm 2", cal, relation=neighbouring, details={"mechanism": "algorithm2"})
 
 
 def _check_marginals(marginals, share, *, spec, options, dim, domain):

@@ -14,6 +14,8 @@ import numpy.typing as npt
 from .._validation import check_array, check_weights
 from .._version import __version__
 from ..kernels.kernel import Kernel, kernel_from_dict
+from ..privacy.accounting import PrivacyCharge
+from ..privacy.result import charge_record
 
 __all__ = ["Release"]
 
@@ -73,13 +75,16 @@ class Release:
         ``params["private"] = False`` and the reasons.
     version : str, default the installed dpkme version
         Version of dpkme that made the release (exported by :meth:`metadata`).
+    charge : PrivacyCharge or None, default None
+        The privacy charge the release satisfies, set by the mechanism where it drew the noise (equal to
+        what its companion in :mod:`dpkme.release.charges` computes from the public parameters); ``None``
+        for an output without privacy noise (e.g. the uniform baseline). Exported by :meth:`metadata` and
+        read back by :meth:`from_json` (same id: the same spending).
 
     Attributes
     ----------
     n_points, dim : int
         :math:`M` and :math:`D` (derived from ``points``).
-    charge : PrivacyCharge or None
-        The privacy charge the release satisfies (derived; :mod:`dpkme.release.charges`).
     weight_l1 : float
         :math:`\sum_m |w_m|` (derived).
 
@@ -113,10 +118,13 @@ class Release:
     noise_source: str = "seeded"
     params: dict[str, Any] = field(default_factory=dict)
     version: str = __version__
+    charge: PrivacyCharge | None = None
 
     def __post_init__(self) -> None:
         self.points = check_array(self.points, name="points")
         self.weights = check_weights(self.weights, n=self.points.shape[0])
+        if self.charge is not None and not isinstance(self.charge, PrivacyCharge):
+            raise ValueError(f"charge must be a PrivacyCharge or None, got {type(self.charge).__name__}.")
 
     # ------------------------------------------------------------ properties
     @property
@@ -126,14 +134,6 @@ class Release:
     @property
     def dim(self) -> int:
         return int(self.points.shape[1])
-
-    @property
-    def charge(self):
-        """The :class:`~dpkme.privacy.accounting.PrivacyCharge` this release satisfies (``None`` without privacy
-        noise); equal to the one :mod:`dpkme.release.charges` computes from the parameters before the run."""
-        from .charges import release_charge
-
-        return release_charge(self)
 
     @property
     def weight_l1(self) -> float:
@@ -164,7 +164,8 @@ class Release:
         A seeded release carries its seed and a warning that the seed removes
         the privacy protection, and says ``"differentially_private": false``;
         an OS-entropy (or OpenDP) release has no seed to carry. The label comes
-        from :func:`dpkme.privacy.leaks.privacy_claim`.
+        from :func:`dpkme.privacy.leaks.privacy_claim`; ``"charge"`` is the record of :attr:`charge`
+        (``None`` without privacy noise).
         """
         from ..privacy.leaks import privacy_claim
 
@@ -193,10 +194,12 @@ class Release:
             # code paths (e.g. the exact spectral sums in 1-D/2-D, the distance formula chosen by magnitude)
             # depend on the private rows
             "params": _jsonable({k: v for k, v in self.params.items() if k not in TIMING_PARAMS}),
+            "charge": charge_record(self.charge),
         }
         return d
 
     def to_json(self, *, include_points: bool = True) -> str:
+        """The :meth:`metadata` as JSON text, with the points and weights unless ``include_points=False``."""
         d = self.metadata()
         if include_points:
             d["points"] = self.points.tolist()
@@ -215,7 +218,12 @@ class Release:
 
     @classmethod
     def from_json(cls, text: str) -> "Release":
-        """Inverse of :meth:`to_json` (with points). Every malformed input raises ValueError."""
+        """Inverse of :meth:`to_json` (with points). Every malformed input raises ValueError.
+
+        The charge is read back from its record (same id); a file without one (written before releases
+        carried their charge) gives ``charge=None``: recompute it with the companion function of
+        :mod:`dpkme.release.charges` from the recorded parameters.
+        """
         if not isinstance(text, (str, bytes, bytearray)):
             raise ValueError(f"from_json needs JSON text, got {type(text).__name__}.")
         try:
@@ -250,6 +258,9 @@ class Release:
         params = d.get("params", {})
         if not isinstance(params, dict):
             raise ValueError(f"params must be a JSON object, got {_short_json(params)}.")
+        charge = d.get("charge")
+        if charge is not None:
+            charge = PrivacyCharge.from_record(charge)
         seconds = d.get("seconds", 0.0)
         if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
             raise ValueError(f"seconds must be a number, got {_short_json(seconds)}.")
@@ -266,6 +277,7 @@ class Release:
             noise_source=str(d.get("noise_source", "seeded")),
             params=params,
             version=str(d.get("version", __version__)),
+            charge=charge,
             **nums,
         )
 

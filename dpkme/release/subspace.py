@@ -66,6 +66,7 @@ from .._validation import (
     spawn_streams,
 )
 from ..kernels.kernel import Kernel
+from ..privacy.accounting import PrivacyCharge, gaussian_charge
 from ..privacy.sensitivity import check_domain, check_release_args, enforce_domain, kme_sensitivity
 from ..reduced_set.weights import project_l1_ball, project_simplex  # the one simplex/L1-ball projection
 from .result import Release
@@ -675,6 +676,7 @@ def algorithm1(
         B = SubspaceBasis.fit(Z, kernel=kernel, tol=tol)
     delta2 = kme_sensitivity(n=n_pub, kernel=kernel, neighbouring=neighbouring, mode=sensitivity, domain=domain)
     cal = calibrate_gaussian(epsilon=epsilon, delta=delta, sensitivity=delta2, method=calibration)
+    charge = _algorithm1_charge_of(cal, neighbouring)   # what this noise spends (= algorithm1_charge)
     # --- the only access to the private data: the projected empirical KME ---
     kbar = kernel.row_means(Z, X) * (n / n_pub)
     alpha = B.coordinates(kbar)
@@ -696,7 +698,13 @@ def algorithm1(
                 "sensitivity_mode": sensitivity, "achieved_delta": cal.achieved_delta,
                 "calibration_proven": cal.proven,
                 "domain": None if domain is None else [domain[0].tolist(), domain[1].tolist()], "clip": clip},
+        charge=charge,
     )
+
+
+def _algorithm1_charge_of(cal, neighbouring, label: str | None = None) -> PrivacyCharge:
+    """The charge of Algorithm 1's Gaussian noise ``cal`` (the release's own and :func:`algorithm1_charge`'s)."""
+    return gaussian_charge(label or "Algorithm 1", cal, relation=neighbouring, details={"mechanism": "algorithm1"})
 
 
 def uniform_baseline(Z, *, kernel: Kernel) -> Release:

@@ -52,6 +52,7 @@ Examples
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Literal, TypeVar
@@ -744,7 +745,8 @@ class TableRelease:
 
     @property
     def charge(self) -> PrivacyCharge | None:
-        """The :class:`~dpkme.privacy.accounting.PrivacyCharge` of the release (as the mechanism's ``*_charge``)."""
+        """The :class:`~dpkme.privacy.accounting.PrivacyCharge` the mechanism stored on :attr:`release` (equal to its
+        ``*_charge`` of the same parameters; ``None`` without privacy noise)."""
         return self.release.charge
 
     def _weight_name(self) -> str:
@@ -907,6 +909,25 @@ class TableRelease:
         d["schema"] = self.schema.to_dict()
         d["columns"] = list(self.schema.names)
         return d
+
+    def to_json(self, *, include_points: bool = True) -> str:
+        """:meth:`metadata` as JSON text, with the released atoms (embedding space) and weights unless
+        ``include_points=False`` (:meth:`dpkme.release.Release.to_json`; the table itself is :meth:`to_csv`).
+
+        Parameters
+        ----------
+        include_points : bool, default=True
+            Add ``points`` and ``weights``.
+
+        Returns
+        -------
+        str
+        """
+        d = self.metadata()
+        if include_points:
+            d["points"] = self.release.points.tolist()
+            d["weights"] = self.release.weights.tolist()
+        return json.dumps(d, indent=2, allow_nan=True)
 
     def to_csv(self, *, drop_zero: bool = False) -> str:
         r"""CSV text of :meth:`table`, numbers rounded to each column's declared precision.
