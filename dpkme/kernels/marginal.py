@@ -467,7 +467,7 @@ class JointFeatures:
         # features.norm_bound already carries a float margin; the marginal block's norm is 1 up to rounding
         self.norm_bound = math.sqrt((1.0 - self.share) * features.norm_bound ** 2 + self.share) * (1.0 + 1e-12)
 
-    def _check_fitted(self):
+    def _check_fitted(self) -> None:
         self.features._check_fitted()
 
     def mean_embedding(self, X) -> np.ndarray:

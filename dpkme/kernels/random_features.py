@@ -97,7 +97,7 @@ class RandomFourierFeatures:
         self.n_features_in_ = dim
         return self
 
-    def _check_fitted(self):
+    def _check_fitted(self) -> None:
         if not hasattr(self, "frequencies_"):
             raise ValueError("RandomFourierFeatures is not fitted; call fit(dim) first.")
 

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import math
 import time
+from typing import Any
 
 import numpy as np
 
@@ -315,7 +316,7 @@ REFIT_OPTIONS = ("pool_size", "scales", "uniform_share", "cross_share", "max_ite
                  "block_rows", "max_bytes")
 
 
-def _check_refit(refit):
+def _check_refit(refit: object) -> dict[str, Any] | None:
     if refit is None:
         return None
     if not isinstance(refit, dict):

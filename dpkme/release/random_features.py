@@ -37,9 +37,10 @@ after stage 1, and stage 2 receives no argument derived from it other than
 from __future__ import annotations
 
 import time
-from typing import Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
+import numpy.typing as npt
 
 from .. import reduced_set
 from .._validation import (
@@ -58,6 +59,12 @@ from ..privacy.sensitivity import check_release_args, feature_mean_sensitivity
 from ..reduced_set import DEFAULT_SOLVER, SOLVERS, list_solvers, resample  # noqa: F401  (re-exported)
 from .result import Release
 
+if TYPE_CHECKING:
+    from ..kernels.marginal import MarginalFeatures
+    from ..privacy.calibration import GaussianCalibration
+    from ..reduced_set import ReducedSetResult
+    from ..schema import EmbeddedDomain
+
 __all__ = ["CALIBRATIONS", "privatise_feature_mean", "algorithm2", "list_solvers", "resample", "SOLVERS",
            "DEFAULT_SOLVER"]
 
@@ -65,8 +72,8 @@ CALIBRATIONS = ("analytic", "classic")
 
 
 def privatise_feature_mean(
-    X,
-    features: RandomFourierFeatures,
+    X: npt.ArrayLike,
+    features: RandomFourierFeatures | JointFeatures,
     *,
     epsilon: float,
     delta: float,
@@ -75,7 +82,7 @@ def privatise_feature_mean(
     rng: np.random.Generator | None = None,
     n_private: int | None = None,
     noise: str = "numpy",
-):
+) -> tuple[npt.NDArray[np.float64], GaussianCalibration]:
     r"""The private step of Algorithm 2: the noisy mean feature vector.
 
     Guarantee
@@ -170,7 +177,7 @@ def privatise_feature_mean(
     return add_gaussian_noise(mean, sigma=cal.sigma, rng=rng, noise=noise), cal
 
 
-def _data_shape(X) -> tuple[int, int]:
+def _data_shape(X: npt.ArrayLike) -> tuple[int, int]:
     """(rows, columns) of X, read from its shape only (the values are validated later)."""
     shape = getattr(X, "shape", None)
     if shape is None:
@@ -181,7 +188,7 @@ def _data_shape(X) -> tuple[int, int]:
 
 
 def algorithm2(
-    X,
+    X: npt.ArrayLike,
     *,
     kernel: Kernel,
     epsilon: float,
@@ -192,17 +199,17 @@ def algorithm2(
     calibration: str = "analytic",
     neighbouring: str = "replace-one",
     n_private: int | None = None,
-    initial_points=None,
+    initial_points: npt.ArrayLike | None = None,
     q_scale: float = 500.0,
-    q_loc=0.0,
-    random_state=None,
+    q_loc: npt.ArrayLike = 0.0,
+    random_state: int | np.random.Generator | None = None,
     feature_dtype: str = "float32",
     progress: Callable[[float, str], object] | None = None,
-    solver_options: dict | None = None,
+    solver_options: dict[str, Any] | None = None,
     preset: str = "accurate",
     noise: str = "numpy",
-    domain=None,
-    marginals=None,
+    domain: EmbeddedDomain | None = None,
+    marginals: MarginalFeatures | None = None,
     marginal_share: float | None = None,
 ) -> Release:
     r"""Release a DP weighted synthetic dataset by Algorithm 2 (random-features RKHS).
@@ -302,6 +309,7 @@ def algorithm2(
 
     check_noise_source(noise, random_state)
     rng, seed, noise_source = noise_rng(random_state)  # OS entropy: no seed recorded (not replayable)
+    rng_noise: np.random.Generator | None
     rng_features, rng_noise, rng_solver = spawn_streams(rng, 3, fresh=noise_source == "os-entropy")
     if noise == "opendp":
         rng_noise, seed, noise_source = None, None, "opendp"  # OpenDP's own generator: not replayable
@@ -310,11 +318,13 @@ def algorithm2(
 
     n_rows, dim = _data_shape(X)
     domain = reduced_set.check_domain_object(domain, dim)  # public: validated before the data is read
+    joint: float | JointFeatures | None   # the marginal share, then the joint map
     joint, refit_options = _check_marginals(marginals, marginal_share, spec=spec, options=options, dim=dim,
                                             domain=domain)
     features = RandomFourierFeatures(kernel, n_components=n_features, random_state=rng_features,
                                      dtype=feature_dtype).fit(dim)
     if joint is not None:
+        assert marginals is not None           # _check_marginals: a share only with marginals
         joint = JointFeatures(features, marginals, share=joint)
     # Stage 1 -- the only access to the private data.
     mu_tilde, cal = privatise_feature_mean(
@@ -336,11 +346,12 @@ def algorithm2(
     result = reduced_set.reduce(
         mu_tilde, features, n_points=n_points, solver=spec.name, initial_points=initial_points,
         q_scale=q_scale, q_loc=q_loc, random_state=rng_solver, progress=sub, domain=domain, **options)
-    extra = {}
+    extra: dict[str, Any] = {}
     refit_info = (getattr(result, "info", None) or {}).get("refit")
     if isinstance(refit_info, dict):   # pursuit-joint's pool re-fit: its diagnostics (pool, iterations, residuals)
         extra["refit"] = {k: v for k, v in refit_info.items() if isinstance(v, (bool, int, float, str))}
     if joint is not None:
+        assert refit_options is not None       # _check_marginals: re-fit options with every share
         points, weights, extra = _joint_refit(result, joint, mu_joint, mu_tilde, cal.sigma, sigma_kernel,
                                               sigma_marginal, rng=rng_solver, domain=domain, n_points=n_points,
                                               options=refit_options, progress=reporter.sub(0.8, 1.0))
@@ -363,12 +374,14 @@ def algorithm2(
     )
 
 
-def _algorithm2_charge_of(cal, neighbouring, label: str | None = None) -> PrivacyCharge:
+def _algorithm2_charge_of(cal: GaussianCalibration, neighbouring: str, label: str | None = None) -> PrivacyCharge:
     """The charge of Algorithm 2's Gaussian noise ``cal`` (the release's own and :func:`algorithm2_charge`'s)."""
     return gaussian_charge(label or "Algorithm 2", cal, relation=neighbouring, details={"mechanism": "algorithm2"})
 
 
-def _check_marginals(marginals, share, *, spec, options, dim, domain):
+def _check_marginals(marginals: MarginalFeatures | None, share: float | None, *, spec: reduced_set.SolverSpec,
+                     options: dict[str, Any], dim: int, domain: EmbeddedDomain | None,
+                     ) -> tuple[float | None, dict[str, Any] | None]:
     """Validate ``marginals``/``marginal_share`` (public); return the share (or None) and the re-fit options."""
     from ..kernels.marginal import MarginalFeatures, _check_share
 
@@ -399,8 +412,11 @@ def _check_marginals(marginals, share, *, spec, options, dim, domain):
     return h, _check_refit({} if refit is None else refit)
 
 
-def _joint_refit(result, joint, mu_joint, mu_kernel, sigma, sigma_kernel, sigma_marginal, *, rng, domain, n_points,
-                 options, progress):
+def _joint_refit(result: ReducedSetResult, joint: JointFeatures, mu_joint: npt.NDArray[np.float64],
+                 mu_kernel: npt.NDArray[np.float64], sigma: float, sigma_kernel: float, sigma_marginal: float, *,
+                 rng: np.random.Generator, domain: EmbeddedDomain | None, n_points: int, options: dict[str, Any],
+                 progress: reduced_set.Progress,
+                 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], dict[str, Any]]:
     """Re-fit the solver's atoms' weights to both blocks of the joint vector (post-processing)."""
     from ..kernels.marginal import JointMap
     from ..reduced_set import FourierMap, Problem
@@ -425,7 +441,9 @@ def _joint_refit(result, joint, mu_joint, mu_kernel, sigma, sigma_kernel, sigma_
     # where uniform domain draws are not (many columns with a declared missing level, rare categories)
     pool = int(options.get("pool_size", 12000))
     cand = joint.marginals.sample(joint.marginals.histograms(joint.split(mu_joint)[1]), max(1, pool // 4), rng)
-    Z, w, info = refit_pool(Problem(mu_joint, jmap), result.points, w0, rng=rng, domain=domain, noise_sigma=sigma,
+    # JointMap has the interface of a FourierMap that a weight re-fit needs (Problem is annotated with the latter)
+    problem = Problem(mu_joint, jmap)  # type: ignore[arg-type]
+    Z, w, info = refit_pool(problem, result.points, w0, rng=rng, domain=domain, noise_sigma=sigma,
                             max_atoms=n_points, noise_blocks=blocks, progress=progress, candidates=cand, **options)
     info["marginal_candidates"] = int(cand.shape[0])
     rk = fmap.residual(Z, w, mu_kernel)
