@@ -52,8 +52,10 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+import numpy.typing as npt
 from scipy.linalg import solve_triangular
 
 from .._validation import (
@@ -70,6 +72,10 @@ from ..privacy.accounting import PrivacyCharge, gaussian_charge
 from ..privacy.sensitivity import check_domain, check_release_args, enforce_domain, kme_sensitivity
 from ..reduced_set.weights import project_l1_ball, project_simplex  # the one simplex/L1-ball projection
 from .result import Release
+
+if TYPE_CHECKING:
+    from ..privacy.calibration import GaussianCalibration
+    from ..schema import EmbeddedDomain
 
 __all__ = [
     "SubspaceBasis",
@@ -124,11 +130,11 @@ class SubspaceBasis:
     tol: float
     accepted: np.ndarray
     factor: np.ndarray
-    blocks: list
+    blocks: list[tuple[int, int, np.ndarray]]
     seconds: float = 0.0
 
     @classmethod
-    def fit(cls, Z, *, kernel: Kernel, tol: float = DEFAULT_TOL) -> "SubspaceBasis":
+    def fit(cls, Z: npt.ArrayLike, *, kernel: Kernel, tol: float = DEFAULT_TOL) -> "SubspaceBasis":
         """Blocked in-order incomplete Cholesky of :math:`K_{ZZ}` (never stores it).
 
         A point is skipped when the squared RKHS distance of :math:`k(z_m,\\cdot)`
@@ -227,7 +233,7 @@ class SubspaceBasis:
         """Number :math:`F` of basis vectors."""
         return int(self.accepted.shape[0])
 
-    def dim_for_prefix(self, m) -> np.ndarray:
+    def dim_for_prefix(self, m: npt.ArrayLike) -> np.ndarray:
         """:math:`F(M')`: basis size of the first ``m`` points (vectorised)."""
         return np.searchsorted(self.accepted, np.asarray(m), side="left")
 
@@ -238,7 +244,8 @@ class SubspaceBasis:
             raise ValueError(f"row_means must have shape ({self.points.shape[0]},), got {kbar.shape}.")
         if not self.dim:
             return np.zeros(0)
-        return solve_triangular(self.factor, kbar[self.accepted], lower=True, check_finite=False)
+        alpha: np.ndarray = solve_triangular(self.factor, kbar[self.accepted], lower=True, check_finite=False)
+        return alpha
 
     def weights(self, beta: np.ndarray, m: int | None = None) -> np.ndarray:
         r"""Weights on the first ``m`` points with :math:`w_A = L^{-\top}\beta`, zero elsewhere."""
@@ -274,7 +281,8 @@ class SubspaceBasis:
         return _public_target(s1, s2, np.diag(self.factor)[:f], self.accepted[:f], m)
 
 
-def _public_target(col_sums, col_sq_sums, own, pos, m):
+def _public_target(col_sums: np.ndarray, col_sq_sums: np.ndarray, own: np.ndarray, pos: np.ndarray,
+                   m: int) -> tuple[np.ndarray, np.ndarray]:
     """Target (public KME coordinates) and grouping key from column sums of G over the first m rows."""
     counts = (m - 1 - pos).astype(np.float64)  # public points after the creator of b_f
     tot = col_sums - own  # rows before pos: 0 for accepted points, |value| <= sqrt(tol) for skipped ones
@@ -285,7 +293,8 @@ def _public_target(col_sums, col_sq_sums, own, pos, m):
     return col_sums / m, key
 
 
-def sure_shrink(beta, target, sigma: float, shape, *, grid: np.ndarray | None = None) -> np.ndarray:
+def sure_shrink(beta: npt.ArrayLike, target: npt.ArrayLike, sigma: float, shape: npt.ArrayLike, *,
+                grid: np.ndarray | None = None) -> np.ndarray:
     r"""Empirical-Bayes shrinkage toward a public target, tuned by Stein's unbiased risk estimate.
 
     Model: :math:`\alpha_f - t_f \sim \mathcal N(0, \tau v_f)` with a public
@@ -338,10 +347,12 @@ def sure_shrink(beta, target, sigma: float, shape, *, grid: np.ndarray | None = 
         risk = float(np.sum((1.0 - g) ** 2 * d2 + s2 * (2.0 * g - 1.0)))
         if risk < best:
             best, best_g = risk, g
-    return beta - (1.0 - best_g) * d
+    shrunk: np.ndarray = beta - (1.0 - best_g) * d
+    return shrunk
 
 
-def james_stein_shrink(beta, target, sigma: float, *, order=None, group_size: int = 32) -> np.ndarray:
+def james_stein_shrink(beta: npt.ArrayLike, target: npt.ArrayLike, sigma: float, *, order: npt.ArrayLike | None = None,
+                       group_size: int = 32) -> np.ndarray:
     r"""Positive-part James–Stein shrinkage of noisy coordinates toward a target, by groups.
 
     For each group :math:`g` of :math:`n_g \ge 3` coordinates,
@@ -387,8 +398,9 @@ def james_stein_shrink(beta, target, sigma: float, *, order=None, group_size: in
     return out
 
 
-def shrink_coordinates(B: SubspaceBasis, beta, sigma: float, *, points_are_sample: bool, m: int | None = None,
-                       target=None, key=None) -> np.ndarray:
+def shrink_coordinates(B: SubspaceBasis, beta: npt.ArrayLike, sigma: float, *, points_are_sample: bool,
+                       m: int | None = None, target: npt.ArrayLike | None = None,
+                       key: npt.ArrayLike | None = None) -> np.ndarray:
     """The ``basis="auto"`` post-processing: SURE-tuned shrinkage toward the public
     KME's coordinates for a publishable subset, grouped James–Stein toward 0 otherwise.
 
@@ -418,11 +430,12 @@ def shrink_coordinates(B: SubspaceBasis, beta, sigma: float, *, points_are_sampl
     if target is None:
         target, key = B.public_target(m, points_are_sample=points_are_sample)
     if points_are_sample:
-        return sure_shrink(beta, target, sigma, key)
+        # key comes with target (None only if a caller gives target alone: a constant prior shape then)
+        return sure_shrink(beta, target, sigma, key)  # type: ignore[arg-type]
     return james_stein_shrink(beta, target, sigma)
 
 
-def project_weights(w, K: np.ndarray, *, constraint: str = "simplex", radius: float = 1.0,
+def project_weights(w: npt.ArrayLike, K: np.ndarray, *, constraint: str = "simplex", radius: float = 1.0,
                     max_iter: int = 500, tol: float = 1e-10) -> np.ndarray:
     r"""Closest weights in RKHS norm within a constraint set (post-processing).
 
@@ -472,7 +485,7 @@ def project_weights(w, K: np.ndarray, *, constraint: str = "simplex", radius: fl
     return u
 
 
-def _power_iteration(K, n_iter: int = 50) -> float:
+def _power_iteration(K: np.ndarray, n_iter: int = 50) -> float:
     v = np.ones(K.shape[0]) / math.sqrt(K.shape[0])
     lam = 0.0
     for _ in range(n_iter):
@@ -482,7 +495,8 @@ def _power_iteration(K, n_iter: int = 50) -> float:
     return lam * 1.01
 
 
-def draw_points_from_q(m: int, dim: int, *, scale: float, rng: np.random.Generator, center=None) -> np.ndarray:
+def draw_points_from_q(m: int, dim: int, *, scale: float, rng: np.random.Generator,
+                       center: npt.ArrayLike | None = None) -> np.ndarray:
     r"""Data-independent synthetic points :math:`z_m \sim \mathcal N(c, s^2 I_D)`.
 
     ``center`` must be public (declared), never a statistic of the private data.
@@ -496,30 +510,30 @@ def draw_points_from_q(m: int, dim: int, *, scale: float, rng: np.random.Generat
 
 
 def algorithm1(
-    X,
-    Z=None,
+    X: npt.ArrayLike,
+    Z: npt.ArrayLike | None = None,
     *,
     kernel: Kernel,
     epsilon: float,
     delta: float,
     n_points: int | None = None,
     q_scale: float | None = None,
-    q_center=None,
+    q_center: npt.ArrayLike | None = None,
     points_are_sample: bool = False,
     calibration: str = "analytic",
     neighbouring: str = "replace-one",
     sensitivity: str = "tight",
-    domain=None,
+    domain: tuple[npt.ArrayLike, npt.ArrayLike] | None = None,
     clip: bool = False,
     basis: str = "full",
     tol: float = DEFAULT_TOL,
     weights: str = "free",
     l1_radius: float = 1.0,
     n_private: int | None = None,
-    random_state=None,
+    random_state: int | np.random.Generator | None = None,
     basis_cache: SubspaceBasis | None = None,
     noise: str = "numpy",
-    point_domain=None,
+    point_domain: EmbeddedDomain | None = None,
 ) -> Release:
     r"""Release a DP weighted synthetic dataset by Algorithm 1 of Balog et al. (2018).
 
@@ -702,12 +716,12 @@ def algorithm1(
     )
 
 
-def _algorithm1_charge_of(cal, neighbouring, label: str | None = None) -> PrivacyCharge:
+def _algorithm1_charge_of(cal: GaussianCalibration, neighbouring: str, label: str | None = None) -> PrivacyCharge:
     """The charge of Algorithm 1's Gaussian noise ``cal`` (the release's own and :func:`algorithm1_charge`'s)."""
     return gaussian_charge(label or "Algorithm 1", cal, relation=neighbouring, details={"mechanism": "algorithm1"})
 
 
-def uniform_baseline(Z, *, kernel: Kernel) -> Release:
+def uniform_baseline(Z: npt.ArrayLike, *, kernel: Kernel) -> Release:
     r"""The paper's baseline: public points weighted :math:`1/M` (no private data, no noise).
 
     It is a consistent estimator when the public points are a sample of the
