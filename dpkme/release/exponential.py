@@ -104,9 +104,10 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable, Iterable, Sequence, cast, overload
 
 import numpy as np
+import numpy.typing as npt
 from scipy.special import logsumexp
 
 from .._validation import (
@@ -197,7 +198,7 @@ _SAMPLE_BLOCK = 1 << 14
 
 
 # --------------------------------------------------------------------------- counting
-def count_multisets(n_candidates, m) -> int:
+def count_multisets(n_candidates: int, m: int) -> int:
     r"""Number of synthetic databases: multisets of size ``m`` from ``n_candidates`` points.
 
     :math:`\binom{|G| + M - 1}{M}` (stars and bars). Exact Python integer.
@@ -234,7 +235,7 @@ def _as_float(count: int) -> float:
         return math.inf
 
 
-def count_table(n_candidates_list, m_list) -> np.ndarray:
+def count_table(n_candidates_list: Iterable[int], m_list: Iterable[int]) -> np.ndarray:
     """Table of :func:`count_multisets`: rows ``n_candidates_list``, columns ``m_list``.
 
     Returned as a float64 array (exact below 2**53, then rounded) so that a plot
@@ -264,7 +265,7 @@ def count_table(n_candidates_list, m_list) -> np.ndarray:
     return np.array([[_as_float(count_multisets(n, m)) for m in ms] for n in ns])
 
 
-def largest_m(n_candidates, max_databases=DEFAULT_MAX_DATABASES) -> int:
+def largest_m(n_candidates: int, max_databases: int = DEFAULT_MAX_DATABASES) -> int:
     """Largest M (at most :data:`MAX_M`) whose enumeration over ``n_candidates`` points fits ``max_databases``.
 
     Parameters
@@ -294,7 +295,7 @@ def largest_m(n_candidates, max_databases=DEFAULT_MAX_DATABASES) -> int:
     return m
 
 
-def _check_limit(n: int, m: int, max_databases) -> tuple[int, int]:
+def _check_limit(n: int, m: int, max_databases: int) -> tuple[int, int]:
     limit = check_positive_int(max_databases, name="max_databases", maximum=HARD_MAX_DATABASES)
     if m > MAX_M:
         raise ValueError(f"M = {m} synthetic points is more than the exact enumeration supports (MAX_M = {MAX_M}).")
@@ -311,7 +312,7 @@ def _check_limit(n: int, m: int, max_databases) -> tuple[int, int]:
 
 
 # --------------------------------------------------------------------------- candidates
-def grid_candidates(lower, upper, points_per_axis) -> np.ndarray:
+def grid_candidates(lower: npt.ArrayLike, upper: npt.ArrayLike, points_per_axis: int | Sequence[int]) -> np.ndarray:
     """Candidate points on a regular grid over a **declared** box (public, never read off the data).
 
     Parameters
@@ -337,7 +338,7 @@ def grid_candidates(lower, upper, points_per_axis) -> np.ndarray:
     if np.ndim(points_per_axis) == 0:
         ppa = [check_positive_int(points_per_axis, name="points_per_axis")] * dim
     else:
-        ppa = [check_positive_int(p, name="points_per_axis") for p in points_per_axis]
+        ppa = [check_positive_int(p, name="points_per_axis") for p in cast("Sequence[int]", points_per_axis)]
         if len(ppa) != dim:
             raise ValueError(f"points_per_axis has {len(ppa)} entries for a {dim}-D box.")
     total = math.prod(ppa)
@@ -350,7 +351,7 @@ def grid_candidates(lower, upper, points_per_axis) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- enumeration
-def _index_dtype(n: int):
+def _index_dtype(n: int) -> type[np.integer[Any]]:
     return np.uint8 if n <= 256 else (np.uint16 if n <= 65536 else np.int32)
 
 
@@ -370,12 +371,12 @@ def _tuples(n: int, length: int) -> np.ndarray:
     return idx
 
 
-def _canonical_blocks(n: int, m: int):
+def _canonical_blocks(n: int, m: int) -> list[int]:
     """Sizes of the canonical blocks (``m >= 2``): block ``l`` holds ``C(l+m-2, m-2) * (n-l)`` databases."""
     return [math.comb(l + m - 2, m - 2) * (n - l) for l in range(n)]
 
 
-def enumerate_multisets(n_candidates, m, *, max_databases=DEFAULT_MAX_DATABASES) -> np.ndarray:
+def enumerate_multisets(n_candidates: int, m: int, *, max_databases: int = DEFAULT_MAX_DATABASES) -> np.ndarray:
     r"""Every synthetic database as a sorted index tuple, in canonical order.
 
     The canonical order sorts the tuples :math:`r_1\le\dots\le r_M` by the key
@@ -443,7 +444,7 @@ def _lex_unrank(r: int, n: int, m: int) -> list[int]:
     return out
 
 
-def multiset_from_rank(rank, n_candidates, m) -> np.ndarray:
+def multiset_from_rank(rank: int, n_candidates: int, m: int) -> np.ndarray:
     """Sorted candidate indices of the database of canonical rank ``rank`` (inverse of the enumeration).
 
     Row ``rank`` of :func:`enumerate_multisets`, computed without enumerating
@@ -484,7 +485,7 @@ def multiset_from_rank(rank, n_candidates, m) -> np.ndarray:
     return np.array(_lex_unrank(p, l + 1, m - 2) + [l, l + e], dtype=np.int64)
 
 
-def _distances(kbar: np.ndarray, K, diag: np.ndarray, m: int, mu_sq: float,
+def _distances(kbar: np.ndarray, K: Any, diag: np.ndarray, m: int, mu_sq: float,
                progress: Callable[[float, str], object] | None = None) -> np.ndarray:
     r"""RKHS distance :math:`\|\mu_D - \mu_R\|` of every database, in canonical order.
 
@@ -590,8 +591,8 @@ def _sample_index(log_w: Callable[[int, int], np.ndarray], total: int, rng: np.r
 
 
 # --------------------------------------------------------------------------- sensitivity
-def score_sensitivity(*, n, kernel: Kernel, neighbouring: str = "replace-one", mode: str = "tight",
-                      domain=None) -> float:
+def score_sensitivity(*, n: int, kernel: Kernel, neighbouring: str = "replace-one", mode: str = "tight",
+                      domain: tuple[npt.ArrayLike, npt.ArrayLike] | None = None) -> float:
     r"""Sensitivity :math:`\Delta_u` of the utility :math:`u(D,R) = -\|\mu_D - \mu_R\|_{\mathcal H}`.
 
     :math:`\sup_R |u(D,R) - u(D',R)| \le \|\mu_D - \mu_{D'}\|_{\mathcal H}`
@@ -725,7 +726,7 @@ class DatabaseScores:
     n_private: int
     max_databases: int
     seconds: float = 0.0
-    params: dict = field(default_factory=dict)
+    params: dict[str, Any] = field(default_factory=dict)
 
     @property
     def n_candidates(self) -> int:
@@ -735,27 +736,34 @@ class DatabaseScores:
     def n_databases(self) -> int:
         return int(self.distances.shape[0])
 
-    def log_weights(self, epsilon) -> np.ndarray:
+    def log_weights(self, epsilon: float) -> np.ndarray:
         r"""Unnormalised log-probabilities :math:`-\varepsilon\,d_R/(2\Delta_u)`."""
         eps = check_epsilon(epsilon)
         return self.distances * (-eps / (2.0 * self.sensitivity))
 
-    def probabilities(self, epsilon) -> np.ndarray:
+    def probabilities(self, epsilon: float) -> np.ndarray:
         """The exact output distribution (softmax of :meth:`log_weights`, via log-sum-exp)."""
         lw = self.log_weights(epsilon)
-        return np.exp(lw - logsumexp(lw))
+        p: np.ndarray = np.exp(lw - logsumexp(lw))
+        return p
 
-    def expected_distance(self, epsilon) -> float | np.ndarray:
+    def expected_distance(self, epsilon: float | npt.ArrayLike) -> float | np.ndarray:
         r""":math:`\mathbb E_{R\sim P_D}\|\mu_D - \mu_R\|` at ``epsilon`` (scalar or array of ε). Exact; private."""
         if np.ndim(epsilon) == 0:
-            return float(self.probabilities(epsilon) @ self.distances)
+            return float(self.probabilities(cast(float, epsilon)) @ self.distances)
         return np.array([float(self.probabilities(e) @ self.distances) for e in np.asarray(epsilon).ravel()])
 
-    def multiset(self, rank) -> np.ndarray:
+    def multiset(self, rank: int) -> np.ndarray:
         """Sorted candidate indices of database ``rank``."""
         return multiset_from_rank(rank, self.n_candidates, self.m)
 
-    def sample_rank(self, epsilon, rng: np.random.Generator, size: int | None = None):
+    @overload
+    def sample_rank(self, epsilon: float, rng: np.random.Generator, size: None = None) -> int: ...
+
+    @overload
+    def sample_rank(self, epsilon: float, rng: np.random.Generator, size: int) -> np.ndarray: ...
+
+    def sample_rank(self, epsilon: float, rng: np.random.Generator, size: int | None = None) -> int | np.ndarray:
         """Exact draw(s) from :meth:`probabilities`: one rank (int), or ``size`` independent ranks (array).
 
         Two-stage Gumbel-max (see :func:`_sample_index`). Many draws at once
@@ -766,7 +774,8 @@ class DatabaseScores:
         ranks = _sample_index(lambda a, b: self.distances[a:b] * c, self.n_databases, rng, k)
         return int(ranks[0]) if size is None else ranks
 
-    def release(self, epsilon, *, random_state=None, return_diagnostics: bool = False):
+    def release(self, epsilon: float, *, random_state: int | np.random.Generator | None = None,
+                return_diagnostics: bool = False) -> Release | tuple[Release, ExponentialDiagnostics]:
         r"""Draw one synthetic database and return it as a :class:`~dpkme.release.Release`.
 
         Pure :math:`\varepsilon`-DP under ``neighbouring`` (see the module docstring).
@@ -811,8 +820,8 @@ class DatabaseScores:
         return rel, diag
 
 
-def _exponential_charge_of(epsilon, neighbouring, *, label: str | None = None,
-                           details: dict | None = None) -> PrivacyCharge:
+def _exponential_charge_of(epsilon: float, neighbouring: str, *, label: str | None = None,
+                           details: dict[str, Any] | None = None) -> PrivacyCharge:
     """The pure-DP charge of one draw at ``epsilon`` (the release's own and :func:`exponential_mechanism_charge`'s)."""
     return pure_dp_charge(label or "exponential mechanism", epsilon=epsilon, mechanism="exponential",
                           relation=neighbouring, details={"mechanism": "exponential", **(details or {})})
@@ -827,7 +836,7 @@ def _row_means(kernel: Kernel, G: np.ndarray, X: np.ndarray) -> np.ndarray:
     return np.concatenate([kernel.cross(G[i:i + step], X).mean(axis=1) for i in range(0, G.shape[0], step)])
 
 
-def _throttled(progress):
+def _throttled(progress: Callable[[float, str], object] | None) -> Callable[[float, str], None] | None:
     """Forward ``progress(fraction, message)`` only when the fraction grew by >= 1 % (and always at 0 and 1)."""
     if progress is None:
         return None
@@ -843,7 +852,8 @@ def _throttled(progress):
     return report
 
 
-def _check_args(X, candidates, kernel, m, neighbouring, sensitivity, n_private):
+def _check_args(X: npt.ArrayLike, candidates: npt.ArrayLike, kernel: Kernel, m: int, neighbouring: str,
+                sensitivity: str, n_private: int | None) -> tuple[np.ndarray, np.ndarray, int, int]:
     check_private_kernel(kernel)
     check_in(neighbouring, NEIGHBOURING, name="neighbouring")
     check_in(sensitivity, SENSITIVITY_MODES, name="sensitivity")
@@ -856,14 +866,14 @@ def _check_args(X, candidates, kernel, m, neighbouring, sensitivity, n_private):
 
 
 def database_scores(
-    X,
-    candidates,
+    X: npt.ArrayLike,
+    candidates: npt.ArrayLike,
     *,
     kernel: Kernel,
     m: int,
     neighbouring: str = "replace-one",
     sensitivity: str = "tight",
-    domain=None,
+    domain: tuple[npt.ArrayLike, npt.ArrayLike] | None = None,
     n_private: int | None = None,
     max_databases: int = DEFAULT_MAX_DATABASES,
     progress: Callable[[float, str], object] | None = None,
@@ -927,6 +937,7 @@ def database_scores(
     if progress is not None:
         progress(0.2, "scoring databases")
     diag = np.full(n_cand, kernel.diag_value)           # k(g, g) = a (translation-invariant kernels)
+    K: Any   # None, a function of a row block, or the Gram matrix (see _distances)
     if m == 1:
         K = None
     elif m == 2:
@@ -946,15 +957,15 @@ def database_scores(
 
 
 def exponential_probabilities(
-    X,
-    candidates,
+    X: npt.ArrayLike,
+    candidates: npt.ArrayLike,
     *,
     kernel: Kernel,
     m: int,
     epsilon: float,
     neighbouring: str = "replace-one",
     sensitivity: str = "tight",
-    domain=None,
+    domain: tuple[npt.ArrayLike, npt.ArrayLike] | None = None,
     n_private: int | None = None,
     max_databases: int = DEFAULT_MAX_DATABASES,
     clip: bool = False,
@@ -1008,22 +1019,22 @@ def exponential_probabilities(
 
 
 def exponential_mechanism(
-    X,
-    candidates,
+    X: npt.ArrayLike,
+    candidates: npt.ArrayLike,
     *,
     kernel: Kernel,
     epsilon: float,
     m: int,
     neighbouring: str = "replace-one",
     sensitivity: str = "tight",
-    domain=None,
+    domain: tuple[npt.ArrayLike, npt.ArrayLike] | None = None,
     n_private: int | None = None,
-    random_state=None,
+    random_state: int | np.random.Generator | None = None,
     max_databases: int = DEFAULT_MAX_DATABASES,
     progress: Callable[[float, str], object] | None = None,
     return_diagnostics: bool = False,
     clip: bool = False,
-):
+) -> Release | tuple[Release, ExponentialDiagnostics]:
     r"""Release a synthetic database of M points by the exact exponential mechanism.
 
     Guarantee: pure :math:`\varepsilon`-DP (:math:`\delta = 0`) with respect to
@@ -1099,7 +1110,7 @@ def exponential_mechanism(
     return scores.release(eps, random_state=random_state, return_diagnostics=return_diagnostics)
 
 
-def exponential_charge(release: Release, label: str | None = None):
+def exponential_charge(release: Release, label: str | None = None) -> PrivacyCharge:
     """Budget-ledger charge of an exponential-mechanism release (pure ε-DP).
 
     The release's own :attr:`~dpkme.release.Release.charge` (set where the draw was made; the same id, so a
