@@ -121,9 +121,10 @@ import json
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterable, Sequence, cast
 
 import numpy as np
+import numpy.typing as npt
 from scipy.linalg import LinAlgError, cholesky
 
 from .._blocked import parallel_map, single_threaded_blas
@@ -206,7 +207,7 @@ NOTES = {
 
 
 # --------------------------------------------------------------------------- grids
-def _check_axes(grid, dim: int | None = None) -> tuple[np.ndarray, ...]:
+def _check_axes(grid: Iterable[npt.ArrayLike], dim: int | None = None) -> tuple[np.ndarray, ...]:
     if isinstance(grid, np.ndarray) and grid.ndim == 1:
         grid = (grid,)
     try:
@@ -231,7 +232,8 @@ def _check_axes(grid, dim: int | None = None) -> tuple[np.ndarray, ...]:
     return tuple(out)
 
 
-def grid_axes(lower, upper, points_per_axis) -> tuple[np.ndarray, ...]:
+def grid_axes(lower: npt.ArrayLike, upper: npt.ArrayLike,
+              points_per_axis: int | Sequence[int]) -> tuple[np.ndarray, ...]:
     """Coordinates of a regular tensor grid over a **declared** (public) box.
 
     Parameters
@@ -258,13 +260,13 @@ def grid_axes(lower, upper, points_per_axis) -> tuple[np.ndarray, ...]:
                                   maximum=MAX_AXIS_POINTS)] * lo.shape[0]
     else:
         ppa = [check_positive_int(p, name="points_per_axis", minimum=2, maximum=MAX_AXIS_POINTS)
-               for p in points_per_axis]
+               for p in cast("Sequence[int]", points_per_axis)]
         if len(ppa) != lo.shape[0]:
             raise ValueError(f"points_per_axis has {len(ppa)} entries for a {lo.shape[0]}-D box.")
     return _check_axes([np.linspace(lo[d], hi[d], p) for d, p in enumerate(ppa)])
 
 
-def grid_points(grid) -> np.ndarray:
+def grid_points(grid: Iterable[npt.ArrayLike]) -> np.ndarray:
     """The points of a tensor grid as a ``(Q, D)`` array in C order (last coordinate fastest).
 
     Parameters
@@ -290,7 +292,7 @@ def grid_points(grid) -> np.ndarray:
     return np.column_stack([g.reshape(-1) for g in mesh])
 
 
-def trapezoid_weights(grid) -> np.ndarray:
+def trapezoid_weights(grid: Iterable[npt.ArrayLike]) -> np.ndarray:
     """Product trapezoid-rule weights on a tensor grid, shaped like the grid.
 
     :math:`\\sum_i w_i f(p_i) \\approx \\int_{\\text{box}} f`. An axis with one
@@ -327,7 +329,8 @@ def trapezoid_weights(grid) -> np.ndarray:
     return w
 
 
-def l2_error_on_grid(values, reference, grid=None, *, kind: str = "integral") -> float:
+def l2_error_on_grid(values: npt.ArrayLike, reference: npt.ArrayLike, grid: Iterable[npt.ArrayLike] | None = None, *,
+                     kind: str = "integral") -> float:
     r"""L2 distance between two functions tabulated on the same points.
 
     ``kind="integral"``: :math:`\bigl(\int (f - g)^2\bigr)^{1/2}` over the grid's
@@ -380,7 +383,7 @@ def l2_error_on_grid(values, reference, grid=None, *, kind: str = "integral") ->
 
 
 # --------------------------------------------------------------------------- sensitivity and calibration
-def kde_normaliser(kernel: Kernel, dim) -> float:
+def kde_normaliser(kernel: Kernel, dim: int) -> float:
     r""":math:`c = 1/\int_{\mathbb R^D} k(0, u)\,du`, so that :math:`c\,k(x,\cdot)` is a probability density.
 
     Gaussian: :math:`1/(a(2\pi\ell^2)^{D/2})`; Laplacian (L1): :math:`1/(a(2\ell)^D)`.
@@ -429,8 +432,9 @@ def _normaliser(kernel: Kernel, dim: int, normalisation: str) -> float:
     return 1.0 if normalisation == "kme" else kde_normaliser(kernel, dim)
 
 
-def gp_sensitivity(*, n, kernel: Kernel, dim=1, normalisation: str = "kme", neighbouring: str = "replace-one",
-                   mode: str = "tight", domain=None) -> float:
+def gp_sensitivity(*, n: int, kernel: Kernel, dim: int = 1, normalisation: str = "kme",
+                   neighbouring: str = "replace-one", mode: str = "tight",
+                   domain: tuple[npt.ArrayLike, npt.ArrayLike] | None = None) -> float:
     r"""RKHS sensitivity :math:`\Delta` of :math:`f_D` in :math:`\mathcal H(k_f)`.
 
     ``"kme"``: :func:`dpkme.privacy.sensitivity.kme_sensitivity` (:math:`\sqrt{2a}/N`
@@ -472,7 +476,7 @@ def gp_sensitivity(*, n, kernel: Kernel, dim=1, normalisation: str = "kme", neig
     return base * math.sqrt(_normaliser(kernel, dim, normalisation))
 
 
-def hall_constant(delta) -> float:
+def hall_constant(delta: float) -> float:
     r"""Hall et al.'s :math:`c(\delta) = \sqrt{2\log(2/\delta)}` (noise multiplier :math:`\Delta c(\delta)/\varepsilon`).
 
     Parameters
@@ -495,7 +499,8 @@ def hall_constant(delta) -> float:
     return math.sqrt(2.0 * (math.log(2.0) - math.log(d)))  # log(2/d) without overflow for subnormal d
 
 
-def calibrate_gp(*, epsilon, delta, sensitivity, calibration: str = "analytic") -> GaussianCalibration:
+def calibrate_gp(*, epsilon: float, delta: float, sensitivity: float,
+                 calibration: str = "analytic") -> GaussianCalibration:
     r"""Noise multiplier :math:`s` of the GP release.
 
     ``"analytic"``: the smallest :math:`s` meeting the exact Balle-Wang
@@ -559,7 +564,8 @@ def _axis_factor(kernel: Kernel, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     else:
         np.abs(d, out=d)
         d *= -1.0 / kernel.lengthscale
-    return np.exp(d, out=d)
+    result: np.ndarray = np.exp(d, out=d)
+    return result
 
 
 def _dominating_cholesky(K: np.ndarray, amplitude: float, eta: float) -> tuple[np.ndarray, float]:
@@ -627,12 +633,12 @@ class GPSampler:
     """
 
     kernel: Kernel
-    axes: tuple | None
+    axes: tuple[np.ndarray, ...] | None
     points: np.ndarray
-    shape: tuple
+    shape: tuple[int, ...]
     method: str
-    factors: list
-    jitters: list
+    factors: list[np.ndarray]
+    jitters: list[float]
     seconds: float = 0.0
 
     @property
@@ -647,7 +653,8 @@ class GPSampler:
         with single_threaded_blas():
             if self.method == "dense":
                 z = rng.standard_normal(lead + (self.n_points,))
-                return (z @ self.factors[0].T).reshape(lead + tuple(self.shape))
+                result: np.ndarray = (z @ self.factors[0].T).reshape(lead + tuple(self.shape))
+                return result
             z = rng.standard_normal(lead + tuple(self.shape))
             off = len(lead)
             for d, L in enumerate(self.factors):
@@ -657,7 +664,8 @@ class GPSampler:
     def pointwise_variance(self) -> np.ndarray:
         """Diagonal of :meth:`covariance` (shaped like a sample), without forming it."""
         if self.method == "dense":
-            return np.einsum("ij,ij->i", self.factors[0], self.factors[0]).reshape(self.shape)
+            result: np.ndarray = np.einsum("ij,ij->i", self.factors[0], self.factors[0]).reshape(self.shape)
+            return result
         v = np.ones(())
         for L in self.factors:
             v = np.multiply.outer(v, np.einsum("ij,ij->i", L, L))
@@ -670,7 +678,8 @@ class GPSampler:
                              f"at most {DEFAULT_MAX_DENSE_POINTS} points.")
         if self.method == "dense":
             L = self.factors[0]
-            return L @ L.T
+            result: np.ndarray = L @ L.T
+            return result
         C = np.ones((1, 1))
         for L in self.factors:
             C = np.kron(C, L @ L.T)
@@ -684,7 +693,8 @@ class GPSampler:
         return self.kernel.gram(self.points)
 
 
-def gp_sampler(kernel: Kernel, *, grid=None, query_points=None,
+def gp_sampler(kernel: Kernel, *, grid: Iterable[npt.ArrayLike] | None = None,
+               query_points: npt.ArrayLike | None = None,
                max_dense_points: int = DEFAULT_MAX_DENSE_POINTS) -> GPSampler:
     """Prepare an exact :math:`\\mathcal{GP}(0, k)` sampler at public points (grid axes or query points).
 
@@ -757,7 +767,7 @@ def gp_sampler(kernel: Kernel, *, grid=None, query_points=None,
 
 
 # --------------------------------------------------------------------------- the private function
-def _true_on_grid_product(kernel: Kernel, axes, X: np.ndarray) -> np.ndarray:
+def _true_on_grid_product(kernel: Kernel, axes: tuple[np.ndarray, ...], X: np.ndarray) -> np.ndarray:
     r""":math:`\sum_n \prod_d k_d(p_d, x_{nd})` on a tensor grid (sum, not mean), blocked over rows of X."""
     n, D = X.shape
     shape = tuple(ax.shape[0] for ax in axes)
@@ -770,16 +780,19 @@ def _true_on_grid_product(kernel: Kernel, axes, X: np.ndarray) -> np.ndarray:
         for d in range(D - 1):
             E = _axis_factor(kernel, axes[d], xb[:, d])
             F = (F[:, None, :] * E[None, :, :]).reshape(-1, xb.shape[0])
-        return F @ _axis_factor(kernel, axes[-1], xb[:, -1]).T
+        result: np.ndarray = F @ _axis_factor(kernel, axes[-1], xb[:, -1]).T
+        return result
 
     parts = parallel_map(block, range(0, n, step))  # threads, single-threaded BLAS each; summed in order
     out = parts[0]
     for p in parts[1:]:
         out += p
-    return out.reshape(shape) * kernel.diag_value
+    result: np.ndarray = out.reshape(shape) * kernel.diag_value
+    return result
 
 
-def true_function(X, *, kernel: Kernel, grid=None, query_points=None, normalisation: str = "kme",
+def true_function(X: npt.ArrayLike, *, kernel: Kernel, grid: Iterable[npt.ArrayLike] | None = None,
+                  query_points: npt.ArrayLike | None = None, normalisation: str = "kme",
                   n_private: int | None = None) -> np.ndarray:
     r"""The non-private :math:`f_D` at the points: :math:`\frac cN\sum_n k(x_n, p)` (**private**; display only).
 
@@ -825,9 +838,12 @@ def true_function(X, *, kernel: Kernel, grid=None, query_points=None, normalisat
         if _is_product(kernel):
             return _true_on_grid_product(kernel, axes, X) * (c / n_pub)
         P = grid_points(axes)
-        return kernel.row_means(P, X).reshape(tuple(ax.shape[0] for ax in axes)) * (c * X.shape[0] / n_pub)
+        on_grid: np.ndarray = (kernel.row_means(P, X).reshape(tuple(ax.shape[0] for ax in axes))
+                               * (c * X.shape[0] / n_pub))
+        return on_grid
     P = check_array(query_points, name="query_points", n_features=X.shape[1])
-    return kernel.row_means(P, X) * (c * X.shape[0] / n_pub)
+    result: np.ndarray = kernel.row_means(P, X) * (c * X.shape[0] / n_pub)
+    return result
 
 
 # --------------------------------------------------------------------------- the release
@@ -896,7 +912,7 @@ class GPRelease:
     """
 
     points: np.ndarray
-    axes: tuple | None
+    axes: tuple[np.ndarray, ...] | None
     values: np.ndarray
     true_values: np.ndarray | None
     scale: float
@@ -919,7 +935,7 @@ class GPRelease:
     charge: PrivacyCharge | None = None
 
     @property
-    def shape(self) -> tuple:
+    def shape(self) -> tuple[int, ...]:
         return tuple(self.values.shape)
 
     @property
@@ -991,27 +1007,28 @@ class GPRelease:
         return json.dumps(d, indent=2, allow_nan=True)
 
 
-def _check_release_args(kernel, epsilon, delta, calibration, normalisation, neighbouring, sensitivity):
+def _check_release_args(kernel: Kernel, epsilon: float, delta: float, calibration: str, normalisation: str,
+                        neighbouring: str, sensitivity: str) -> tuple[float, float]:
     check_in(normalisation, NORMALISATIONS, name="normalisation")
     return check_release_args(kernel, epsilon, delta, calibration=calibration, neighbouring=neighbouring,
                               sensitivity=sensitivity, calibrations=CALIBRATIONS)
 
 
 def gp_release(
-    X,
+    X: npt.ArrayLike,
     *,
     kernel: Kernel,
     epsilon: float,
     delta: float,
-    grid=None,
-    query_points=None,
+    grid: Iterable[npt.ArrayLike] | None = None,
+    query_points: npt.ArrayLike | None = None,
     normalisation: str = "kme",
     calibration: str = "analytic",
     neighbouring: str = "replace-one",
     sensitivity: str = "tight",
-    domain=None,
+    domain: tuple[npt.ArrayLike, npt.ArrayLike] | None = None,
     n_private: int | None = None,
-    random_state=None,
+    random_state: int | np.random.Generator | None = None,
     sampler: GPSampler | None = None,
     keep_true_values: bool = True,
     progress: Callable[[float, str], object] | None = None,
@@ -1116,7 +1133,8 @@ def gp_release(
             raise ValueError("sampler must be a GPSampler built for the same kernel.")
         same = (sampler.axes is not None and grid is not None and len(sampler.axes) == len(grid)
                 and all(np.array_equal(a, b) for a, b in zip(sampler.axes, grid))) or \
-               (sampler.axes is None and query_points is not None and sampler.points.shape == query_points.shape
+               (sampler.axes is None and query_points is not None  # validated above when no grid is given
+                and sampler.points.shape == cast(np.ndarray, query_points).shape
                 and np.array_equal(sampler.points, query_points))
         if not same:
             raise ValueError("sampler was prepared for different points than this release.")
@@ -1149,7 +1167,7 @@ def gp_release(
     )
 
 
-def _gp_charge_of(cal: GaussianCalibration, neighbouring, normalisation: str, *, n_points: int | None = None,
+def _gp_charge_of(cal: GaussianCalibration, neighbouring: str, normalisation: str, *, n_points: int | None = None,
                   label: str | None = None) -> PrivacyCharge:
     """The charge of the GP noise ``cal`` (the release's own and :func:`~dpkme.release.charges.gp_release_charge`'s)."""
     where = "" if n_points is None else f", {n_points} points"
@@ -1159,7 +1177,8 @@ def _gp_charge_of(cal: GaussianCalibration, neighbouring, normalisation: str, *,
 
 
 # --------------------------------------------------------------------------- comparisons and curves
-def evaluate_on_grid(release: Release, grid=None, *, query_points=None, normalisation: str = "kme") -> np.ndarray:
+def evaluate_on_grid(release: Release, grid: Iterable[npt.ArrayLike] | None = None, *,
+                     query_points: npt.ArrayLike | None = None, normalisation: str = "kme") -> np.ndarray:
     r"""A weighted-points release (Algorithm 1/2, exponential mechanism) as a function on the same points.
 
     :math:`c\sum_m w_m k(z_m, p)` (:meth:`dpkme.release.Release.evaluate`),
@@ -1206,12 +1225,13 @@ def evaluate_on_grid(release: Release, grid=None, *, query_points=None, normalis
         step = max(1, (1 << 22) // max(1, release.n_points))
         vals = np.concatenate([release.evaluate(P[i:i + step]) for i in range(0, P.shape[0], step)])
         return vals.reshape(shape) * c
-    return release.evaluate(query_points) * c
+    return release.evaluate(cast("npt.ArrayLike", query_points)) * c  # given when grid is not (checked above)
 
 
-def gp_expected_l2_error(*, epsilon, delta, n, kernel: Kernel, grid, normalisation: str = "kme",
-                         calibration: str = "analytic", neighbouring: str = "replace-one",
-                         sensitivity: str = "tight", domain=None) -> float | np.ndarray:
+def gp_expected_l2_error(*, epsilon: float | npt.ArrayLike, delta: float, n: int, kernel: Kernel,
+                         grid: Iterable[npt.ArrayLike], normalisation: str = "kme", calibration: str = "analytic",
+                         neighbouring: str = "replace-one", sensitivity: str = "tight",
+                         domain: tuple[npt.ArrayLike, npt.ArrayLike] | None = None) -> float | np.ndarray:
     r"""Expected L2 error of the GP release on a grid, in closed form (public; for privacy–utility curves).
 
     :math:`\bigl(\mathbb E\!\int (\tilde f - f_D)^2\bigr)^{1/2} \approx s\sqrt{c\,a\,\mathrm{vol}}`
@@ -1265,12 +1285,13 @@ def gp_expected_l2_error(*, epsilon, delta, n, kernel: Kernel, grid, normalisati
     vol = float(trapezoid_weights(axes).sum())
     root = math.sqrt(c * kernel.diag_value * vol)
     if np.ndim(epsilon) == 0:
-        return calibrate_gp(epsilon=epsilon, delta=delta, sensitivity=delta_h, calibration=calibration).sigma * root
+        return calibrate_gp(epsilon=cast(float, epsilon), delta=delta, sensitivity=delta_h,
+                            calibration=calibration).sigma * root
     return np.array([calibrate_gp(epsilon=e, delta=delta, sensitivity=delta_h, calibration=calibration).sigma * root
                      for e in np.asarray(epsilon, dtype=float).ravel()])
 
 
-def mahalanobis_sensitivity(h, K, *, rcond: float = 1e-10) -> float:
+def mahalanobis_sensitivity(h: npt.ArrayLike, K: npt.ArrayLike, *, rcond: float = 1e-10) -> float:
     r""":math:`\sqrt{h^\top K^{+} h}` (pseudo-inverse by eigendecomposition, relative cutoff ``rcond``).
 
     For teaching and tests: with :math:`h = f_D(P) - f_{D'}(P)` this is the
