@@ -63,7 +63,7 @@ class PrivateResult(Protocol):
         """The published part as JSON text."""
 
 
-def charge_record(charge: PrivacyCharge | None) -> dict | None:
+def charge_record(charge: PrivacyCharge | None) -> dict[str, Any] | None:
     """``charge.to_record()``, or ``None`` for a result without a charge.
 
     Parameters
