@@ -318,6 +318,7 @@ def test_dpgm_privacy_charge_and_export_without_seeds(tiny_release):
     assert pr["steps_run"] == pr["steps_planned"] == res.plan.steps
     c = res.charge
     assert c.mechanism == "approx-dp" and c.epsilon == pytest.approx(res.epsilon) and c.delta == 1e-5
+    assert c.relation.value == "add-remove" and res.charge is c        # typed relation; computed once, one id
     d = res.to_dict()
     text = json.dumps(d)
     assert d["differentially_private"] is True
@@ -333,6 +334,7 @@ def test_dpgm_privacy_charge_and_export_without_seeds(tiny_release):
 
     assert not any("seed" in k for k in keys(d)) and "seed" not in text
     back = DPGMResult.from_dict(json.loads(text))
+    assert back.charge.id == c.id                                        # the same spending, read back
     np.testing.assert_allclose(back.sample(5, rng=3), res.sample(5, rng=3), rtol=1e-6)
     assert back.epsilon == pytest.approx(res.epsilon)
     # the run's wall-clock time (a weak timing side channel) is not in the release, and is optional on reading
@@ -349,8 +351,7 @@ def test_seeded_twin_and_cancelled_runs_are_labelled(blobs):
                   hidden=(8,), latent_dim=2)
     twin = dpgm(X, private=False, rng=0, **common)
     assert twin.plan is None and twin.to_dict()["differentially_private"] is False
-    with pytest.raises(ValueError, match="non-private"):
-        twin.charge
+    assert twin.charge is None                     # a non-private result carries no charge (PrivateResult)
     seeded = dpgm(X, epsilon=4.0, rng=0, **common)
     assert seeded.noise_source == "seeded" and seeded.to_dict()["differentially_private"] is False
     calls = []

@@ -769,8 +769,9 @@ class DPGMPlan:
         PrivacyCharge
         """
         eps = max(self.epsilon, 1e-12)
+        plan = {k: v for k, v in self.to_dict().items() if k != "neighbouring"}   # the relation is the typed field
         return PrivacyCharge(label=label, mechanism="approx-dp", epsilon=eps, delta=self.delta,
-                             details={"neighbouring": NEIGHBOURING, "mechanism": "dpgm", **self.to_dict()})
+                             relation=NEIGHBOURING, details={"mechanism": "dpgm", **plan})
 
     def to_dict(self) -> dict:
         """JSON-friendly description (public parameters and the three epsilons)."""

@@ -61,6 +61,7 @@ a block of counts on one scale), Gaussian (with a learned per-column std, mean i
 from __future__ import annotations
 
 import functools
+import json
 import math
 import time
 from dataclasses import dataclass, field
@@ -79,6 +80,7 @@ from .._validation import (
     spawn_streams,
 )
 from ..privacy.accounting import PrivacyCharge
+from ..privacy.result import charge_record
 from .accounting import ACCOUNTANTS, NEIGHBOURING, DPGMPlan, plan_dpgm, steps_per_epoch
 from .rbm import RBM
 from .vae import LIKELIHOODS, VAE
@@ -248,6 +250,10 @@ class DPGMResult:
         timing side channel in a download).
     cancelled : bool, default=False
         Whether training was stopped by the progress callback.
+    charge : PrivacyCharge or None, default=None
+        The ledger charge of the **planned** run (see the module docstring), computed once by :func:`dpgm`
+        from its plan before training; ``None`` for the non-private twin. Exported by :meth:`to_dict` and
+        read back by :meth:`from_dict` (same id).
 
     Attributes
     ----------
@@ -275,6 +281,7 @@ class DPGMResult:
     config: dict
     seconds: float | None = None
     cancelled: bool = False
+    charge: PrivacyCharge | None = None
     _model: Any = field(default=None, init=False, repr=False)
 
     # ------------------------------------------------------------------ basic properties
@@ -309,13 +316,6 @@ class DPGMResult:
         return math.inf if self.plan is None else float(self.plan.epsilon_paper)
 
     # ------------------------------------------------------------------ privacy
-    @property
-    def charge(self) -> PrivacyCharge:
-        """The ledger charge: the **planned** run (see the module docstring); raises for the non-private twin."""
-        if self.plan is None:
-            raise ValueError("the non-private twin has no privacy charge (and must not be released).")
-        return self.plan.charge()
-
     @property
     def privacy(self) -> dict:
         """Privacy summary: charged (planned) epsilon and delta, by accountant, and the cost of the steps run."""
@@ -434,6 +434,7 @@ class DPGMResult:
             "privacy": self.privacy, "steps_run": self.steps_run, "cancelled": self.cancelled,
             "private": self.private, "noise_source": self.noise_source,
             "loss_history": np.asarray(self.loss_history).tolist(), **claim,
+            "charge": charge_record(self.charge),
         }
         if include_timing:
             out["seconds"] = None if self.seconds is None else float(self.seconds)
@@ -468,6 +469,10 @@ class DPGMResult:
                                      neighbouring=kp["neighbouring"], accountant=kp["accountant"])
             plan = DPGMPlan(p["noise_multiplier"], p["sampling_rate"], p["steps"], p["delta"], km,
                             p["target_epsilon"], p["accountant"])
+        if d.get("charge") is not None:
+            charge = PrivacyCharge.from_record(d["charge"])
+        else:   # an export from before results carried their charge: the planned run's, as a new charge
+            charge = None if plan is None else plan.charge()
         model = model_from_config(d["model"])
         params = _fromlist(d["params"])
         return cls(model_config=model.config(), params=params, weights=np.asarray(d["weights"]),
@@ -476,7 +481,25 @@ class DPGMResult:
                    private=bool(d["private"]), noise_source=str(d["noise_source"]),
                    loss_history=np.asarray(d["loss_history"], dtype=np.float64), config=dict(d["config"]),
                    seconds=None if d.get("seconds") is None else float(d["seconds"]),
-                   cancelled=bool(d.get("cancelled", False)))
+                   cancelled=bool(d.get("cancelled", False)), charge=charge)
+
+    def metadata(self) -> dict:
+        """The released product (:meth:`to_dict` without the run time), with the record of :attr:`charge`.
+
+        Returns
+        -------
+        dict
+        """
+        return self.to_dict()
+
+    def to_json(self) -> str:
+        """:meth:`metadata` as JSON text (model parameters included; never a seed or a run time).
+
+        Returns
+        -------
+        str
+        """
+        return json.dumps(self.metadata(), allow_nan=True)
 
 
 def _tolist(tree):
@@ -698,8 +721,9 @@ def dpgm(
                          kmeans_iter=kmeans_iter, kmeans_share=kmeans_share, noise_multiplier=noise_multiplier,
                          accountant=accountant)
         T = plan.steps
+        charge = plan.charge()   # the planned run, computed once before any noise is drawn
     else:
-        plan = None
+        plan, charge = None, None
         T = epochs * steps_per_epoch(q)
 
     # ---- clustering (private kernel k-means; the assignment of the rows is the local view)
@@ -764,4 +788,4 @@ def dpgm(
                       bounds=(lo, hi), n_classes=c, plan=plan, steps_run=steps_run, private=private,
                       noise_source=source if private else "none (non-private)",
                       loss_history=np.asarray(losses, dtype=np.float64), config=config,
-                      seconds=time.perf_counter() - t0, cancelled=cancelled)
+                      seconds=time.perf_counter() - t0, cancelled=cancelled, charge=charge)

@@ -57,6 +57,7 @@ with theirs.
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -65,6 +66,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._validation import check_array, check_epsilon, check_in, check_positive_float, noise_rng
+from .result import charge_record
 
 if TYPE_CHECKING:
     from .accounting import PrivacyCharge
@@ -379,6 +381,14 @@ class LengthscaleChoice:
                 "quantile": self.quantile, "seed": self.seed, "noise_source": self.noise_source,
                 "mechanism": "exponential (private median heuristic)", "neighbouring": "replace-one"}
 
+    def metadata(self) -> dict[str, Any]:
+        """:meth:`to_dict` plus the record of :attr:`charge` (the :class:`~dpkme.privacy.result.PrivateResult` protocol)."""
+        return {**self.to_dict(), "charge": charge_record(self.charge)}
+
+    def to_json(self) -> str:
+        """:meth:`metadata` as JSON text (never the private utilities)."""
+        return json.dumps(self.metadata(), indent=2)
+
 
 def private_lengthscale(X: npt.ArrayLike, *, grid: npt.ArrayLike, epsilon: float, quantile: float = 0.5,
                         pairs: str = "auto", neighbouring: str = "replace-one",
@@ -446,8 +456,8 @@ def private_lengthscale(X: npt.ArrayLike, *, grid: npt.ArrayLike, epsilon: float
     del X  # nothing below reads the data except through util
     score = util * (eps / (2.0 * sens)) + gumbel_rng.gumbel(size=g.shape[0])
     k = int(np.argmax(score))
-    charge = pure_dp_charge(label, epsilon=eps, mechanism="exponential",
-                            details={"neighbouring": "replace-one", "utility": f"-|F(l) - {float(quantile):g}|",
+    charge = pure_dp_charge(label, epsilon=eps, mechanism="exponential", relation="replace-one",
+                            details={"utility": f"-|F(l) - {float(quantile):g}|",
                                      "sensitivity": sens, "grid_size": int(g.shape[0]), "pairs": mode})
     return LengthscaleChoice(lengthscale=float(g[k]), index=k, grid=g, epsilon=eps, sensitivity=sens, charge=charge,
                              pairs=mode, quantile=float(quantile), seed=seed, noise_source=source,

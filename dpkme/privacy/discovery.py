@@ -43,6 +43,7 @@ private SQL with bounded user contribution. PoPETs 2020 (thresholding with Gauss
 
 from __future__ import annotations
 
+import json
 import math
 import numbers
 from collections import Counter
@@ -58,6 +59,7 @@ from scipy.special import ndtri_exp
 from .._validation import _short, check_delta, check_epsilon, check_in, noise_rng
 from .accounting import PrivacyCharge, pure_dp_charge
 from .calibration import analytic_sigma
+from .result import charge_record
 from .sensitivity import NEIGHBOURING
 
 __all__ = [
@@ -123,6 +125,14 @@ class PrivateBounds:
         return {"lower": self.lower, "upper": self.upper, "quantiles": list(self.quantiles),
                 "declared": list(self.declared), "epsilon": self.epsilon, "neighbouring": self.neighbouring,
                 "mechanism": "exponential (DP quantiles)", "seed": self.seed, "noise_source": self.noise_source}
+
+    def metadata(self) -> dict[str, Any]:
+        """:meth:`to_dict` plus the record of :attr:`charge` (the :class:`~dpkme.privacy.result.PrivateResult` protocol)."""
+        return {**self.to_dict(), "charge": charge_record(self.charge)}
+
+    def to_json(self) -> str:
+        """:meth:`metadata` as JSON text."""
+        return json.dumps(_jsonable(self.metadata()), indent=2, default=str)
 
 
 def _numeric_values(values: npt.ArrayLike) -> npt.NDArray[np.float64]:
@@ -259,8 +269,8 @@ def private_bounds(values: npt.ArrayLike, *, epsilon: float, lower: float, upper
     if not b_lo < b_hi:   # a measure-zero tie: widen (post-processing)
         b_hi = min(hi, b_lo + 1e-9 * (hi - lo))
         b_lo = b_hi - 1e-9 * (hi - lo)
-    charge = pure_dp_charge(label, epsilon=eps_q, mechanism="exponential", count=len(qs),
-                            details={"neighbouring": neighbouring, "quantiles": list(qs), "declared": [lo, hi],
+    charge = pure_dp_charge(label, epsilon=eps_q, mechanism="exponential", count=len(qs), relation=neighbouring,
+                            details={"quantiles": list(qs), "declared": [lo, hi],
                                      "utility": "-|#(values below o) - q n|", "sensitivity": 1.0,
                                      **_noise_details(source)})
     return PrivateBounds(lower=b_lo, upper=b_hi, quantiles=qs, declared=(lo, hi), epsilon=eps,
@@ -315,6 +325,27 @@ class PrivateCategories:
                 "threshold": self.threshold, "noise_scale": self.noise_scale, "mechanism": self.mechanism,
                 "epsilon": self.epsilon, "delta": self.delta, "neighbouring": self.neighbouring,
                 "seed": self.seed, "noise_source": self.noise_source}
+
+    def metadata(self) -> dict[str, Any]:
+        """:meth:`to_dict` plus the record of :attr:`charge` (the :class:`~dpkme.privacy.result.PrivateResult` protocol)."""
+        return {**self.to_dict(), "charge": charge_record(self.charge)}
+
+    def to_json(self) -> str:
+        """:meth:`metadata` as JSON text."""
+        return json.dumps(_jsonable(self.metadata()), indent=2, default=str)
+
+
+def _jsonable(obj: Any) -> Any:
+    """Released values as JSON types (numpy scalars become Python numbers; category labels stay as they are)."""
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, (np.generic,)):
+        return obj.item()
+    if isinstance(obj, (pd.Timestamp,)):
+        return obj.isoformat()
+    return obj
 
 
 def category_threshold(*, epsilon: float, delta: float, mechanism: str = "gaussian",
@@ -479,8 +510,8 @@ def private_categories(values: Iterable[Any], *, epsilon: float, delta: float, m
     del true  # nothing below reads the data except through the noisy counts
     keep = np.flatnonzero(noisy > tau)
     order = keep[np.argsort(-noisy[keep], kind="stable")]
-    charge = PrivacyCharge(label=label, mechanism="approx-dp", epsilon=eps, delta=dlt,
-                           details={"neighbouring": neighbouring, "noise": mechanism, "noise_scale": scale,
+    charge = PrivacyCharge(label=label, mechanism="approx-dp", epsilon=eps, delta=dlt, relation=neighbouring,
+                           details={"noise": mechanism, "noise_scale": scale,
                                     "threshold": tau, "l1_sensitivity": 2.0 if neighbouring == "replace-one" else 1.0,
                                     "l2_sensitivity": math.sqrt(2.0) if neighbouring == "replace-one" else 1.0,
                                     **_noise_details(source)})

@@ -90,7 +90,7 @@ from .nulls import (
     two_sample_bootstrap_null,
     weighted_chi2_null,
 )
-from .result import TwoSampleResult
+from .result import TwoSampleResult, combined_charge
 from .sensitivity import (
     UNITS,
     paired_mean_sensitivity,
@@ -165,11 +165,11 @@ class MomentCalibration:
         self.calibration = calibration
 
     def charges(self, label: str, details: dict | None = None) -> tuple[PrivacyCharge, PrivacyCharge]:
-        base = {"neighbouring": NEIGHBOURING, "calibration_mode": self.calibration,
-                "mean_fraction": self.mean_fraction, **(details or {})}
+        base = {"calibration_mode": self.calibration, "mean_fraction": self.mean_fraction, **(details or {})}
         return (
-            gaussian_charge(f"{label}: mean", self.mean, details={**base, "release": "mean"}),
-            gaussian_charge(f"{label}: second moment", self.second, details={**base, "release": "second moment"}),
+            gaussian_charge(f"{label}: mean", self.mean, details={**base, "release": "mean"}, relation=NEIGHBOURING),
+            gaussian_charge(f"{label}: second moment", self.second, details={**base, "release": "second moment"},
+                            relation=NEIGHBOURING),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -333,7 +333,7 @@ def _negative_eigs(M) -> int:
 
 def _finish(*, method, design, statistic, null: NullDistribution, alpha, charges, delta_total, n_x, n_y, features,
             released, noise, gamma, noise_aware, noise_seed, noise_source, null_seed, t0, warns, params,
-            holder_charges=None) -> TwoSampleResult:
+            holder_charges=None, label: str = "two-sample test") -> TwoSampleResult:
     p = null.p_value(statistic)
     naive = float(stats.chi2.sf(statistic, features.n_features))
     eps_total = _total_privacy(charges, delta_total) if charges else math.inf
@@ -346,6 +346,7 @@ def _finish(*, method, design, statistic, null: NullDistribution, alpha, charges
         noise=noise, regularization=gamma, noise_aware=noise_aware, noise_seed=noise_seed,
         noise_source=noise_source, null_seed=null_seed, seconds=time.perf_counter() - t0, warnings=warns,
         params=params, holder_charges=holder_charges,
+        charge=combined_charge(charges, delta=float(delta_total), label=label) if charges else None,
     )
 
 
@@ -457,6 +458,7 @@ def tcmc_test(
     charges = cal.charges("TCMC two-sample test", {"test": "tcmc", "privacy_unit": unit, "n": n, "J": J})
     return _finish(
         method="tcmc", design="paired", statistic=s, null=nd, alpha=alpha, charges=charges, delta_total=cal.delta,
+        label="TCMC two-sample test",
         n_x=n, n_y=n, features=features,
         released={"mean": w_priv, "second_moment": second_priv, "covariance_psd": cov_plugin},
         noise=cal.to_dict(), gamma=gamma, noise_aware=noise_aware, noise_seed=seed, noise_source=source,
@@ -550,7 +552,7 @@ def _two_sample(
         key = "Y" if "Y" in holder else "X"
         charges = tuple(
             PrivacyCharge(label=f"{label}: {c.details['release']}", mechanism=c.mechanism, epsilon=c.epsilon,
-                          delta=c.delta, noise_multiplier=c.noise_multiplier,
+                          delta=c.delta, noise_multiplier=c.noise_multiplier, relation=c.relation,
                           details={**c.details, "holder": "+".join(sorted(holder)),
                                    "composition": "parallel across holders" if len(holder) > 1 else "one holder"})
             for c in holder[key])
@@ -564,7 +566,7 @@ def _two_sample(
         released["second_moment_y"] = sy
     noise = {k: c.to_dict() for k, c in cals.items()}
     return _finish(
-        method=method, design="two-sample", statistic=s, null=nd, alpha=alpha, charges=charges,
+        method=method, design="two-sample", statistic=s, null=nd, alpha=alpha, charges=charges, label=label,
         delta_total=delta_total, n_x=nx, n_y=ny, features=features, released=released, noise=noise, gamma=gamma,
         noise_aware=noise_aware, noise_seed=seed if cals else None, noise_source=source if cals else "none",
         null_seed=nseed, t0=t0, warns=warns,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -9,10 +10,56 @@ from typing import Any
 import numpy as np
 
 from ..privacy.accounting import PrivacyCharge
+from ..privacy.calibration import gaussian_epsilon
+from ..privacy.result import charge_record
 from .features import FeatureMap
 from .nulls import NullDistribution
 
-__all__ = ["TwoSampleResult"]
+__all__ = ["TwoSampleResult", "combined_charge"]
+
+
+def combined_charge(charges, *, delta: float, label: str) -> PrivacyCharge | None:
+    r"""The Gaussian charges of one test as **one** exact Gaussian charge (``None`` for none).
+
+    An adaptive composition of Gaussian mechanisms with noise multipliers :math:`z_i` (each repeated
+    ``count`` times) is exactly a Gaussian mechanism with :math:`z = (\sum_i c_i/z_i^2)^{-1/2}` (Dong, Roth &
+    Su 2022); its :math:`\varepsilon` is the exact one at ``delta``. The relation and parts are those of the
+    charges (which must agree).
+
+    Parameters
+    ----------
+    charges : sequence of PrivacyCharge
+        Gaussian charges of the same data (e.g. a test's ``charges``: mean and second moment).
+    delta : float
+        The :math:`\delta` of the combined charge (the test's total).
+    label : str
+        The ledger label.
+
+    Returns
+    -------
+    PrivacyCharge or None
+        ``mechanism="gaussian"``, or ``None`` when ``charges`` is empty.
+
+    Examples
+    --------
+    >>> from dpkme.privacy.accounting import PrivacyCharge
+    >>> a = PrivacyCharge(label="a", mechanism="gaussian", epsilon=1.0, delta=1e-5, noise_multiplier=5.0)
+    >>> c = combined_charge([a, a], delta=1e-5, label="both")
+    >>> round(c.noise_multiplier, 6) == round(5.0 / 2 ** 0.5, 6), c.epsilon < 2.0
+    (True, True)
+    """
+    charges = tuple(charges)
+    if not charges:
+        return None
+    if any(c.mechanism != "gaussian" for c in charges):
+        raise ValueError("only Gaussian charges combine into one Gaussian charge.")
+    if len({c.relation for c in charges}) > 1 or len({c.parts for c in charges}) > 1:
+        raise ValueError("charges under different relations or parts do not combine into one charge.")
+    z = sum(c.count / c.noise_multiplier**2 for c in charges) ** -0.5
+    eps = max(gaussian_epsilon(sigma=z, delta=delta, sensitivity=1.0), 1e-12)
+    return PrivacyCharge(label=label, mechanism="gaussian", epsilon=eps, delta=delta, noise_multiplier=z,
+                         relation=charges[0].relation, parts=charges[0].parts,
+                         details={"combined": [c.label for c in charges]})
 
 
 def _jsonable(value):
@@ -66,6 +113,9 @@ class TwoSampleResult:
         ``{"X": (...), "Y": (...)}`` for tests whose two samples are privatised
         separately (each holder's own ledger pays its own releases once; the
         union pays ``charges`` by parallel composition).
+    charge : PrivacyCharge or None
+        ``charges`` as one exact Gaussian charge (:func:`combined_charge`), computed once by the test;
+        ``None`` for the non-private test. A ledger records either this or ``charges``, not both.
     epsilon, delta : float
         Total privacy of ``charges`` (exact composition of the Gaussian
         releases); ``inf`` and ``0`` for the non-private test.
@@ -132,6 +182,7 @@ class TwoSampleResult:
     warnings: list[str] = field(default_factory=list)
     params: dict[str, Any] = field(default_factory=dict)
     holder_charges: dict[str, tuple[PrivacyCharge, ...]] | None = None
+    charge: PrivacyCharge | None = None
 
     @property
     def private(self) -> bool:
@@ -198,3 +249,11 @@ class TwoSampleResult:
             "warnings": list(self.warnings),
             "params": self.params,
         })
+
+    def metadata(self) -> dict[str, Any]:
+        """:meth:`to_dict` plus the record of :attr:`charge`."""
+        return {**self.to_dict(), "charge": charge_record(self.charge)}
+
+    def to_json(self) -> str:
+        """:meth:`metadata` as JSON text."""
+        return json.dumps(self.metadata(), indent=2)
