@@ -16,6 +16,8 @@ r"""Privacy: noise calibration, sensitivities, accounting and the budget ledger,
 :mod:`~dpkme.privacy.planning`
     The ε that reaches a target accuracy in expectation (:func:`epsilon_for_rkhs_error`,
     :func:`epsilon_for_mean_error`), from public quantities only: planning, not a release.
+:mod:`~dpkme.privacy.result`
+    :class:`PrivateResult`, the protocol every release type follows: ``charge``, ``metadata()``, ``to_json()``.
 :mod:`~dpkme.privacy.explain`
     The guarantee of a release in plain words for one person (:func:`guarantee_in_words`,
     :func:`release_guarantee_in_words`).
@@ -41,6 +43,7 @@ _EXPORTS = {
     "EpsilonPlan": "planning", "expected_noise_norm": "planning", "expected_rkhs_error": "planning",
     "epsilon_for_rkhs_error": "planning", "expected_mean_error": "planning", "epsilon_for_mean_error": "planning",
     "guarantee_in_words": "explain", "release_guarantee_in_words": "explain",
+    "PrivateResult": "result",
 }
 
 __all__ = sorted(_EXPORTS)
