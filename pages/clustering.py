@@ -9,14 +9,13 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from dpkme.cost import estimate_cost
-from dpkme.privacy.leaks import mark_not_private
 from ui import compute as C
+from ui import gate as G
 from ui import noise as N
 from ui import state as S
 from ui.export import privacy_fields
 from ui.figures import PALETTE, PRIVATE_COLOR
 from ui.frame import require_frame
-from ui.runner import check_budget
 from ui.widgets import PAGE_LEDGER, PAGE_RELEASE, delta_control, epsilon_control, guard, require_dataset, size_guard
 
 require_frame(__file__)
@@ -138,13 +137,14 @@ with left:
         accountant = st.radio("Calibrate with", ["pld", "rdp"], key="clu.accountant", persist_state="session",
                               horizontal=True, format_func={"pld": "PLD (exact Gaussian DP)", "rdp": "Rényi DP"}.get)
     noise, seed = N.noise_controls("clu.noise", "clu.seed", what="runs")
-    problems = N.privacy_problems(noise_source=noise, dataset=ds)
+    problems = G.taint_reasons(noise_source=noise, ds=ds)
     for p in problems:
         st.error(f"A run would NOT be differentially private: {p}.")
     run_est = None
     with guard("estimate the cost of the run"):
         run_est = estimate_cost("kmeans", n=ds.n, k=k, dim=ds.dim, n_features=J, n_iter=T, preimages="auto")
     run_ok = size_guard(run_est, key="clu.size", what="this run")
+    G.over_budget_checkbox("clustering")
     go_btn = st.button("Run private k-means", type="primary", key="clu.go", width="stretch",
                        disabled=eps is None or not run_ok)
 
@@ -192,21 +192,15 @@ if go_btn and plan is not None and run_ok:
         if N.LENGTHSCALE_PROBLEM in problems:
             raise ValueError("the kernel lengthscale was computed from the private rows: the feature map would not "
                              "be public. Choose a declared or public lengthscale on the Kernel & privacy page.")
-        charge = S.relabel_charge(plan.total_charge(label), parts=(S.PART_PRIVATE,), noise_source=noise)
-        note = None
-        used_seed = None
-        if problems:          # replay mode: a demo, not private — never charged as a private run
-            used_seed = N.claim_seed(seed or 0, f"DP k-means on {ds.name}")
-            counts = ss.setdefault(S.NONPRIVATE, {})
-            counts[ds.data_key] = counts.get(ds.data_key, 0) + 1
-        else:
-            note = check_budget(ds, charge, allow_over=bool(ss.get(S.ALLOW_OVER)))
-            S.ledger_for(ds).add(charge)                 # charged before the private rows are read
-        result = dp_kernel_kmeans(
-            ds.X, k=k, plan=plan, kernel=kernel, n_features=J, random_state=used_seed,
-            progress=lambda f, m: bar.progress(min(max(float(f), 0.0), 1.0), text=m), **init_kwargs(init))
-        if problems:
-            mark_not_private(result, problems, warn=False)
+        used_seed = N.claim_seed(seed or 0, f"DP k-means on {ds.name}") if noise == N.REPLAY else None
+        run = G.run_private(
+            page="clustering", ds=ds, charges=lambda rows: [plan.total_charge(label)], noise_source=noise,
+            compute=lambda inputs: dp_kernel_kmeans(
+                ds.X, k=k, plan=plan, kernel=kernel, n_features=J, random_state=used_seed,
+                progress=lambda f, m: bar.progress(min(max(float(f), 0.0), 1.0), text=m), **init_kwargs(init)))
+        result, note = run.result, run.note
+        charge = run.charges[0] if run.charges else None
+        problems = list(run.reasons)
         ss["clu.result"] = {"key": cfg, "result": result, "charge": None if problems else charge, "note": note,
                             "ds": ds.key, "problems": problems}
         N.advance("clu.seed", used_seed)

@@ -10,14 +10,15 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-from dpkme.privacy.leaks import mark_not_private
+from dpkme.privacy.spec import NeighbouringRelation
+from ui import gate as G
 from ui import generative as GN
 from ui import noise as N
+from ui import presentation as P
 from ui import state as S
 from ui.export import privacy_fields
 from ui.figures import PALETTE, PRIVATE_COLOR
 from ui.frame import require_frame
-from ui.runner import check_budget
 from ui.widgets import PAGE_LEDGER, StoppableProgress, delta_control, epsilon_control, guard, size_guard
 
 require_frame(__file__)
@@ -164,10 +165,10 @@ with left:
     else:
         st.caption(GN.defaults_note(choice, partition))
     noise, seed = N.noise_controls("gen.noise", "gen.seed", what="runs")
-    problems = N.privacy_problems(noise_source=noise, kernel=False, dataset=ds)
+    problems = G.taint_reasons(noise_source=noise, ds=ds, uses_kernel=False)
     for p in problems:
         st.error(f"A run would NOT be differentially private: {p}.")
-    st.checkbox("Allow exceeding the budget (teaching)", key=S.ALLOW_OVER, persist_state="session")
+    G.over_budget_checkbox("generative")
 
 params = {"k": k, "model": model, "epochs": epochs, "batch_size": batch, "clip_norm": clip, "learning_rate": lr,
           "hidden": hidden, "latent_dim": latent, "n_hidden": n_hidden, "epsilon": eps, "delta": delta,
@@ -185,7 +186,11 @@ with right:
             plan = GN.plan(epsilon=eps, delta=delta, n_private=ds.n, batch_size=batch, epochs=epochs, k=k,
                            kmeans_share=kshare, kmeans_iter=kiter, accountant=accountant, partition=partition)
     if plan is not None:
-        st.subheader("Budget split — planning (public inputs only, nothing spent)")
+        st.subheader("Budget split — planning (nothing spent)")
+        st.caption(("Planned with your own row count N = " + (f"{ds.n:,}" if P.show_owner_details() else "(hidden)")
+                    + " (owner's preview). Under add/remove the exact N is "
+                   "private, so the run re-plans with a privately counted N̂ (Laplace, ε = "
+                   f"{G.COUNT_EPSILON:g}, charged once per dataset): the released models and files carry N̂, never N."))
         c1, c2, c3 = st.columns(3)
         c1.metric("Whole run", f"ε = {plan.epsilon:.3g}", f"δ = {delta:.0e}", delta_color="off")
         c2.metric("SGD noise multiplier σ", f"{plan.noise_multiplier:.3g}",
@@ -266,7 +271,8 @@ with left:
     why_not = GN.train_disabled_reason(plan_ok=plan is not None, run_ok=run_ok)
     if why_not:
         st.caption(f":material/block: **Train is disabled:** {why_not}")
-    st.caption("Charged to the ledger of these rows before they are read. " + GN.default_run_note(choice, partition))
+    st.caption("Charged to the ledger of these rows before they are read (the first run also charges the private "
+               f"row count, ε = {G.COUNT_EPSILON:g}). " + GN.default_run_note(choice, partition))
     if expected:
         st.caption(":material/insights: " + expected)
 
@@ -287,24 +293,29 @@ if go_btn and plan is not None and run_ok:
             label = (f"DPGM {model.upper()} (one model per class, c = {gd.n_classes}, {epochs} epochs, L = {batch}, "
                      f"C = {clip:g})" if by_label else
                      f"DPGM {model.upper()} (k = {k}, {epochs} epochs, L = {batch}, C = {clip:g})")
-            charge = S.relabel_charge(plan.charge(label), parts=(S.PART_PRIVATE,), noise_source=noise)
-            note = None
-            used_seed = None
-            if problems:           # replay mode: a demo, not private — never charged as a private run
-                used_seed = N.claim_seed(seed or 0, f"DPGM on {ds.name}")
-                counts = ss.setdefault(S.NONPRIVATE, {})
-                counts[ds.data_key] = counts.get(ds.data_key, 0) + 1
-            else:
-                note = check_budget(ds, charge, allow_over=bool(ss.get(S.ALLOW_OVER)))
-                S.ledger_for(ds).add(charge)                 # charged before the private rows are read
-                ss.setdefault(S.LEDGER_NAMES, {}).setdefault(ds.data_key, ds.name)
+            used_seed = N.claim_seed(seed or 0, f"DPGM on {ds.name}") if noise == N.REPLAY else None
+            run_plan = [plan]
+
+            def charges(rows):
+                # add/remove: N is counted privately by the gate (never the exact row count); the run is re-planned
+                # for that public N̂ (same ε, δ: the noise multiplier is re-calibrated for its sampling rate)
+                run_plan[0] = GN.plan(epsilon=eps, delta=delta, n_private=rows.n, batch_size=min(batch, rows.n),
+                                      epochs=epochs, k=k, kmeans_share=kshare, kmeans_iter=kiter,
+                                      accountant=accountant, partition=partition)
+                return [run_plan[0].charge(label)]
 
             def cb(step, total, loss, eps_now):
-                return prog.update(step / total, GN.progress_text(step, total, loss, plan))
+                return prog.update(step / total, GN.progress_text(step, total, loss, run_plan[0]))
 
-            result = GN.run(gd, plan, params, rng=used_seed, progress=cb)
-            if problems:
-                mark_not_private(result, problems, warn=False)
+            gated = G.run_private(
+                page="generative", ds=ds, charges=charges, noise_source=noise,
+                relation=NeighbouringRelation.ADD_REMOVE, uses_kernel=False,
+                compute=lambda inputs: GN.run(gd, run_plan[0], {**params, "batch_size": min(batch, inputs.rows.n)},
+                                              n_private=inputs.rows.n, rng=used_seed, progress=cb))
+            ss.setdefault(S.LEDGER_NAMES, {}).setdefault(ds.data_key, ds.name)
+            result, note = gated.result, gated.note
+            charge = gated.charges[0] if gated.charges else None
+            problems = list(gated.reasons)
             box["latest"] = {"key": cfg, "result": result, "charge": None if problems else charge, "note": note,
                              "data_key": ds.data_key, "ds": ds.key, "problems": problems, "data": choice}
             if used_seed is not None:
@@ -374,7 +385,7 @@ def show_run(stored: dict) -> None:
                           "noisy size": np.round(np.asarray(result.noisy_sizes, dtype=float), 1).tolist()},
                          hide_index=True)
             sig = GN.size_noise(result)
-            if sig:
+            if sig and P.show_owner_details():       # compares with the exact N: the owner's number
                 st.caption(f"Each noisy size carries Gaussian noise of std σ = {sig:.3g} (the k-means share of ε), "
                            f"so their sum ({float(np.sum(result.noisy_sizes)):,.0f}) may differ from N = {ds.n:,} by "
                            f"about ±{sig * np.sqrt(result.k):,.0f}; the weights are the sizes clipped at 0, "
@@ -402,8 +413,9 @@ def show_run(stored: dict) -> None:
             rng = np.random.default_rng()
             n_show = min(len(gen_rows) or 8 * result.k, ds.n_heldout)
             idx = rng.choice(ds.n_heldout, size=n_show, replace=False)
-            st.image(GN.tile_grid(GN.scaled(gd, ds.heldout[idx]), shape=gd.image_shape),
-                     caption="Real held-out digits (never used in training), as many as generated.")
+            P.OwnerOnly(ds.heldout[idx], "Real held-out digits (rows of the protected individuals)").render(
+                lambda rows: st.image(GN.tile_grid(GN.scaled(gd, rows), shape=gd.image_shape),
+                                      caption="Real held-out digits (never used in training), as many as generated."))
     else:
         cols = gd.columns
         dims = (0, 1 if ds.dim > 1 else 0)
@@ -414,8 +426,9 @@ def show_run(stored: dict) -> None:
                                  key="gen.dim_y"))
         many, many_lab, many_comp = GN.draw(result, min(2000, max(ds.n, 200)))
         fig = go.Figure()
-        if ds.n_heldout:
-            fig.add_trace(go.Scattergl(x=ds.heldout[:, dims[0]], y=ds.heldout[:, dims[1]], mode="markers",
+        held = P.owner_rows(ds.heldout)              # none in presentation mode: the figure keeps its axes
+        if len(held):
+            fig.add_trace(go.Scattergl(x=held[:, dims[0]], y=held[:, dims[1]], mode="markers",
                                        name="real held-out rows", marker=dict(size=5, color=PRIVATE_COLOR)))
         group = many_lab if many_lab is not None else many_comp
         names = gd.class_names if many_lab is not None else [f"cluster {i + 1}" for i in range(result.k)]
@@ -433,16 +446,20 @@ def show_run(stored: dict) -> None:
     # ---------------------------------------------------------------- MMD
     st.subheader("How close? MMD to the held-out rows — owner's evaluation (not DP, not released)")
     with guard("evaluate the generated rows"):
-        if "eval" not in stored:                        # once per run (the page reruns on every input)
+        if P.show_owner_details() and "eval" not in stored:   # once per run; never computed for a projector
             with st.spinner("Sampling and comparing with a KME release at the same ε…"):
                 stored["eval"] = GN.evaluate(gd, result)
-        ev = stored["eval"]
-        st.dataframe({"rows": list(ev), "MMD to held-out (smaller is closer)": [round(v, 4) for v in ev.values()]},
-                     hide_index=True)
-        st.caption("Gaussian kernel on the declared-bounds-scaled columns (lengthscale √d/4, public). The KME "
-                   "release is an Algorithm 2 run at the same ε and δ (add/remove) on the same private rows, made "
-                   "for this comparison only: not charged, not released, shown only to you — like every number in "
-                   "this table, which reads the private rows.")
+
+        def _mmd_table(ev: dict) -> None:
+            st.dataframe({"rows": list(ev), "MMD to held-out (smaller is closer)": [round(v, 4) for v in ev.values()]},
+                         hide_index=True)
+            st.caption("Gaussian kernel on the declared-bounds-scaled columns (lengthscale √d/4, public). The KME "
+                       "release is an Algorithm 2 run at the same ε and δ (add/remove) on the same private rows, made "
+                       "for this comparison only: not charged, not released, shown only to you — like every number "
+                       "in this table, which reads the private rows.")
+
+        P.OwnerOnly(stored.get("eval") or {}, "The MMD evaluation against the private and held-out rows").render(
+            _mmd_table)
 
     # ---------------------------------------------------------------- downloads
     st.subheader("Downloads")

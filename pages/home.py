@@ -105,7 +105,7 @@ if ss.pop("home.pending", False):
     with guard("run the paper example") as res:
         ctx = make_context(ds)          # a real release: fresh OS-entropy noise, no seed recorded
         rec = perform(REGISTRY["alg1-public"], {"n_points": 200, "basis": "full", "weights": "free"}, ctx,
-                      allow_over=False)
+                      page="home")
         ss[S.PAPER_EXAMPLE] = rec.id
         ss["rel.selected"] = rec.id
     if res.ok:

@@ -21,6 +21,7 @@ from dpkme.release.charges import algorithm2_charge
 from dpkme.release.tabular import table_marginals
 from dpkme.reproduce import paper_kernel
 from ui import compute as C
+from ui import gate as GATE
 from ui import glossary as G
 from ui import presentation as P
 from ui import state as S
@@ -28,7 +29,6 @@ from ui.datasets import median_heuristic
 from ui.figures import kernel_profile, sigma_figure
 from ui.frame import require_frame
 from ui.mechanisms import REGISTRY, current_mechanism
-from ui.runner import check_budget
 from ui.widgets import PAGE_LEDGER, PAGE_RELEASE, delta_control, epsilon_control, guard, require_dataset, size_guard
 
 require_frame(__file__)
@@ -66,24 +66,28 @@ PRIVATE_CHOICE = "kern.private_choice"   # the last private length-scale choice 
 
 
 def _choose_privately(eps_l: float, lo: float, hi: float, size: int) -> None:
-    """Button callback: the exponential mechanism picks ℓ from the public grid; charged to the ledger first."""
+    """Button callback: the exponential mechanism picks ℓ from the public grid, through the gate (charged first)."""
     grid = lengthscale_grid(lo, hi, size)
     noise = "os-entropy"           # a real choice, charged to the ledger: fresh OS-entropy noise, never a seed
-    seed = None
-    try:
+
+    def charges(rows):
         from dpkme.privacy.accounting import pure_dp_charge
 
-        pre = S.relabel_charge(pure_dp_charge("private length scale (exponential mechanism)", epsilon=eps_l,
-                                              mechanism="exponential"), parts=(S.PART_PRIVATE,), noise_source=noise)
-        note = check_budget(ds, pre, allow_over=bool(ss.get(S.ALLOW_OVER)))
-        choice = private_lengthscale(ds.X, grid=grid, epsilon=eps_l, random_state=seed)
+        return [pure_dp_charge("private length scale (exponential mechanism)", epsilon=eps_l,
+                               mechanism="exponential")]
+
+    try:
+        run = GATE.run_private(page="kernel", ds=ds, charges=charges, noise_source=noise, uses_kernel=False,
+                            uses_epsilon=False,
+                            compute=lambda inputs: private_lengthscale(ds.X, grid=grid, epsilon=eps_l,
+                                                                       random_state=None))
     except ValueError as exc:
         ss["kern._private_error"] = str(exc)
         return
-    S.ledger_for(ds).add(S.relabel_charge(choice.charge, parts=(S.PART_PRIVATE,), noise_source=noise))
+    choice = run.result
     ss[S.LENGTHSCALE] = float(choice.lengthscale)
-    ss[S.LENGTHSCALE_SOURCE] = "private-dp"
-    ss[PRIVATE_CHOICE] = {**choice.to_dict(), "dataset": ds.key, "note": note,
+    ss[S.LENGTHSCALE_SOURCE] = "private-dp" if run.private else "private-data"
+    ss[PRIVATE_CHOICE] = {**choice.to_dict(), "dataset": ds.key, "note": run.note,
                           "owner_probabilities": choice.probabilities().tolist()}
 
 
@@ -305,6 +309,7 @@ with left:
             bad_bounds = not (hi_l > lo_l)
             if bad_bounds:
                 st.error(f"The largest ℓ ({hi_l:g}) must be larger than the smallest ({lo_l:g}).")
+            GATE.over_budget_checkbox("kernel")
             st.button(f"Choose ℓ privately (spends ε = {eps_l:g})", key="kern.pl_go", on_click=_choose_privately,
                       args=(eps_l, float(lo_l), float(hi_l), 30), disabled=bad_bounds or not pl_ok)
             if "kern._private_error" in ss:

@@ -39,12 +39,11 @@ _up = ss.get("bud.import")
 if _up is not None and ss.get("bud._imported") != (_up.name, _up.size):
     ss["bud._imported"] = (_up.name, _up.size)
     try:
-        n_added = S.ledger_import(ds, _up.getvalue())
+        outcome = S.ledger_import(ds, _up.getvalue())
     except ValueError as exc:
         ss["bud._import_msg"] = ("error", f"Could not import {_up.name!r}: {exc}")
     else:
-        ss["bud._import_msg"] = ("success", f"Imported {n_added} charge(s) from {_up.name!r} into this data's "
-                                            "ledger (charges already present were kept once).")
+        ss["bud._import_msg"] = outcome.message(_up.name)
 elif _up is None:
     ss.pop("bud._imported", None)
     ss.pop("bud._import_msg", None)
@@ -54,11 +53,11 @@ n_np = S.nonprivate_count(ds)
 if n_np:
     st.error(f"{n_np} release(s) of this data were NOT differentially private (e.g. a kernel lengthscale computed "
              "from the private rows). No ledger can bound what they revealed.")
-if not len(led):
+if not led.all_charges:
     st.info("Nothing spent yet: no private release of this data in this session.")
 else:
     with guard("compose the privacy losses") as res:
-        tot = S.composed(led.charges, delta_b)
+        tot = S.composed(led.all_charges, delta_b)
         basic = tot["basic"]
         head = S.budget_headline(led)             # the sidebar shows the same sentences (ui/widgets.py)
         over = head["over"]
@@ -73,7 +72,7 @@ else:
             st.caption(head["explain"])
         st.caption(S.ledger_counts(led))
         a, b, c, d = st.columns(4)
-        a.metric("Charges", len(led), help="A repeat-draw batch of k releases is one charge with count k.")
+        a.metric("Charges", len(led.all_charges), help="A repeat-draw batch of k releases is one charge with count k.")
         b.metric("Basic composition", f"ε = {basic[0]:.3g}",
                  help=f"The plain sum of the charges' ε and δ (here δ = {basic[1]:.1e}): always valid, never the "
                       "tightest for many releases.")
@@ -92,7 +91,7 @@ else:
                     + f" (worst: {tot['worst_part']}). Basic composition above is for that part too.")
 
         # cumulative curves
-        charges = list(led.charges)
+        charges = list(led.all_charges)
         xs, b_eps, r_eps, p_eps, best_eps = [0], [0.0], [0.0], [0.0], [0.0]
         for i in range(1, len(charges) + 1):
             t = S.composed(charges[:i], delta_b)
@@ -150,7 +149,7 @@ with st.expander("How are the totals computed?"):
         "owner, and are not releases."
     )
 
-if len(led) and led.split_changed:
+if led.all_charges and led.split_changed:
     st.warning("**The split changed after budget was spent.** Rows may have moved between the held-out and the "
                "private part, so no part is composed on its own any more: every charge counts against every row "
                "(sequential composition). The totals above are for that.")
@@ -172,12 +171,14 @@ ex1, ex2 = st.columns(2)
 with ex1:
     st.download_button("Export this ledger (JSON)", data=S.ledger_export(ds), mime="application/json",
                        file_name="dpkme_ledger.json", key="bud.export", on_click="ignore",
-                       icon=":material/download:", disabled=not len(led))
+                       icon=":material/download:", disabled=not led.all_charges)
 with ex2:
     st.file_uploader("Import a ledger exported earlier (JSON)", type=None, key="bud.import")
     kind, text = ss.get("bud._import_msg", (None, None))
     if kind == "error":
         st.error(text)
+    elif kind == "warning":
+        st.warning(text)
     elif kind == "success":
         st.success(text)
 
@@ -191,22 +192,21 @@ st.page_link(PAGE_DATA, label="Load a new dataset", icon=":material/table_view:"
 
 
 def _reset():
-    led_now = S.ledger_for(ds)
-    ss.setdefault(S.RESET_ARCHIVE, {}).setdefault(ds.data_key, []).extend(led_now.charges)
-    led_now.reset()
+    S.ledger_for(ds).reset()          # the charges move to the ledger's archive: still spent, still exported
     ss.get(S.NONPRIVATE, {}).pop(ds.data_key, None)
     ss.pop(S.REPEAT_DRAWS, None)
     ss["bud.confirm"] = False
     st.toast("Ledger reset.", icon=":material/delete_sweep:")
 
 
-archived = ss.get(S.RESET_ARCHIVE, {}).get(ds.data_key, [])
+archived = list(led.archive)
 if archived:
     tot_arch = S.composed(archived, delta_b)
-    st.warning(f"{len(archived)} charge(s) of this data were reset earlier in this session (together ε = "
-               f"{tot_arch['best'][0]:.3g} at δ = {delta_b:.0e}). A reset forgets them here, not for the people in the "
-               "data: what they really have is the composition of everything, reset or not.")
-confirm = st.checkbox("I understand: forget what was spent on this data (teaching only)", key="bud.confirm")
+    st.warning(f"{len(archived)} charge(s) of this data were reset earlier (together ε = {tot_arch['best'][0]:.3g} "
+               f"at δ = {delta_b:.0e}). A reset only clears the list above: the archived charges still count in the "
+               "headline, in every budget check and in the export, because the people in the data paid for them.")
+confirm = st.checkbox("I understand: clear the list of charges (they stay in the archive and keep counting)",
+                      key="bud.confirm")
 st.button("Reset this ledger", disabled=not confirm, key="bud.reset", on_click=_reset)
 
 ledgers = ss.get(S.LEDGERS, {})

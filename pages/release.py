@@ -8,6 +8,7 @@ from dpkme.release.gp import NOTES as _GP_NOTES
 from ui import compute as C
 from ui import downloads as DL
 from ui import explorer as XP
+from ui import gate as G
 from ui import noise as N
 from ui import presentation as P
 from ui import state as S
@@ -111,7 +112,7 @@ with left:
         st.caption(N.FLOAT_CAVEAT + (" Choose OpenDP's sampler above for noise hardened against that."
                                      if N.OPENDP in N.release_options(spec) else
                                      " This mechanism offers numpy's sampler only."))
-    st.checkbox("Allow exceeding the budget (teaching)", key=S.ALLOW_OVER, persist_state="session")
+    allow_over = G.over_budget_checkbox("release")
 
     size_ok = True
     if params is not None:
@@ -120,7 +121,7 @@ with left:
             est = release_cost(spec, ds, params, kernel)
         size_ok = size_guard(est, key="rel.size", what="this release (and its evaluation on your data)")
     release_budget_hint(ds, spec, params, kernel=kernel, eps=eps, noise_source=noise_source,
-                        allow_over=bool(ss.get(S.ALLOW_OVER)))     # blocked by the budget? say so here, and what to do
+                        allow_over=allow_over)     # blocked by the budget? say so here, and what to do
     go = st.button("Release", type="primary", disabled=params is None or not size_ok, key="rel.go", width="stretch")
 
 if go and params is not None and size_ok:
@@ -131,7 +132,7 @@ if go and params is not None and size_ok:
 
     with guard("release the data") as res:
         ctx = make_context(ds, noise_source=noise_source, seed=seed, progress=progress, kernel=kernel, eps=eps)
-        rec = perform(spec, params, ctx, allow_over=bool(ss.get(S.ALLOW_OVER)))
+        rec = perform(spec, params, ctx, page="release")
         ss["rel.selected"] = rec.id
     bar.empty()
     if res.ok:
@@ -415,7 +416,7 @@ if again and params is not None and repeat_ok:
         ctx = make_context(ds, noise_source=noise_source, seed=seed,
                            progress=lambda f, msg: bar.progress(min(max(f, 0.0), 1.0), text=msg), kernel=kernel,
                            eps=eps)
-        rep_out = repeat_draws(spec_now, params, ctx, int(k), allow_over=bool(ss.get(S.ALLOW_OVER)))
+        rep_out = repeat_draws(spec_now, params, ctx, int(k), page="release")
     bar.empty()
     if res.ok:
         N.advance(S.SEED, max((s for s in rep_out["seeds"] if s is not None), default=None))

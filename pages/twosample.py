@@ -13,12 +13,12 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from dpkme.cost import estimate_cost
-from dpkme.privacy.accounting import BudgetLedger
-from dpkme.privacy.leaks import mark_not_private
 from dpkme.two_sample import make_features, nonprivate_test, nte_test, release_test, tcmc_test
+from dpkme.two_sample.charges import test_charges
 from dpkme.two_sample.curves import chi2_reference, curve_series, curve_table, run_rejection_curve
 from dpkme.two_sample.lab import CASES, LAB_METHODS, make_case, split_public
 from ui import compute as C
+from ui import gate as G
 from ui import noise as N
 from ui import state as S
 from ui.figures import PALETTE
@@ -91,31 +91,15 @@ def build_features(kind: str, J: int, public, *, seed: int, lengthscale: float |
     return make_features("rff", n_features=2 * J, public_sample=public, lengthscale=lengthscale, random_state=seed)
 
 
-def record_charges(led, result, label: str, parts_of=None) -> list:
-    """Add a test's charges to ``led``: per holder with its part (parallel composition) when ``parts_of`` maps
-    holders to parts, else the result's charges; returns what was added."""
-    added = []
-    if parts_of and "*" not in parts_of and result.holder_charges:
-        for holder, charges in result.holder_charges.items():
-            for c in charges:
-                added.append(S.relabel_charge(c, f"{label}: {c.label}", parts=(parts_of[holder],)))
-    else:
-        part = parts_of.get("*") if parts_of else None
-        for c in result.charges:
-            added.append(S.relabel_charge(c, f"{label}: {c.label}", parts=(part,) if part else None))
-    for c in added:
-        c.details.setdefault("neighbouring", "replace-one")
-        c.details.setdefault("noise_source", result.noise_source)
-    trial = BudgetLedger(epsilon_budget=led.epsilon_budget, delta_budget=led.delta_budget, partition=led.partition)
-    for c in list(led.charges) + added:
-        trial.add(c)
-    if trial.exceeds_budget() and not ss.get(S.ALLOW_OVER):
-        raise ValueError(f"this test would take the privacy loss beyond the budget of ε = {led.epsilon_budget:g}, "
-                         f"δ = {led.delta_budget:.0e} (Budget ledger page); its result was discarded unseen. Lower "
-                         "ε or raise the budget.")
-    for c in added:
-        led.add(c)
-    return added
+def test_run_charges(tc, label: str, parts_of=None) -> list:
+    """The charges of a test (:func:`dpkme.two_sample.charges.test_charges`, computed before it reads a row) as the
+    gate records them: per holder with its part (parallel composition) when ``parts_of`` maps holders to parts,
+    else the union's charges (in the part ``parts_of["*"]`` if given)."""
+    if parts_of and "*" not in parts_of and len(tc.holders) > 1:
+        return [c.with_(label=f"{label}: {c.label}", parts=(parts_of[holder],))
+                for holder, charges in tc.holders.items() for c in charges]
+    part = parts_of.get("*") if parts_of else None
+    return [c.with_(label=f"{label}: {c.label}", parts=(part,) if part else ()) for c in tc.union]
 
 
 def null_figure(res) -> go.Figure:
@@ -206,18 +190,6 @@ def test_streams(source: str, seed: int | None, what: str) -> dict:
             "resample_random_state": N.null_seed(N.null_seed(s)), "seed": s}
 
 
-def finish_test(result, problems: list[str]):
-    """Stamp a test that is not private (seeded replay, or a lengthscale read off the private rows)."""
-    if problems:
-        mark_not_private(result, problems, warn=False)
-    return result
-
-
-def not_private_counted(key: str) -> None:
-    counts = ss.setdefault(S.NONPRIVATE, {})
-    counts[key] = counts.get(key, 0) + 1
-
-
 def read_upload(label: str, key: str):
     """An uploaded table parsed in memory (bytes never stored), as (name, DataFrame, content hash) or None."""
     from dpkme.io import load_table
@@ -276,12 +248,13 @@ if mode == "release":
                                        persist_state="session"))
         privacy_line()
         noise, seed = noise_line()
-        problems = N.privacy_problems(noise_source=noise, kernel=kind in ("me", "rff"))
+        problems = G.taint_reasons(noise_source=noise, ds=ds, uses_kernel=kind in ("me", "rff"))
         for p in problems:
             st.error(f"This test would NOT be differentially private: {p}.")
         if ds.n_public < 2:
             st.caption("Features: built from the release's own points (public: a post-processing of the release), "
                        "since this data has no publishable subset.")
+        G.over_budget_checkbox("twosample")
         go_btn = st.button("Run the test", type="primary", key="tst.go", width="stretch")
     cfg = json.dumps({"mode": mode, "ds": ds.key, "rel": sel, "n": n_syn, "f": [kind, J], "a": alpha,
                       "noise": noise, "s": seed, "eps": eps, "delta": delta})
@@ -299,19 +272,21 @@ if mode == "release":
             streams = test_streams(noise, seed, f"two-sample test of release #{rec.id}")
             public = ds.public if ds.n_public >= 2 else r.points[w > 0]
             feats = build_features(kind, J, public, seed=streams["seed"], lengthscale=kernel.lengthscale)
-            result = release_test((r.points, w), ds.heldout, features=feats, epsilon=eps, delta=delta, alpha=alpha,
-                                  n_synthetic=n_syn, random_state=streams["random_state"],
-                                  null_random_state=streams["null_random_state"],
-                                  resample_random_state=streams["resample_random_state"])
-            finish_test(result, problems)
+            tc = test_charges("release", n_x=n_syn, n_y=ds.n_heldout, features=feats, epsilon=eps, delta=delta)
+            run = G.run_private(
+                page="twosample", ds=ds, noise_source=noise, uses_kernel=kind in ("me", "rff"), parts=None,
+                charges=lambda rows: test_run_charges(tc, f"#{rec.id} vs held-out", {"*": S.PART_HELDOUT}),
+                compute=lambda inputs: release_test(
+                    (r.points, w), ds.heldout, features=feats, epsilon=eps, delta=delta, alpha=alpha,
+                    n_synthetic=n_syn, random_state=streams["random_state"],
+                    null_random_state=streams["null_random_state"],
+                    resample_random_state=streams["resample_random_state"]))
+            result, problems, added = run.result, list(run.reasons), list(run.charges)
             if problems:          # not private: never charged as a private test, counted as a non-private result
-                added = []
-                not_private_counted(ds.data_key)
                 note = "NOT private (" + "; ".join(problems) + "): not charged to the ledger as a private test."
             else:
-                added = record_charges(S.ledger_for(ds), result, f"#{rec.id} vs held-out", {"*": S.PART_HELDOUT})
                 note = ("Charged to the held-out rows only: the release read the private rows, a disjoint part of "
-                        "the same people.")
+                        "the same people.") + (f" {run.note}" if run.note else "")
             ss["tst.result"] = {"key": cfg, "mode": mode, "result": result, "reference": None, "charges": added,
                                 "ledger_key": ds.data_key, "ledger_name": ds.name, "ledger_note": note,
                                 "problems": problems, "seed": streams["seed"]}
@@ -389,9 +364,10 @@ if mode == "one":
                                        persist_state="session"))
         privacy_line()
         noise, seed = noise_line()
-        problems = N.privacy_problems(noise_source=noise, kernel=source == "groups" and kind in ("me", "rff"))
+        problems = G.taint_reasons(noise_source=noise, ds=ds, uses_kernel=source == "groups" and kind in ("me", "rff"))
         for p in problems:
             st.error(f"This test would NOT be differentially private: {p}.")
+        G.over_budget_checkbox("twosample")
         go_btn = st.button("Run the test", type="primary", key="tst.go", width="stretch")
     data_seed = int(ss.get("tst.data_seed", 0))
     src_cfg = ({"case": case, "n": n, "d": dim, "data_seed": data_seed} if source == "case" else
@@ -449,22 +425,27 @@ if mode == "one":
                 note = (f"Columns: {', '.join(map(str, cols))}. Publishable rows (used for the features, not in the "
                         f"test): {info['n_public'][0]:,} + {info['n_public'][1]:,}; tested: {info['n_test'][0]:,} + "
                         f"{info['n_test'][1]:,}.")
-            if design == "tcmc":
-                result = tcmc_test(X, Y, features=feats, **common)
-                reference = nonprivate_test(X, Y, features=feats, alpha=alpha,
-                                            null_random_state=streams["null_random_state"])
-            else:
-                result = nte_test(X, Y, features=feats, **common)
-                reference = nonprivate_test(X, Y, features=feats, design="two-sample", alpha=alpha,
-                                            null_random_state=streams["null_random_state"])
-            finish_test(result, problems)
+            tc = (test_charges("tcmc", n_x=len(X), features=feats, epsilon=eps, delta=delta) if design == "tcmc" else
+                  test_charges("nte", n_x=len(X), n_y=len(Y), features=feats, epsilon=eps, delta=delta))
+
+            def _test(inputs, X=X, Y=Y, feats=feats):
+                if design == "tcmc":
+                    return (tcmc_test(X, Y, features=feats, **common),
+                            nonprivate_test(X, Y, features=feats, alpha=alpha,
+                                            null_random_state=streams["null_random_state"]))
+                return (nte_test(X, Y, features=feats, **common),
+                        nonprivate_test(X, Y, features=feats, design="two-sample", alpha=alpha,
+                                        null_random_state=streams["null_random_state"]))
+
+            run = G.run_private(page="twosample", ds=ds, noise_source=noise,
+                                uses_kernel=source == "groups" and kind in ("me", "rff"),
+                                parts=None, ledger_key=lkey, ledger_name=lname,
+                                charges=lambda rows: test_run_charges(tc, label, parts), compute=_test)
+            (result, reference), problems, added = run.result, list(run.reasons), list(run.charges)
             if problems:
-                added = []
-                not_private_counted(lkey)
                 note = "NOT private (" + "; ".join(problems) + "): not charged to the ledger as a private test."
-            else:
-                led = S.ledger_for(ds) if lkey == ds.data_key else S.ledger_for_key(lkey, lname)
-                added = record_charges(led, result, label, parts)
+            elif run.note:
+                note = (note + " " if note else "") + run.note
             ss["tst.result"] = {"key": cfg, "mode": mode, "result": result, "reference": reference, "charges": added,
                                 "ledger_key": lkey, "ledger_name": lname, "ledger_note": note,
                                 "problems": problems, "seed": streams["seed"]}

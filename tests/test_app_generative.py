@@ -68,8 +68,9 @@ def test_tiny_run_charges_once_shows_images_and_downloads():
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
     led = _ledger(at)
-    assert len(led) == 1
-    charge = led.charges[0]
+    assert len(led) == 2                      # the private row count (add/remove: N is not public), then the run
+    count, charge = led.charges
+    assert count.mechanism == "laplace" and count.relation.value == "add-remove"
     assert charge.details["parts"] == (S.PART_PRIVATE,) and charge.epsilon <= 1.0 + 1e-9
     assert charge.details["neighbouring"] == "add-remove"
     stored = at.session_state["gen.box"]["latest"]
@@ -95,7 +96,7 @@ def test_tiny_run_charges_once_shows_images_and_downloads():
     assert rows.iloc[:, :64].to_numpy().min() >= 0 and rows.iloc[:, :64].to_numpy().max() <= 16
     # rerunning the page (any input) does not charge again
     at.number_input(key="gen.n_rows").set_value(40).run()
-    assert len(_ledger(at)) == 1
+    assert len(_ledger(at)) == 2
 
 
 @pytest.mark.slow
@@ -105,7 +106,8 @@ def test_exhausted_budget_is_an_error_that_says_what_to_do():
     assert not at.exception
     msgs = [e.value for e in at.error]
     assert any("beyond your budget" in m and "raise the budget" in m for m in msgs), msgs
-    assert not _ledger(at) or len(_ledger(at)) == 0                          # nothing charged, nothing run
+    led = _ledger(at)                         # only the private row count (ε = 0.05) was charged; nothing run
+    assert [c.mechanism for c in led.charges] == ["laplace"]
     assert "latest" not in at.session_state["gen.box"]
 
 
@@ -161,8 +163,8 @@ def test_one_model_per_class_runs_charges_once_and_says_so():
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
     led = _ledger(at)
-    assert len(led) == 1
-    charge = led.charges[0]
+    assert len(led) == 2 and led.charges[0].mechanism == "laplace"     # the private row count, then the run
+    charge = led.charges[1]
     assert "one model per class" in charge.label and charge.epsilon <= 1.0 + 1e-9
     assert charge.details["kmeans"] is None                                  # the whole budget to DP-SGD
     res = at.session_state["gen.box"]["latest"]["result"]
@@ -175,7 +177,7 @@ def test_one_model_per_class_runs_charges_once_and_says_so():
     rows = GN.rows_frame(res, gd, 40)
     assert list(rows.columns)[-1] == "digit" and set(rows["digit"]) <= set(gd.class_names)
     at.number_input(key="gen.n_rows").set_value(40).run()                  # a rerun does not charge again
-    assert len(_ledger(at)) == 1
+    assert len(_ledger(at)) == 2
 
 
 @pytest.mark.slow
@@ -239,7 +241,7 @@ def test_stop_shows_the_stopped_run_at_once(monkeypatch):
     assert any("Stopped after" in w.value and "planned" in w.value for w in at.warning)   # this run, not a later one
     assert len(at.image) == 2 and not any("Press **Train" in i.value for i in at.info)
     led = _ledger(at)
-    assert len(led) == 1 and led.charges[0].epsilon == pytest.approx(res.plan.epsilon)
+    assert len(led) == 2 and led.charges[-1].epsilon == pytest.approx(res.plan.epsilon)   # count + planned run
 
 
 def test_progress_text_never_shows_more_than_the_charge():

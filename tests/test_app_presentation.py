@@ -229,10 +229,10 @@ def test_no_budget_hint_for_a_release_that_spends_nothing_or_is_allowed_over():
     at.session_state[S.EPS] = 10.0                                               # alone above the total of 5
     follow(at, "pages/release.py")
     assert [w for w in at.warning if "Over the budget" in w.value]
-    at.checkbox(key=S.ALLOW_OVER).check().run()                                  # teaching: allowed, a caption says so
+    at.checkbox(key="gate.allow_over.release.0").check().run()                  # teaching: allowed, a caption says so
     assert not [w for w in at.warning if "Over the budget" in w.value]
     assert any("recorded as over budget" in c.value for c in at.caption)
-    at.checkbox(key=S.ALLOW_OVER).uncheck().run()
+    at.checkbox(key="gate.allow_over.release.0").uncheck().run()
     at.radio(key=S.NOISE_SOURCE).set_value("seeded").run()                     # replay mode: not private, no charge
     assert not [w for w in at.warning if "Over the budget" in w.value]
 

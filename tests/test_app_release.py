@@ -119,10 +119,13 @@ def test_budget_is_enforced(release_page):
     _release(at)                       # two ε = 1 releases: basic 2, RDP 1.39, PLD 1.28 at δ = 1e-5 -- all > 1.2
     assert "beyond your budget" in errors(at)
     assert len(at.session_state[S.RELEASES]) == 1
-    at.checkbox(key=S.ALLOW_OVER).check().run()
+    at.checkbox(key="gate.allow_over.release.0").check().run()   # the Release page's own permission, for one run
     _release(at)
     assert len(at.session_state[S.RELEASES]) == 2
     assert any("Budget exceeded" in w.value for w in at.warning)
+    _release(at)                       # the permission was used up by that run: refused again
+    assert "beyond your budget" in errors(at)
+    assert len(at.session_state[S.RELEASES]) == 2
 
 
 def test_os_entropy_releases_record_no_seed_and_cannot_be_replayed(release_page):

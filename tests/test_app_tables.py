@@ -401,9 +401,22 @@ def test_an_uploaded_mixed_table_with_private_suggestions_is_flagged_then_declar
     parsed = pd.read_csv(io.BytesIO(E.synthetic_csv(rows)), parse_dates=["visit"])
     visits = parsed["visit"].dropna()
     assert len(visits) and visits.between(pd.Timestamp(schema["visit"].lower), pd.Timestamp(schema["visit"].upper)).all()
-    # re-declare every column: tick 'declared' -> no warning, and a release is private again
+    # a tick alone does not declare a value read off the private rows (issue 24, finding 6a): bounds, category
+    # lists and levels stay flagged until the owner types a value from public knowledge
     at.switch_page("pages/data.py").run()
     at = edit(at, src, {c: {"declared": True} for c in schema.data_dependent})
+    ok(at)
+    still = dict(candidate(at).schema.data_dependent_fields)
+    assert {"visit", "age", "income", "region"} <= set(still)
+    assert all(set(f) <= {"lower", "upper", "categories", "values"} for f in still.values())
+    # re-declare every column from the code book -> no warning, and a release is private again
+    book = {c["name"]: c for c in MIXED_SCHEMA["columns"]}
+    edits = {c: {"declared": True} for c in schema.data_dependent}
+    for c in ("visit", "age", "income"):
+        edits[c].update(lower=str(book[c]["lower"]), upper=str(book[c]["upper"]))
+    edits["visit"]["lower"] = "2020-01-01"         # the code book's 2021-01-01 is also the private minimum here
+    edits["region"]["categories"] = "|".join(book["region"]["categories"] + ["other"])
+    at = edit(at, src, edits)
     ok(at)
     assert candidate(at).schema.data_dependent == ()
     assert "read from the private rows" not in warnings_text(at)

@@ -6,7 +6,7 @@ sight. :func:`release_budget_hint` shows, next to the **Release** button and bef
 release would exceed the budget, and points to what the app offers: raise the total on the Budget ledger page, lower
 ε, see what ε does without spending anything (the ε explorer on the same page; planning ε from an accuracy on the
 Kernel & privacy page), or -- for teaching -- allow exceeding the budget. The check is the runner's own
-(:func:`ui.runner.check_budget`: ``BudgetLedger.exceeds_budget`` under basic, RDP and PLD composition) on the
+(:func:`ui.gate.run_private`: ``BudgetLedger.exceeds_budget`` under basic, RDP and PLD composition) on the
 library's charge of the release (:func:`ui.mechanisms.preview_charge`); nothing is charged here.
 """
 
@@ -49,7 +49,7 @@ def would_exceed(ds: S.Dataset, charge) -> bool:
         charge = S.relabel_charge(charge, parts=(S.PART_PRIVATE,))
     led = S.ledger_for(ds)
     eps_b, delta_b = S.budget()
-    charges = list(led.charges) + [charge]
+    charges = list(led.all_charges) + [charge]
     if (sum(c.epsilon * c.count for c in charges) <= eps_b
             and sum(c.delta * c.count for c in charges) <= delta_b):
         return False
@@ -82,7 +82,8 @@ def release_budget_hint(ds: S.Dataset, spec: MechanismSpec, params: dict | None,
         The noise source chosen on the page: a release that is not private (e.g. replay mode) is charged nothing
         and never blocked.
     allow_over : bool
-        The page's "Allow exceeding the budget (teaching)" box: then the release goes ahead, recorded as over budget.
+        The page's own over-budget permission (:func:`ui.gate.over_budget_checkbox`): then the next release goes
+        ahead, recorded as over budget.
 
     Returns
     -------
@@ -115,7 +116,7 @@ def release_budget_hint(ds: S.Dataset, spec: MechanismSpec, params: dict | None,
         "- **lower ε** with the ε control above;\n"
         "- **see what ε does without spending anything**: the ε explorer below (planning: not a release), or plan "
         "ε from the accuracy you need on the Kernel & privacy page;\n"
-        "- for teaching only, tick *Allow exceeding the budget* (the release is then recorded as over budget).",
+        "- for teaching only, tick *Allow exceeding the budget for the next run* on this page (that one release is then recorded as over budget).",
         icon=":material/account_balance_wallet:")
     st.page_link(PAGE_LEDGER, label="Raise the budget (Budget ledger)", icon=":material/account_balance_wallet:")
     st.page_link(PAGE_KERNEL, label="Plan ε without spending (Kernel & privacy)", icon=":material/target:")

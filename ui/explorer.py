@@ -48,6 +48,7 @@ import streamlit as st
 from dpkme.cost import ALL_PAIRS_TERM, estimate_cost
 
 from . import compute as C
+from . import gate as G
 from . import noise as N
 from . import state as S
 from . import tables as T
@@ -458,9 +459,17 @@ def reading(ds: S.Dataset, plan: PlanningData, panel: dict, column: str) -> str:
 
 
 # --------------------------------------------------------------------------- the page section
-def use_epsilon(eps: float) -> None:
-    """Button callback: put ``eps`` into the ε control (the Kernel page's slider, or its exact value)."""
+def use_epsilon(eps: float, private_planning: bool = False) -> None:
+    """Button callback: put ``eps`` into the ε control (the Kernel page's slider, or its exact value).
+
+    An ε read off panels planned on the PRIVATE rows is a data-dependent choice: the gate marks every run at that ε
+    NOT private, with the reason (:func:`ui.gate.mark_epsilon_from_private_planning`), as it does for a length scale
+    read off the private rows. Choosing another ε afterwards lifts the mark; using a public panel's ε clears it."""
     ss = st.session_state
+    if private_planning:
+        G.mark_epsilon_from_private_planning(eps)
+    else:
+        ss.pop(G.EPSILON_TAINT, None)
     if any(abs(eps - g) <= 1e-12 * g for g in C.epsilon_grid()):
         ss[S.EPS_TYPED] = False
         ss[S.EPS] = min(C.epsilon_grid(), key=lambda g: abs(g - eps))
@@ -682,8 +691,10 @@ def draw(ds: S.Dataset, res: dict, column: str) -> None:
                     st.caption(reading(ds, plan, p, column))
             st.caption("Planning run: not a release, not charged to the ledger, not stored.")
             st.button(f"Use ε = {p['epsilon']:g}", key=f"rel.xp_use.{i}", on_click=use_epsilon,
-                      args=(p["epsilon"],), help="Sets the ε control above; nothing is released or charged until "
-                                                 "you press Release.")
+                      args=(p["epsilon"], bool(res.get("private"))),
+                      help="Sets the ε control above; nothing is released or charged until you press Release."
+                           + (" Planned on the PRIVATE rows: releases at this ε are then marked NOT private."
+                              if res.get("private") else ""))
     if decomposed:
         st.markdown(summary_words(res))
     noise = ("each panel drew its own fresh noise from OS entropy (nothing recorded)" if not res.get("replay") else

@@ -80,15 +80,18 @@ def privacy_fields(obj, *, app_private: bool, reasons=(), ds: S.Dataset | None =
     claim = privacy_claim(obj)
     private = bool(app_private and claim["differentially_private"])
     out: dict = {"differentially_private": private}
+    # under add/remove the exact row count is private: only the run's own public N (declared or privately counted)
+    add_remove = str(getattr(obj, "neighbouring", "") or "") == "add-remove"
+    n_words = getattr(obj, "n_private", None) if add_remove else (None if ds is None else ds.n)
     out["guarantee_in_words"] = release_guarantee_in_words(
         obj, private=private, reasons=_not_private_reasons(reasons),
-        n_private=None if ds is None else ds.n, n_public=0 if ds is None else ds.n_public,
-        n_heldout=0 if ds is None else ds.n_heldout)
+        n_private=n_words, n_public=0 if ds is None or add_remove else ds.n_public,
+        n_heldout=0 if ds is None or add_remove else ds.n_heldout)
     if private:
         out["seed"] = None
         out["noise"] = "fresh noise nobody can regenerate (" + str(getattr(obj, "noise_source", "")) + "); no seed recorded"
         if ds is not None:
-            out["guarantee"] = ds.guarantee()
+            out["guarantee"] = ds.guarantee(exact_counts=not add_remove)
     else:
         why = list(dict.fromkeys([*claim.get("not_private_because", []), *reasons]))
         out["status"] = ("replayable demo, not private" if getattr(obj, "noise_source", None) == "seeded"

@@ -537,15 +537,18 @@ def paper_figure2(*, sampling_rate: float, sigma_G: float, sigma_K: float, sigma
 
 
 # ---------------------------------------------------------------------- the run
-def run(gd: GenData, p, params: dict, *, rng=None, progress=None):
+def run(gd: GenData, p, params: dict, *, n_private: int, rng=None, progress=None):
     """Run DPGM on ``gd``'s private rows with the plan ``p`` (its noise multiplier: no re-calibration).
+
+    ``n_private`` is the public size of the run (add/remove: declared or privately counted by the gate,
+    :func:`ui.gate.row_count`), never the exact number of private rows.
 
     The VAE's likelihood is declared from the data kind (public): Bernoulli for images (pixel intensities),
     Gaussian for table columns with their own units."""
     from dpkme.generative import dpgm
 
     ds = gd.ds
-    return dpgm(ds.X, bounds=gd.bounds, labels=gd.labels, n_classes=gd.n_classes or None, n_private=ds.n,
+    return dpgm(ds.X, bounds=gd.bounds, labels=gd.labels, n_classes=gd.n_classes or None, n_private=int(n_private),
                 k=params["k"], model=params["model"], epochs=params["epochs"], batch_size=params["batch_size"],
                 clip_norm=params["clip_norm"], learning_rate=params["learning_rate"], hidden=(params["hidden"],),
                 latent_dim=params["latent_dim"], n_hidden=params["n_hidden"],
@@ -711,7 +714,7 @@ def generated_by_cluster(result, *, per_cluster: int = 8, rng=None):
 # ---------------------------------------------------------------------- downloads
 def _claim_view(result, ds: S.Dataset):
     return SimpleNamespace(noise_source=result.noise_source, epsilon=result.epsilon, delta=result.delta,
-                           neighbouring="add-remove", n_private=ds.n, params={},
+                           neighbouring="add-remove", n_private=result.config.get("n_private"), params={},
                            mechanism="DPGM (one model per class + DP-SGD)" if result.config.get("partition") == "labels"
                            else "DPGM (k-means + DP-SGD)")
 

@@ -19,11 +19,15 @@ ledger, nothing is skipped, and no setting becomes less private (:data:`HELP` sa
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
 import streamlit as st
 
 from .widgets import PAGE_DATA, PAGE_KERNEL, PAGE_RELEASE, PAGE_USE
 
-__all__ = ["CSS", "HELP", "PRESENT", "QUERY_PARAM", "STEPS", "hidden_note", "is_on", "owner_rows", "setup", "show_owner_details",
+__all__ = ["CSS", "HELP", "PRESENT", "OwnerOnly", "QUERY_PARAM", "STEPS", "hidden_note", "is_on", "owner_rows", "setup", "show_owner_details",
            "stepper"]
 
 #: Session key of the toggle (a bool).
@@ -184,3 +188,39 @@ def owner_rows(X):
         draws the released points only.
     """
     return X if show_owner_details() else X[:0]
+
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class OwnerOnly(Generic[T]):
+    """A value computed from the private rows for the data owner's eyes only: a type, not a convention.
+
+    Whatever a page computes from private (or held-out) rows for the owner -- an evaluation against them, a picture
+    of them, an exact statistic -- is wrapped in an ``OwnerOnly`` and drawn only through :meth:`render`, which in
+    presentation mode draws :func:`hidden_note` instead. ``tests/test_gate_attacks.py`` walks every page in
+    presentation mode and checks that no wrapped value reaches the screen.
+
+    Parameters
+    ----------
+    value : object
+        The owner's value.
+    what : str
+        What it is, for the note shown in its place (e.g. ``"The MMD evaluation against the private rows"``).
+    """
+
+    value: T
+    what: str
+
+    def render(self, draw: Callable[[T], object]) -> bool:
+        """Draw the value with ``draw(value)`` unless presentation mode is on (then a note); True if drawn."""
+        if show_owner_details():
+            draw(self.value)
+            return True
+        hidden_note(self.what)
+        return False
+
+    def shown(self) -> T | None:
+        """The value when owner details are shown, else None."""
+        return self.value if show_owner_details() else None

@@ -9,16 +9,13 @@ import streamlit as st
 
 from dpkme.cost import ALL_PAIRS_TERM, estimate_cost
 from dpkme.privacy.accounting import PrivacyCharge
-from dpkme.privacy.leaks import mark_not_private
 
 from . import compute as C
+from . import gate as G
 from . import noise as N
 from . import state as S
+from .gate import BudgetExceeded  # noqa: F401  (re-exported: pages catch it from here)
 from .mechanisms import REGISTRY, MechanismSpec, RunContext
-
-
-class BudgetExceeded(ValueError):
-    """The release would take the ledger beyond the user's total budget."""
 
 
 def make_context(ds: S.Dataset, *, noise_source: str = N.REAL, seed: int | None = None, progress=None,
@@ -42,32 +39,8 @@ def make_context(ds: S.Dataset, *, noise_source: str = N.REAL, seed: int | None 
 
 def private_problems(noise_source: str | None = None, ds: S.Dataset | None = None) -> list[str]:
     """Reasons why a release with the current settings would NOT be differentially private
-    (:func:`ui.noise.privacy_problems`: the app's one guard; ``ds`` defaults to the current dataset)."""
-    return N.privacy_problems(noise_source=noise_source, dataset=ds)
-
-
-def check_budget(ds: S.Dataset, charge: PrivacyCharge | None, *, allow_over: bool,
-                 parts=(S.PART_PRIVATE,)) -> str | None:
-    """Warning text if ``charge`` would exceed the budget (raises BudgetExceeded unless allowed).
-
-    A charge that declares no parts is checked as reading ``parts`` (default: the private rows).
-    """
-    if charge is None:
-        return None
-    if not charge.details.get("parts"):
-        charge = S.relabel_charge(charge, parts=parts)
-    led = S.ledger_for(ds)
-    if not led.exceeds_budget(charge):
-        return None
-    eps_b, delta_b = S.budget()
-    msg = (f"this release (ε = {charge.epsilon:g}, δ = {charge.delta:.0e}"
-           + (f", × {charge.count}" if charge.count > 1 else "")
-           + f") would take the total privacy loss on this data beyond your budget of ε = {eps_b:g}, "
-           f"δ = {delta_b:.0e} under every accountant (basic, RDP, PLD). Lower ε, raise the budget on the "
-           "Budget ledger page, or tick 'allow exceeding the budget'.")
-    if not allow_over:
-        raise BudgetExceeded(msg)
-    return "Budget exceeded: " + msg
+    (:func:`ui.gate.taint_reasons`, the gate's own check; ``ds`` defaults to the current dataset)."""
+    return G.taint_reasons(noise_source=noise_source, ds=S.dataset() if ds is None else ds)
 
 
 def run_spec(spec: MechanismSpec, ctx: RunContext, params: dict):
@@ -79,18 +52,18 @@ def run_spec(spec: MechanismSpec, ctx: RunContext, params: dict):
     return out, {}
 
 
-def recorded_charge(spec: MechanismSpec, pre: PrivacyCharge | None, release, ctx: RunContext, *,
-                    label: str | None = None, count: int | None = None) -> PrivacyCharge | None:
-    """The charge put in the ledger, always the library's: its charge of the finished release when the
-    mechanism has one (``final_charge``: what the release did, e.g. its candidates or grid), else the charge the
-    library computed from the same parameters before the run (``dpkme.release.*_charge``, the one checked
-    against the budget). The app derives no sensitivity or calibration of its own and compares nothing. Both
-    carry the noise source and the part of the data read (the private rows)."""
-    if pre is None:
-        return None
-    charge = spec.final_charge(release) if spec.final_charge is not None else pre
-    return S.relabel_charge(charge, label, count=count,
-                            parts=(S.PART_PRIVATE,), noise_source=ctx.noise_source)
+def _checked_final(spec: MechanismSpec, charged: PrivacyCharge, release, ds: S.Dataset) -> PrivacyCharge:
+    """The finished release's own charge must be the one charged before the run (same ε, δ, noise multiplier);
+    its description (e.g. the candidates or the grid it used) is added to the ledger's record of that charge."""
+    if spec.final_charge is None:
+        return charged
+    final = spec.final_charge(release)
+    if (final.mechanism, final.epsilon, final.delta, final.noise_multiplier) != (
+            charged.mechanism, charged.epsilon, charged.delta, charged.noise_multiplier):
+        raise RuntimeError(f"the release reports a charge ({final.epsilon:g}, {final.delta:g}) other than the one "
+                           f"charged before it ran ({charged.epsilon:g}, {charged.delta:g}); it is not shown.")
+    described = {k: v for k, v in final.details.items() if k not in ("run_id", "page", "release_id")}
+    return S.ledger_for(ds).annotate(charged.id, described)
 
 
 #: Session key: the (dataset key, kernel key) pairs whose exact mean of K_XX is already computed (and cached).
@@ -156,32 +129,42 @@ def evaluate_function(ds: S.Dataset, release) -> dict:
     return out
 
 
-def perform(spec: MechanismSpec, params: dict, ctx: RunContext, *, allow_over: bool = False) -> S.ReleaseRecord:
-    """Run ``spec`` (budget first), evaluate and record the release; returns the record."""
+def perform(spec: MechanismSpec, params: dict, ctx: RunContext, *, page: str = "release") -> S.ReleaseRecord:
+    """Run ``spec`` through the gate (public inputs, taint, budget, charge, then the private rows), evaluate and
+    record the release; returns the record."""
     ds = ctx.ds
-    problems = private_problems(ctx.noise_source, ctx.ds) if spec.spends_budget else []
-    private = not problems
-    charge = spec.charge(ctx, params) if (spec.spends_budget and private) else None
-    notes = list(problems)
-    over = check_budget(ds, charge, allow_over=allow_over)
-    if over:
-        notes.append(over)
-    release, owner = run_spec(spec, ctx, params)
-    if problems:  # the release's own metadata says so too (exports, JSON)
-        mark_not_private(release, problems, warn=False)
+    rid = S.new_id()
+    pre: list[PrivacyCharge] = []
+
+    def charges(rows: G.PublicRows) -> list[PrivacyCharge]:
+        if not spec.spends_budget:
+            return []
+        one = spec.charge(ctx, params)
+        pre[:] = [S.relabel_charge(one, f"#{rid} {one.label}", release_id=rid)]
+        return pre
+
+    run = G.run_private(page=page, ds=ds, charges=charges, compute=lambda inputs: run_spec(spec, ctx, params),
+                        noise_source=ctx.noise_source if spec.spends_budget else None,
+                        uses_kernel=spec.spends_budget)
+    release, owner = run.result
+    if run.reasons:
+        from dpkme.privacy.leaks import mark_not_private
+
+        mark_not_private(release, list(run.reasons), warn=False)
+    charge = run.charges[0] if run.charges else None
+    if charge is not None:
+        charge = _checked_final(spec, charge, release, ds)
+    notes = list(run.reasons) + ([run.note] if run.note else [])
     ctx.progress(0.9, "evaluating against the private data (for you only)")
     metrics = {**evaluate(ds, ctx.kernel, release, spec), **owner}
     rec = S.ReleaseRecord(
-        id=S.new_id(), release=release, dataset_key=ds.key, data_key=ds.data_key, dataset_name=ds.name,
-        mechanism_key=spec.key, mechanism_label=spec.label, private=private, charge=charge, metrics=metrics,
+        id=rid, release=release, dataset_key=ds.key, data_key=ds.data_key, dataset_name=ds.name,
+        mechanism_key=spec.key, mechanism_label=spec.label, private=run.private, charge=charge, metrics=metrics,
         warnings=notes, kind=spec.output,
         replay={"mechanism": spec.key, "params": params, "epsilon": ctx.epsilon, "delta": ctx.delta,
                 "calibration": ctx.calibration, "sensitivity_mode": ctx.sensitivity_mode,
                 "kernel": ctx.kernel.to_dict(), "seed": release.seed, "noise_source": ctx.noise_source},
     )
-    if charge is not None:
-        final = recorded_charge(spec, charge, release, ctx)
-        rec.charge = S.relabel_charge(final, f"#{rec.id} {final.label}", release_id=rec.id)   # S.ledger_counts
     S.add_release(rec)
     ctx.progress(1.0, "done")
     return rec
@@ -200,8 +183,8 @@ def replay(rec: S.ReleaseRecord, ds: S.Dataset):
     return run_spec(spec, ctx, r["params"])[0]
 
 
-def repeat_draws(spec: MechanismSpec, params: dict, ctx: RunContext, k: int, *, allow_over: bool = False) -> dict:
-    """``k`` independent releases with the same settings (one ledger charge with count ``k``).
+def repeat_draws(spec: MechanismSpec, params: dict, ctx: RunContext, k: int, *, page: str = "release") -> dict:
+    """``k`` independent releases with the same settings (one ledger charge with count ``k``), through the gate.
 
     Replay mode: the next ``k`` unused seeds after the context's (replayable, not private); real releases:
     fresh OS-entropy noise for every draw. Returns ``{"dataset_key", "releases", "distances", "seeds",
@@ -210,38 +193,44 @@ def repeat_draws(spec: MechanismSpec, params: dict, ctx: RunContext, k: int, *, 
     ds = ctx.ds
     if spec.output != "points":
         raise ValueError("repeat draws are offered for weighted-point releases only.")
-    problems = private_problems(ctx.noise_source, ctx.ds) if spec.spends_budget else []
-    charge = None
-    if spec.spends_budget and not problems:
+
+    def charges(rows: G.PublicRows) -> list[PrivacyCharge]:
+        if not spec.spends_budget:
+            return []
         one = spec.charge(ctx, params)
-        charge = PrivacyCharge(label=f"{one.label} × {k} repeat draws", mechanism=one.mechanism,
-                               epsilon=one.epsilon, delta=one.delta, noise_multiplier=one.noise_multiplier,
-                               count=k, details=dict(one.details))
-    notes = list(problems)
-    over = check_budget(ds, charge, allow_over=allow_over)
-    if over:
-        notes.append(over)
-    base = ctx.random_state
-    out, dists, seeds = [], [], []
-    progress = ctx.progress
-    for i in range(k):
-        ctx.random_state = None if base is None else N.claim_seed(base + 1 + i, f"repeat draw on {ds.name}")
-        ctx.progress = lambda f, m, i=i: progress((i + f) / k, f"draw {i + 1} of {k}: {m}")
-        r, _ = run_spec(spec, ctx, params)
-        if problems:
-            mark_not_private(r, problems, warn=False)
-        out.append(r)
+        return [S.relabel_charge(one, f"{one.label} × {k} repeat draws", count=k, repeat_draws=k)]
+
+    def compute(inputs: G.RunInputs) -> list:
+        base = ctx.random_state
+        out = []
+        progress = ctx.progress
+        try:
+            for i in range(k):
+                ctx.random_state = None if base is None else N.claim_seed(base + 1 + i, f"repeat draw on {ds.name}")
+                ctx.progress = lambda f, m, i=i: progress((i + f) / k, f"draw {i + 1} of {k}: {m}")
+                out.append(run_spec(spec, ctx, params)[0])
+        finally:
+            ctx.random_state, ctx.progress = base, progress
+        return out
+
+    run = G.run_private(page=page, ds=ds, charges=charges, compute=compute,
+                        noise_source=ctx.noise_source if spec.spends_budget else None,
+                        uses_kernel=spec.spends_budget)
+    out = run.result
+    dists, seeds = [], []
+    for r in out:
+        if run.reasons:
+            from dpkme.privacy.leaks import mark_not_private
+
+            mark_not_private(r, list(run.reasons), warn=False)
         seeds.append(r.seed)
         dists.append(C.distance(ds, ctx.kernel, r.points, r.weights))
         st.session_state.setdefault(KXX_DONE, set()).add((ds.key, C.kernel_key(ctx.kernel)))
-    ctx.random_state, ctx.progress = base, progress
-    if charge is not None:
-        charge = S.relabel_charge(recorded_charge(spec, one, out[0], ctx, label=charge.label, count=k),
-                                  repeat_draws=k)                  # S.ledger_counts
-        S.ledger_for(ds).add(charge)
-    elif problems:
+    if not run.private:     # the gate counted one not-private run; a batch counts its k draws
         counts = st.session_state.setdefault(S.NONPRIVATE, {})
-        counts[ds.data_key] = counts.get(ds.data_key, 0) + k
+        counts[ds.data_key] = counts.get(ds.data_key, 0) + k - 1
+    charge = run.charges[0] if run.charges else None
+    notes = list(run.reasons) + ([run.note] if run.note else [])
     result = {"dataset_key": ds.key, "mechanism": spec.label, "releases": out, "distances": dists, "seeds": seeds,
               "charge": charge, "notes": notes, "kernel": ctx.kernel}
     st.session_state[S.REPEAT_DRAWS] = result

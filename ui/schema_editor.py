@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from . import gate as G
 from . import state as S
 from . import tables as T
 from .widgets import guard
@@ -186,7 +187,9 @@ COLUMN_CONFIG = {
                             "as %d/%m/%Y. Each cell is read on its own with it; never guessed from the rows."),
     "declared": st.column_config.CheckboxColumn(
         "declared", help="Ticked: the values of this row come from public knowledge (or a private discovery). "
-                         "Unticked: they were read from the private rows, and releases are NOT private."),
+                         "Unticked: they were read from the private rows, and releases are NOT private. A bound, "
+                         "category list or level read from the private rows stays flagged until you type a value "
+                         "from public knowledge: a tick alone does not declare it."),
 }
 
 
@@ -297,8 +300,6 @@ def _discover(st_key: str, ctx: dict, jobs: list[dict], private_index: np.ndarra
     """Button callback: charge the ledger, then release the bounds/categories of ``jobs`` privately."""
     from dpkme.privacy.discovery import private_bounds, private_categories
 
-    from .runner import check_budget
-
     frame = ctx["frame"]
     rows = frame.iloc[private_index]
     base = ss[st_key]["edited"] if ss[st_key].get("edited") is not None else ss[st_key]["base"]
@@ -322,12 +323,10 @@ def _discover(st_key: str, ctx: dict, jobs: list[dict], private_index: np.ndarra
                 else:
                     lo_d, hi_d = float(lo), float(hi)
                     vals = pd.to_numeric(col, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
-                pre = S.relabel_charge(_bounds_charge(job["epsilon"], name), parts=(S.PART_PRIVATE,),
-                                       noise_source="os-entropy")
-                note = check_budget(stub, pre, allow_over=bool(ss.get(S.ALLOW_OVER)))
-                _spend(stub, pre)            # charged (and the publishable subset locked) before the rows are read
-                out = private_bounds(vals, epsilon=job["epsilon"], lower=lo_d, upper=hi_d,
-                                     label=f"private bounds of {name!r} (DP quantiles)")
+                out, note = _gated(stub, _bounds_charge(job["epsilon"], name),
+                                   lambda inputs, vals=vals, lo_d=lo_d, hi_d=hi_d, job=job, name=name: private_bounds(
+                                       vals, epsilon=job["epsilon"], lower=lo_d, upper=hi_d,
+                                       label=f"private bounds of {name!r} (DP quantiles)"))
                 lo_v, hi_v = out.lower, out.upper
                 if kind == "integer":
                     lo_v, hi_v = float(np.floor(lo_v)), float(np.ceil(hi_v))
@@ -344,12 +343,10 @@ def _discover(st_key: str, ctx: dict, jobs: list[dict], private_index: np.ndarra
                 done.append({"column": name, "released": f"[{lo_t}, {hi_t}]", "ε": job["epsilon"], "δ": 0.0,
                              "note": note})
             else:
-                pre = S.relabel_charge(_categories_charge(job["epsilon"], job["delta"], name), parts=(S.PART_PRIVATE,),
-                                       noise_source="os-entropy")
-                note = check_budget(stub, pre, allow_over=bool(ss.get(S.ALLOW_OVER)))
-                _spend(stub, pre)
-                out = private_categories(col, epsilon=job["epsilon"], delta=job["delta"],
-                                         label=f"private categories of {name!r}")
+                out, note = _gated(stub, _categories_charge(job["epsilon"], job["delta"], name),
+                                   lambda inputs, col=col, job=job, name=name: private_categories(
+                                       col, epsilon=job["epsilon"], delta=job["delta"],
+                                       label=f"private categories of {name!r}"))
                 cats = sorted((str(c) for c in out.categories), key=str.lower)
                 mask = base["column"] == name
                 if kind == "categorical":
@@ -368,11 +365,20 @@ def _discover(st_key: str, ctx: dict, jobs: list[dict], private_index: np.ndarra
         ss.setdefault("data._discovered", {}).setdefault(st_key, []).extend(done)
 
 
-def _spend(stub: S.Dataset, charge) -> None:
-    """Record ``charge`` in the ledger of these individuals and lock their publishable subset -- before the
-    private rows are read, so that an error after the read can never leave a read unaccounted for."""
-    S.lock_public_subset(stub)
-    S.ledger_for(stub).add(charge)
+def _gated(stub: S.Dataset, charge, compute):
+    """One private discovery through the gate (charged, and the publishable subset locked, before the rows are
+    read); returns ``(result, over-budget note)``. The library's own charge of the result must be the one charged."""
+    run = G.run_private(page="data", ds=stub, charges=lambda rows: [charge], compute=compute,
+                        noise_source="os-entropy", uses_kernel=False, uses_epsilon=False)
+    if not run.private:
+        raise ValueError("a private discovery on these rows would not be private: " + "; ".join(run.reasons))
+    out = run.result
+    own = getattr(out, "charge", None)
+    if own is not None and (own.epsilon * own.count, own.delta * own.count) != (charge.epsilon * charge.count,
+                                                                                charge.delta * charge.count):
+        raise RuntimeError(f"the discovery reports a charge ({own.epsilon:g} × {own.count}) other than the one "
+                           f"charged ({charge.epsilon:g} × {charge.count}).")
+    return out, run.note
 
 
 def _declared_date_format(schema, name: str) -> SimpleNamespace:
@@ -455,6 +461,7 @@ def _discovery(ctx: dict, st_key: str, edited: pd.DataFrame, private_index: np.n
                                                    if any(j["kind"] not in T.NUMERIC_KINDS for j in jobs) else "")
                        + ". The coarse ranges must come from public knowledge (e.g. 'a body mass is between 0 and "
                        "20 000 g'), not from the rows. Real releases: fresh OS-entropy noise, no seed.")
+        G.over_budget_checkbox("data")
         st.button(f"Discover privately (spends ε = {total:g})", key=f"data.disc_go.{ctx['src_key']}",
                   disabled=not jobs, on_click=_discover, args=(st_key, ctx, jobs, private_index, stub))
         if "data._discovery_error" in ss:

@@ -55,7 +55,6 @@ DATASET = "dataset"
 RELEASES = "releases"
 REPEAT_DRAWS = "repeat_draws"
 LEDGERS = "ledgers"
-RESET_ARCHIVE = "_reset_archive"     # {data_key: charges forgotten by a ledger reset (still shown)}
 LOCKED_PUBLIC = "_locked_public"      # {data_key: publishable-subset id fixed when budget was first spent}
 NONPRIVATE = "nonprivate_releases"
 CURVES = "curves"
@@ -87,7 +86,6 @@ SEED = "rel.seed"
 N_FEATURES = "rel.n_features"
 SOLVER = "rel.solver"
 N_REPEATS = "rel.n_repeats"
-ALLOW_OVER = "rel.allow_over_budget"
 
 # Budget
 BUDGET_EPS = "bud.epsilon"
@@ -113,7 +111,6 @@ DEFAULTS: dict[str, Any] = {
     SEED: 0,
     N_FEATURES: 1000,
     N_REPEATS: 5,
-    ALLOW_OVER: False,
     BUDGET_EPS: 5.0,
     BUDGET_DELTA: 1e-5,
 }
@@ -192,8 +189,12 @@ class Dataset:
             return "none"
         return "public:" + json.dumps([sp.get("public_fraction", 0.0), sp.get("seed")])
 
-    def guarantee(self) -> str:
-        """The guarantee in one line: who is protected, who is not."""
+    def guarantee(self, *, exact_counts: bool = True) -> str:
+        """The guarantee in one line: who is protected, who is not (``exact_counts=False``: no row counts, as
+        for a release under add/remove, where the number of rows is private)."""
+        if not exact_counts:
+            return self.guarantee().split(" for the ")[0] + " under add/remove of one row (row counts not released)" \
+                if not self.guarantee().startswith("NOT") else "NOT differentially private (see the warning)"
         dependent = list(getattr(getattr(self, "schema", None), "data_dependent", ()) or ())
         if dependent:
             return (f"NOT differentially private: the schema's values of column(s) {dependent} were read from the "
@@ -342,7 +343,7 @@ def split_change_problem(ds: Dataset) -> str | None:
 def split_change_note(ds: Dataset) -> str | None:
     """A warning if the held-out/private split differs from the one budget was spent under."""
     led = st.session_state.get(LEDGERS, {}).get(ds.data_key)
-    if led is None or not len(led):
+    if led is None or not led.all_charges:
         return None
     parts = [p for p in led.partitions if p is not None]
     if parts and any(p != ds.partition for p in parts):
@@ -447,12 +448,9 @@ def ledger_for(ds: Dataset) -> BudgetLedger:
         led = BudgetLedger(epsilon_budget=eps_b, delta_budget=delta_b)
         ledgers[ds.data_key] = led
     elif (led.epsilon_budget, led.delta_budget) != (eps_b, delta_b):
-        fresh = BudgetLedger(epsilon_budget=eps_b, delta_budget=delta_b)
-        for c in led.charges:
-            fresh.add(c)
-        ledgers[ds.data_key] = led = fresh
+        led.epsilon_budget, led.delta_budget = eps_b, delta_b     # same charges, same archive: only the budget moves
     led.partition = ds.partition          # charges on parts are stamped with the split they were made under
-    if len(led):
+    if led.all_charges:
         lock_public_subset(ds)
     return led
 
@@ -470,25 +468,54 @@ def ledger_export(ds: Dataset) -> bytes:
     return ledger_for(ds).to_json(name=ds.name, about={"data_key": ds.data_key}).encode("utf-8")
 
 
-def ledger_import(ds: Dataset, content: bytes) -> int:
-    """Merge an exported ledger into ``ds``'s ledger; returns the number of charges added.
+@dataclass(frozen=True)
+class LedgerImport:
+    """What importing a ledger file did: charges added, charges already recorded (by id), and whether this very
+    file (by its content hash) was imported before in this session."""
 
-    Merging is conservative: the result holds every charge of both (nothing already spent is forgotten).
+    added: int
+    already_recorded: int
+    same_file_again: bool
+
+    def message(self, name: str) -> tuple[str, str]:
+        """``(kind, text)`` for the Budget ledger page: ``"warning"`` for a file imported twice or with nothing new."""
+        if self.same_file_again:
+            return ("warning", f"{name!r} was already imported in this session: nothing was added (its "
+                               f"{self.already_recorded} charge(s) are in the ledger once).")
+        if not self.added and self.already_recorded:
+            return ("warning", f"Nothing new in {name!r}: its {self.already_recorded} charge(s) are already in the "
+                               "ledger (matched by their ids).")
+        extra = (f"; {self.already_recorded} already recorded were kept once" if self.already_recorded else "")
+        return ("success", f"Imported {self.added} charge(s) from {name!r} into this data's ledger{extra}.")
+
+
+#: Session key: content hashes of the ledger files imported in this session, per data key.
+IMPORTED_LEDGERS = "_imported_ledgers"
+
+
+def ledger_import(ds: Dataset, content: bytes) -> LedgerImport:
+    """Merge an exported ledger into ``ds``'s ledger: every charge of the file (its archive included) whose id is
+    not in the ledger yet is added; charges are matched by id only, never by equal fields (two releases with the
+    same label and ε in two sessions are two spendings).
+
     Raises ValueError for a malformed file or a ledger of other individuals.
     """
+    import hashlib
+
     imported = BudgetLedger.from_json(content)
     owner = imported.about.get("data_key")
     if owner is not None and owner != ds.data_key:
         raise ValueError(f"this ledger belongs to other data ({owner!r}), not to {ds.name!r}; load that data on "
                          "the Data page first.")
+    digest = hashlib.sha256(bytes(content)).hexdigest()
+    seen = st.session_state.setdefault(IMPORTED_LEDGERS, {}).setdefault(ds.data_key, set())
+    again = digest in seen
+    seen.add(digest)
     led = ledger_for(ds)
-    current = list(led.charges)
-    added = [c for c in imported.charges if c not in current]
-    for c in added:
-        led.add(c)
-    if added:
+    merge = led.merge(imported)
+    if merge.added:
         lock_public_subset(ds)
-    return len(added)
+    return LedgerImport(added=len(merge.added), already_recorded=len(merge.already_recorded), same_file_again=again)
 
 
 def ledger_for_key(data_key: str, name: str) -> BudgetLedger:
@@ -518,11 +545,9 @@ def add_release(rec: ReleaseRecord) -> None:
     ds = dataset()
     if ds is not None:
         lock_public_subset(ds)
-    if rec.charge is not None and ds is not None:
-        ledger_for(ds).add(rec.charge)
-    if not rec.private:
-        counts = st.session_state.setdefault(NONPRIVATE, {})
-        counts[rec.data_key] = counts.get(rec.data_key, 0) + 1
+    if rec.charge is not None and ds is not None and rec.charge not in ledger_for(ds):
+        raise RuntimeError(f"release #{rec.id} carries a charge that the gate did not put in the ledger "
+                           "(ui.gate.run_private charges before the private rows are read); it is not recorded.")
 
 
 def nonprivate_count(ds: Dataset | None) -> int:
@@ -566,8 +591,7 @@ def relabel_charge(charge: PrivacyCharge, label: str | None = None, *, parts=Non
 
 
 def _charge_key(charges) -> tuple:
-    return tuple((c.label, c.mechanism, c.epsilon, c.delta, c.noise_multiplier, c.count,
-                  tuple(c.details.get("parts") or ()), c.details.get("partition")) for c in charges)
+    return tuple(c.id for c in charges)
 
 
 def composed(charges, delta_target: float) -> dict:
@@ -587,7 +611,7 @@ def composed(charges, delta_target: float) -> dict:
 def over_budget(led: BudgetLedger) -> bool:
     """``led.exceeds_budget()``, memoised like :func:`composed`."""
     cache = st.session_state.setdefault("_exceeds_cache", {})
-    key = (_charge_key(led.charges), led.epsilon_budget, led.delta_budget)
+    key = (_charge_key(led.all_charges), led.epsilon_budget, led.delta_budget)
     if key not in cache:
         if len(cache) > 256:
             cache.clear()
@@ -627,17 +651,17 @@ def budget_headline(led: BudgetLedger) -> dict:
         relates to the (ε, δ) the charges were calibrated to, when those differ.
     """
     eps_b, delta_b = budget()
-    if not len(led):
+    if not led.all_charges:
         return {"epsilon": 0.0, "delta": 0.0, "method": None, "over": False, "explain": None,
                 "text": f"ε = 0 of {eps_b:g} spent (nothing charged: no private release yet)"}
-    tot = composed(led.charges, delta_b)
+    tot = composed(led.all_charges, delta_b)
     best, method = tot["best"][0], tot["best_method"]
     text = (f"ε = {best:.3g} of {eps_b:g} spent at δ = {fmt_delta(delta_b)} — tightest bound "
             f"({ACCOUNTANT_WORDS[method]})")
     basic_eps, basic_delta = tot["basic"]
     explain = None
     if method != "basic" and math.isfinite(best):
-        charges = led.charges
+        charges = led.all_charges
         if len(charges) == 1 and charges[0].count == 1:
             c = charges[0]
             what = "This release" if c.details.get("release_id") is not None else "The only charge so far"
@@ -682,7 +706,7 @@ def ledger_counts(led: BudgetLedger) -> str:
     run). Release numbers count every release of the session, for all data.
     """
     ids, draws, other = [], [], 0
-    for c in led.charges:
+    for c in led.all_charges:
         if c.details.get("release_id") is not None:
             ids.append(int(c.details["release_id"]))
         elif c.details.get("repeat_draws"):
@@ -698,7 +722,7 @@ def ledger_counts(led: BudgetLedger) -> str:
         parts.append(f"{other} other private step{'' if other == 1 else 's'} (a private choice of ℓ, a private "
                      "discovery of bounds or categories, a two-sample test or a clustering run)")
     listed = ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1] if parts else "none"
-    text = f"{_plural(len(led), 'charge')} in the ledger: {listed}."
+    text = f"{_plural(len(led.all_charges), 'charge')} in the ledger: {listed}."
     if ids:
         text += " Release numbers count every release of this session, on all data."
     return text

@@ -260,8 +260,10 @@ def schema_from_editor(frame: pd.DataFrame, *, original=None):
 
     Columns whose ``declared`` box is unticked keep the mark that their values were read from the
     private rows (``schema.data_dependent``, every field): a release with them is not private. Ticking
-    ``declared`` declares the fields the editor shows; a field it does not show keeps the original schema's
-    value *and its flag* (ticking a row must never declare a value the owner did not see).
+    ``declared`` declares the fields the owner *changed*: a flagged field whose value is still the one read off
+    the private rows keeps its flag (a tick alone must not turn the private maximum into a "declared" bound), and
+    a field the editor does not show keeps the original schema's value *and its flag* (ticking a row must never
+    declare a value the owner did not see).
     """
     from dpkme.schema import ColumnSpec, TableSchema, _applicable_fields
 
@@ -270,7 +272,9 @@ def schema_from_editor(frame: pd.DataFrame, *, original=None):
     # fields the editor does not show stay as the original schema declared them (flags included)
     extra: dict[str, dict] = {}
     flagged: dict[str, frozenset] = {}
+    originals: dict[str, object] = {}
     if original is not None:
+        originals = {c.name: c for c in original.columns}
         flagged = dict(getattr(original, "data_dependent_fields", {}) or {})
         for c in original.columns:
             extra[c.name] = {"kind": c.kind, **{f.name: getattr(c, f.name) for f in dataclasses.fields(c)
@@ -293,9 +297,28 @@ def schema_from_editor(frame: pd.DataFrame, *, original=None):
             fields[name] = tuple(sorted(_applicable_fields(cols[-1])))
         else:
             still = set(flagged.get(name, ())) & kept & _applicable_fields(cols[-1])   # hidden, copied, flagged
+            before = originals.get(name)
+            if before is not None and getattr(before, "kind", None) == kind:      # shown, flagged and unchanged
+                still |= {f for f in set(flagged.get(name, ())) & _applicable_fields(cols[-1]) & VALUE_FIELDS
+                          if f not in kept and _same(getattr(cols[-1], f, None), getattr(before, f, None))}
             if still:
                 fields[name] = tuple(sorted(still))
     return TableSchema(cols, data_dependent=fields, uniform_sq_distance=getattr(original, "uniform_sq_distance", 1.0))
+
+
+#: The fields whose values can be read off the rows (a bound, a category list, the levels): ticking *declared*
+#: does not declare them unless their value was changed.
+VALUE_FIELDS = frozenset({"lower", "upper", "categories", "values"})
+
+
+def _same(a, b) -> bool:
+    """Whether two field values of a column spec are equal (numbers compared as floats, sequences element-wise)."""
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    try:
+        return float(a) == float(b)
+    except (TypeError, ValueError):
+        return a == b
 
 
 def schema_json_bytes(schema) -> bytes:

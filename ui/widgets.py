@@ -291,11 +291,11 @@ def _sidebar_budget(ds: S.Dataset) -> None:
     st.progress(min(best / eps_b, 1.0) if eps_b > 0 and math.isfinite(best) else 1.0)
     if head["explain"]:
         st.caption(head["explain"])
-    if len(led):
+    if led.all_charges:
         st.caption(S.ledger_counts(led))
     if S.nonprivate_count(ds):
         st.warning(f"{S.nonprivate_count(ds)} NOT private release(s) of this data (replayable demos or "
                    "data-dependent settings)")
-    if len(led):
+    if led.all_charges:
         st.caption("The ledger lives in this browser session: a reload starts an empty one. Export it on the "
                    "Budget ledger page and import it after a reload.")

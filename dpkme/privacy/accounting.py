@@ -1013,6 +1013,18 @@ class BudgetLedger:
         self._ids.add(charge.id)
         return charge
 
+    def annotate(self, charge_id: str, details: dict[str, Any]) -> PrivacyCharge:
+        """Add descriptive ``details`` to the recorded charge ``charge_id`` (e.g. what the finished release did:
+        its number of candidates, its grid); its cost, relation, parts and id never change. Returns the charge."""
+        for store in (self._charges, self._archive):
+            for i, c in enumerate(store):
+                if c.id == charge_id:
+                    keep = {"neighbouring", "parts", "partition"}
+                    extra = {k: v for k, v in dict(details).items() if k not in keep}
+                    store[i] = c.with_(details={**c.details, **extra})
+                    return store[i]
+        raise ValueError(f"no charge with id {charge_id!r} in this ledger.")
+
     def merge(self, other: BudgetLedger) -> LedgerMerge:
         """Add every charge of ``other`` (its archive included) that this ledger does not hold yet, by id.
 
