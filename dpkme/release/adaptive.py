@@ -1,0 +1,615 @@
+r"""Adaptive kernel-mean-embedding release of a mixed table: AIM-style budget, JAX-fitted synthetic rows.
+
+A third table mechanism next to Algorithms 1 and 2 (:func:`dpkme.release.tabular.release_table`). It spends
+the privacy budget as AIM does (McKenna, Mullins, Sheldon & Miklau 2022): it measures every column once, then
+repeatedly **selects** the worst-fitted query of a workload with the exponential mechanism, **measures** it
+with the Gaussian mechanism, re-fits a synthetic table to all measurements so far, and **anneals** the
+per-round budget when a measurement no longer changes the fit. Unlike AIM, a query on a set of columns
+:math:`r` is a kernel mean embedding on the declared embedding of the rows
+(:class:`~dpkme.schema.TableSchema`), never a binning of continuous values:
+
+* all columns of :math:`r` discrete (categories, declared levels, missing): the exact normalised cell counts
+  :math:`a_r(D) = \frac1N\sum_{x\in D} \mathbb 1_{x_r}` (one-hot cell features), :math:`C_r` cells;
+* a continuous column in :math:`r`: the mean :math:`a_r(D) = \frac1N\sum_{x\in D}\phi_r(x)` of unit-norm
+  random Fourier features :math:`\phi_r \in \mathbb R^{2F}` on the columns of :math:`r`
+  (:mod:`dpkme.release.fit`), :math:`\|\phi_r(x)\|_2 = 1` for every row.
+
+Sensitivities (:math:`N` public under replace-one, declared under add-remove)
+----------------------------------------------------------------------------
+======================  ==========================  =========================
+query                   L2 (measurement)            score (selection)
+======================  ==========================  =========================
+cells, replace-one      :math:`\sqrt2/N`            L1 error: :math:`2/N`
+cells, add-remove       :math:`1/N`                 :math:`1/N`
+features, replace-one   :math:`2/N`                 L2 error: :math:`2/N`
+features, add-remove    :math:`1/N`                 :math:`1/N`
+======================  ==========================  =========================
+
+Selection score
+---------------
+With :math:`\hat a_r` the current synthetic table's answer and :math:`\sigma_r` the noise a measurement of
+:math:`r` would get this round,
+
+.. math::
+    q_r(D) = \|a_r(D) - \hat a_r\| - b_r, \qquad
+    b_r = \begin{cases}\sqrt{2/\pi}\,\sigma_r C_r & \text{cells (L1 norm)}\\
+                       \sigma_r\sqrt{2F} & \text{features (L2 norm)}\end{cases}
+
+(:math:`b_r` is about the norm of the noise the measurement would add: queries already fitted to within
+their noise are not worth measuring). By the triangle inequality :math:`q_r` changes by at most
+:math:`\Delta_q` of the table above between neighbours, the same for every candidate, so choosing :math:`r`
+with probability :math:`\propto\exp(\varepsilon_t q_r / (2\Delta_q))` (done as report-noisy-max with Gumbel
+noise, which has exactly this distribution) is :math:`\varepsilon_t`-DP, hence
+:math:`\varepsilon_t^2/8`-zCDP (Cesar & Rogers 2021).
+
+Measurement and composition
+---------------------------
+Round :math:`t` measures with :math:`\sigma_r = \Delta_{2,r}/\sqrt{2\rho_t}`: :math:`\rho_t`-zCDP. The
+budget :math:`\rho` is split as in AIM: with :math:`T` rounds, :math:`\rho_t = 0.9\rho/T` for a measurement
+and :math:`\varepsilon_t^2/8 = 0.1\rho/T` for a selection; the :math:`p` columns are measured first; when the
+fit moved by less than the measurement's expected noise norm, :math:`\sigma` is halved and
+:math:`\varepsilon_t` doubled (both parts cost 4 times more); when less than two rounds' worth is left, the
+last round spends exactly what remains. zCDP composes by adding :math:`\rho`, also when the parts are
+chosen adaptively and the sum is kept within :math:`\rho` by such a filter (Feldman & Zrnic 2021; Whitehouse
+et al. 2023), so the release is :math:`\rho`-zCDP and therefore
+:math:`(\rho + 2\sqrt{\rho\ln(1/\delta)},\ \delta)`-DP (Bun & Steinke 2016, Prop. 1.3).
+:func:`zcdp_rho` gives the largest :math:`\rho` whose conversion is at most :math:`\varepsilon` (rounded
+toward more noise), so the whole :math:`(\varepsilon, \delta)` is known before any row is read
+(:func:`adaptive_release_charge`). Every decision -- rounds, annealing, the fit, the decoding -- reads only
+the noisy measurements and public quantities.
+
+Synthetic rows
+--------------
+The rows are fitted by gradient in JAX (:class:`dpkme.release.fit.RelaxedFit`): post-processing.
+
+Examples
+--------
+>>> import pandas as pd
+>>> from dpkme.schema import ColumnSpec, TableSchema
+>>> from dpkme.release.adaptive import adaptive_release, adaptive_release_charge
+>>> schema = TableSchema([ColumnSpec("age", "integer", lower=18, upper=90),
+...                       ColumnSpec("smoker", "boolean")])
+>>> df = pd.DataFrame({"age": [25, 40, 61, 33] * 50, "smoker": [True, False, False, True] * 50})
+>>> c = adaptive_release_charge(schema=schema, n_private=200, epsilon=1.0, delta=1e-6)
+>>> (c.mechanism, c.epsilon, c.delta)
+('approx-dp', 1.0, 1e-06)
+>>> rel = adaptive_release(df, schema=schema, epsilon=1.0, delta=1e-6, synthetic_rows=200)  # doctest: +SKIP
+>>> bool(rel.rows["age"].between(18, 90).all()), rel.charge.epsilon                        # doctest: +SKIP
+(True, 1.0)
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .._validation import (
+    _short,
+    check_delta,
+    check_epsilon,
+    check_in,
+    check_positive_int,
+    check_random_state,
+    public_size,
+    spawn_streams,
+)
+from ..privacy.accounting import PrivacyCharge
+from ..privacy.sensitivity import NEIGHBOURING
+from ..privacy.spec import NeighbouringRelation
+from .fit import FINAL_STEPS, ROUND_STEPS, RelaxedDomain, RelaxedFit
+
+__all__ = ["MECHANISM_NAME", "SELECTION_SHARE", "MAX_CELLS", "N_FREQUENCIES", "MAX_CANDIDATES", "zcdp_rho",
+           "zcdp_epsilon", "default_rounds", "default_synthetic_rows", "default_workload",
+           "adaptive_release_charge", "adaptive_release", "AdaptiveTableRelease"]
+
+#: The mechanism's name in metadata and charges.
+MECHANISM_NAME = "adaptive-kme"
+#: Share of each round's zCDP budget spent on the selection (the rest on the measurement), as in AIM.
+SELECTION_SHARE = 0.1
+#: A discrete column subset with more cells than this is measured through random features instead.
+MAX_CELLS = 1024
+#: Frequencies :math:`F` of a random-feature query (:math:`2F` features).
+N_FREQUENCIES = 32
+#: Most candidates of the default workload (all 1- and 2-way subsets, then 3-way ones up to this).
+MAX_CANDIDATES = 200
+_DECODE = ("sample", "argmax")
+
+
+# --------------------------------------------------------------------------- zCDP <-> (epsilon, delta)
+def zcdp_epsilon(rho: float, delta: float) -> float:
+    r""":math:`\varepsilon = \rho + 2\sqrt{\rho\ln(1/\delta)}`: a :math:`\rho`-zCDP mechanism is
+    :math:`(\varepsilon, \delta)`-DP (Bun & Steinke 2016, Prop. 1.3).
+
+    Examples
+    --------
+    >>> round(zcdp_epsilon(0.5, 1e-6), 4)
+    5.7565
+    """
+    if not (math.isfinite(rho) and rho >= 0):
+        raise ValueError(f"rho must be a finite number >= 0, got {_short(rho)}.")
+    delta = check_delta(delta)
+    return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
+
+
+def zcdp_rho(epsilon: float, delta: float) -> float:
+    r"""The largest :math:`\rho` with :func:`zcdp_epsilon` :math:`(\rho, \delta) \le \varepsilon`.
+
+    :math:`\rho = \bigl(\sqrt{L + \varepsilon} - \sqrt L\bigr)^2 = \varepsilon^2/(\sqrt{L+\varepsilon}+\sqrt L)^2`
+    with :math:`L = \ln(1/\delta)` (the stable form), then lowered float by float until the conversion,
+    evaluated in floating point, is at most :math:`\varepsilon` (rounding toward more noise).
+
+    Examples
+    --------
+    >>> rho = zcdp_rho(1.0, 1e-6)
+    >>> round(rho, 6), zcdp_epsilon(rho, 1e-6) <= 1.0
+    (0.017469, True)
+    """
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    L = math.log(1.0 / delta)
+    rho = epsilon ** 2 / (math.sqrt(L + epsilon) + math.sqrt(L)) ** 2
+    while rho > 0 and zcdp_epsilon(rho, delta) > epsilon:
+        rho = math.nextafter(rho, 0.0)
+    return rho
+
+
+# --------------------------------------------------------------------------- public rules
+def default_rounds(n_columns: int) -> int:
+    """The public default number of rounds :math:`T` (the :math:`p` initial measurements included):
+    :math:`\\min(\\max(3p, 12), 48)`.
+
+    AIM uses :math:`16p`; every round here re-fits the synthetic rows, so fewer, larger rounds (each column
+    measured first takes :math:`0.9/T` of the budget; about :math:`2p` selections remain before annealing).
+
+    Examples
+    --------
+    >>> default_rounds(8), default_rounds(2), default_rounds(30)
+    (24, 12, 48)
+    """
+    p = check_positive_int(n_columns, name="n_columns")
+    return int(min(max(3 * p, 12), 48))
+
+
+def default_synthetic_rows(n_private: int) -> int:
+    """The public default number of synthetic rows: :math:`\\min(\\max(N, 1000), 5000)`.
+
+    Examples
+    --------
+    >>> default_synthetic_rows(344), default_synthetic_rows(30000)
+    (1000, 5000)
+    """
+    n = check_positive_int(n_private, name="n_private")
+    return int(min(max(n, 1000), 5000))
+
+
+def _check_schema(schema: Any) -> Any:
+    from ..schema import TableSchema
+
+    if schema is None:
+        raise ValueError("schema is required: declare the table's columns with a dpkme.schema.TableSchema "
+                         "(e.g. dpkme.datasets.load_schema(name) for a bundled table).")
+    if not isinstance(schema, TableSchema):
+        raise ValueError(f"schema must be a dpkme.schema.TableSchema, got {_short(schema)}.")
+    return schema
+
+
+def default_workload(schema: Any, *, max_candidates: int = MAX_CANDIDATES) -> list[tuple[str, ...]]:
+    """All 1- and 2-way column subsets, then 3-way ones (nearest in the schema's order first) up to ``max_candidates``.
+
+    A rule of the schema alone (public).
+
+    Examples
+    --------
+    >>> from dpkme.datasets import load_schema
+    >>> w = default_workload(load_schema("penguins"))
+    >>> len(w), w[0], w[8], w[-1]
+    (92, ('species',), ('species', 'island'), ('species', 'sex', 'year'))
+    """
+    schema = _check_schema(schema)
+    names = schema.names
+    p = len(names)
+    out: list[tuple[str, ...]] = [(n,) for n in names]
+    out += [(names[i], names[j]) for i, j in itertools.combinations(range(p), 2)]
+    triples = sorted(itertools.combinations(range(p), 3), key=lambda t: (t[2] - t[0], t))
+    for t in triples:
+        if len(out) >= max(max_candidates, p):
+            break
+        out.append(tuple(names[i] for i in t))
+    return out
+
+
+def _check_workload(workload: Any, schema: Any) -> list[tuple[int, ...]]:
+    names = list(schema.names)
+    if workload is None:
+        workload = default_workload(schema)
+    if isinstance(workload, (str, bytes)):
+        raise ValueError(f"workload must be a sequence of column-name tuples, got {_short(workload)}.")
+    out: list[tuple[int, ...]] = [(i,) for i in range(len(names))]
+    for sub in workload:
+        cols = (sub,) if isinstance(sub, str) else tuple(sub)
+        if not 1 <= len(cols) <= 3:
+            raise ValueError(f"a workload subset names 1 to 3 columns, got {_short(sub)}.")
+        bad = [c for c in cols if c not in names]
+        if bad:
+            raise ValueError(f"workload subset {_short(sub)} names column(s) {bad} that the schema does not "
+                             f"declare; its columns are {names}.")
+        idx = tuple(sorted({names.index(c) for c in cols}))
+        if idx not in out:
+            out.append(idx)
+    return out
+
+
+def adaptive_release_charge(*, schema: Any = None, n_columns: int | None = None, n_private: int, epsilon: float,
+                            delta: float, neighbouring: str = "replace-one", rounds: int | None = None,
+                            label: str | None = None) -> PrivacyCharge:
+    r"""The charge of :func:`adaptive_release` with these public parameters, before any row is read.
+
+    The release is :math:`\rho`-zCDP with :math:`\rho` = :func:`zcdp_rho` :math:`(\varepsilon, \delta)`, hence
+    :math:`(\varepsilon, \delta)`-DP: one ``"approx-dp"`` charge of the whole :math:`(\varepsilon, \delta)`.
+    ``details`` records :math:`\rho`, the rounds and the budget rule; a finished release adds the realised
+    parts (``details["parts_itemised"]``: every selection and measurement with its :math:`\rho`).
+
+    Parameters
+    ----------
+    schema : TableSchema, optional
+        The declared schema (or give ``n_columns``).
+    n_columns : int, optional
+        Number of columns :math:`p` (when no schema is given).
+    n_private : int
+        Public (replace-one) or declared (add-remove) size :math:`N`.
+    epsilon, delta : float
+        The target :math:`(\varepsilon, \delta)`; :math:`\delta > 0`.
+    neighbouring : {"replace-one", "add-remove"}, default="replace-one"
+        Neighbouring relation.
+    rounds : int, optional
+        Rounds :math:`T` (default :func:`default_rounds`).
+    label : str, optional
+        The charge's label.
+
+    Returns
+    -------
+    PrivacyCharge
+
+    Examples
+    --------
+    >>> c = adaptive_release_charge(n_columns=8, n_private=344, epsilon=3.0, delta=1e-6)
+    >>> c.mechanism, c.epsilon, c.details["rounds"], round(c.details["rho"], 4)
+    ('approx-dp', 3.0, 24, 0.1473)
+    """
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    neighbouring = check_in(neighbouring, NEIGHBOURING, name="neighbouring")
+    n_private = check_positive_int(n_private, name="n_private")
+    if schema is not None:
+        p = len(_check_schema(schema))
+    elif n_columns is not None:
+        p = check_positive_int(n_columns, name="n_columns")
+    else:
+        raise ValueError("give the schema (or n_columns) of the table.")
+    T = default_rounds(p) if rounds is None else check_positive_int(rounds, name="rounds")
+    if T < p + 1:
+        raise ValueError(f"rounds={T} is too few for {p} columns: the columns are measured first, so rounds must "
+                         f"be at least {p + 1}.")
+    rho = zcdp_rho(epsilon, delta)
+    details = {"mechanism": MECHANISM_NAME, "function": "adaptive_release", "accounting": "zCDP",
+               "rho": rho, "conversion": "rho + 2*sqrt(rho*ln(1/delta)) (Bun & Steinke 2016, Prop. 1.3)",
+               "rounds": T, "n_columns": p, "n_private": n_private, "selection_share": SELECTION_SHARE,
+               "budget_rule": "per round rho/T: 0.9 measurement (Gaussian), 0.1 selection (exponential "
+                              "mechanism, eps_t^2/8); columns measured first; x4 when annealed; the last round "
+                              "spends the remainder"}
+    return PrivacyCharge(label=label or f"Adaptive KME table release (eps={epsilon:g})", mechanism="approx-dp",
+                         epsilon=epsilon, delta=delta, relation=NeighbouringRelation.parse(neighbouring),
+                         details=details)
+
+
+# --------------------------------------------------------------------------- the private side
+class _Oracle:
+    """The only holder of statistics of the private rows: answers selections and measurements with noise.
+
+    ``true`` holds :math:`a_r(D)` of every candidate; ``rng`` is the private noise stream. Nothing else on
+    the release's path reads the rows (the tests replace this class by a replay of recorded answers).
+    """
+
+    def __init__(self, true: list[np.ndarray], rng: np.random.Generator) -> None:
+        self._true = true
+        self._rng = rng
+
+    def select(self, model: list[np.ndarray], biases: np.ndarray, norms: list[int], epsilon: float,
+               sensitivity: float) -> int:
+        q = np.array([np.linalg.norm(t - m, ord=o) for t, m, o in zip(self._true, model, norms)]) - biases
+        g = self._rng.gumbel(size=q.size)
+        return int(np.argmax(epsilon * q / (2.0 * sensitivity) + g))
+
+    def measure(self, index: int, sigma: float) -> np.ndarray:
+        t = self._true[index]
+        return np.asarray(t + self._rng.normal(0.0, sigma, size=t.shape))
+
+
+# --------------------------------------------------------------------------- the release
+@dataclass
+class AdaptiveTableRelease:
+    """The result of :func:`adaptive_release`.
+
+    Attributes
+    ----------
+    schema : TableSchema
+    rows : pandas.DataFrame
+        The synthetic rows (the schema's columns and types).
+    charge : PrivacyCharge
+        The whole release's charge (:func:`adaptive_release_charge` plus the realised parts).
+    rounds : list of dict
+        Per round: the measured columns, the query kind, the :math:`\\rho` of the selection and of the
+        measurement, :math:`\\sigma`, whether the budget was annealed after it.
+    measurements : list of dict
+        The noisy measurements (public: the release's privatised statistics).
+    """
+
+    schema: Any
+    rows: pd.DataFrame
+    charge: PrivacyCharge
+    epsilon: float
+    delta: float
+    neighbouring: str
+    n_private: int
+    rho: float
+    rounds: list[dict[str, Any]]
+    measurements: list[dict[str, Any]] = field(repr=False)
+    n_candidates: int = 0
+    seed: int | None = None
+    decode: str = "sample"
+    _fit: Any = field(default=None, repr=False)
+
+    @property
+    def differentially_private(self) -> bool:
+        """False for a seeded (replayable) demo or a schema read from the private rows."""
+        return self.seed is None and not self.schema.data_dependent
+
+    def sample(self, n: int, rng: Any = None) -> pd.DataFrame:
+        """``n`` further rows of the fitted synthetic table (post-processing: no privacy cost).
+
+        Rows of the relaxed table are drawn uniformly with replacement and decoded again (levels drawn from
+        each row's probabilities).
+
+        Parameters
+        ----------
+        n : int
+            Number of rows.
+        rng : None, int or numpy.random.Generator
+            Randomness of the draw (fresh OS entropy by default).
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        n = check_positive_int(n, name="n")
+        gen, _ = check_random_state(rng)
+        rows = gen.integers(0, self._fit.n_rows, size=n)
+        return self._fit.decode(gen, method=self.decode, rows=rows)
+
+    def metadata(self) -> dict[str, Any]:
+        """JSON-serialisable description (no seed for a real release)."""
+        d: dict[str, Any] = {
+            "kind": "table", "mechanism": MECHANISM_NAME,
+            "description": "adaptive kernel-mean-embedding release (AIM-style selection and annealing, "
+                           "Gaussian measurements of cell counts and random features, rows fitted in JAX)",
+            "epsilon": self.epsilon, "delta": self.delta, "neighbouring": self.neighbouring,
+            "n_private": self.n_private, "rho": self.rho, "accounting": "zCDP",
+            "n_rounds": len(self.rounds), "rounds": self.rounds, "n_candidates": self.n_candidates,
+            "n_synthetic": int(len(self.rows)), "decode": self.decode,
+            "differentially_private": self.differentially_private,
+            "columns": list(self.schema.names), "schema": self.schema.to_dict(),
+            "charge": self.charge.to_record(),
+        }
+        if self.seed is not None:
+            d["seed"] = self.seed
+            d["seed_warning"] = ("seeded noise (teaching/demo): anyone who knows this seed can regenerate and "
+                                 "remove the noise, so this release is not private once the seed is shared")
+        if self.schema.data_dependent:
+            d["not_private_reason"] = ("the schema declares values read from the private rows "
+                                       f"({list(self.schema.data_dependent)})")
+        return d
+
+    def to_json(self) -> str:
+        """:meth:`metadata` as JSON text."""
+        return json.dumps(self.metadata(), default=_json_default)
+
+
+def _json_default(o: Any) -> Any:
+    if isinstance(o, (np.integer,)):
+        return int(o)
+    if isinstance(o, (np.floating,)):
+        return float(o)
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    return str(o)
+
+
+def adaptive_release(df_or_encoded: Any, *, schema: Any = None, epsilon: float, delta: float, workload: Any = None,
+                     rounds: int | None = None, random_state: Any = None, neighbouring: str = "replace-one",
+                     n_private: int | None = None, synthetic_rows: int | None = None,
+                     decode: str = "sample", round_steps: int = ROUND_STEPS,
+                     final_steps: int = FINAL_STEPS) -> AdaptiveTableRelease:
+    r"""Adaptive KME release of a mixed table (module docstring): selected, measured, fitted, decoded.
+
+    Parameters
+    ----------
+    df_or_encoded : pandas.DataFrame or array (N, D)
+        The private table, or its rows already embedded by ``schema.encode``.
+    schema : TableSchema
+        The declared schema (required).
+    epsilon, delta : float
+        The guarantee: :math:`(\varepsilon, \delta)`-DP, :math:`\delta > 0` (through :math:`\rho`-zCDP).
+    workload : sequence of tuples of column names, optional
+        Candidate column subsets (1 to 3 columns); every single column is added. Default
+        :func:`default_workload`.
+    rounds : int, optional
+        Rounds :math:`T` (default :func:`default_rounds`; at least :math:`p + 1`).
+    random_state : None, int or numpy.random.Generator
+        ``None`` (a real release): fresh OS entropy for the noise and for the public draws, nothing
+        recorded. An int: a replayable demo, labelled not private.
+    neighbouring : {"replace-one", "add-remove"}, default="replace-one"
+        Neighbouring relation.
+    n_private : int, optional
+        The public size :math:`N`: counted from the rows under replace-one (must match if given), required
+        (declared) under add-remove.
+    synthetic_rows : int, optional
+        Rows of the fitted synthetic table (default :func:`default_synthetic_rows`).
+    decode : {"sample", "argmax"}, default="sample"
+        How a relaxed row's levels become one level (:meth:`dpkme.release.fit.RelaxedFit.decode`).
+    round_steps, final_steps : int
+        Adam steps after each measurement and at the end (post-processing).
+
+    Returns
+    -------
+    AdaptiveTableRelease
+
+    Raises
+    ------
+    ValueError
+        A missing or wrong schema, :math:`\varepsilon \le 0`, :math:`\delta` outside :math:`(0, 1)`, a bad
+        workload, too few rounds, or an undeclared size under add-remove (the message names the value).
+    """
+    schema = _check_schema(schema)
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    neighbouring = check_in(neighbouring, NEIGHBOURING, name="neighbouring")
+    decode = check_in(decode, _DECODE, name="decode")
+    round_steps = check_positive_int(round_steps, name="round_steps")
+    final_steps = check_positive_int(final_steps, name="final_steps")
+    if isinstance(df_or_encoded, pd.DataFrame):
+        Z = schema.encode(df_or_encoded)
+    else:
+        Z = np.asarray(df_or_encoded, dtype=np.float64)
+        if Z.ndim != 2 or Z.shape[1] != schema.dim or Z.shape[0] == 0 or not np.isfinite(Z).all():
+            raise ValueError(f"encoded rows must be a finite (N, {schema.dim}) array (schema.encode), got shape "
+                             f"{Z.shape}.")
+    N = public_size(Z.shape[0], n_private, neighbouring=neighbouring)
+    p = len(schema)
+    charge = adaptive_release_charge(schema=schema, n_private=N, epsilon=epsilon, delta=delta,
+                                     neighbouring=neighbouring, rounds=rounds)
+    T = charge.details["rounds"]
+    rho_total = charge.details["rho"]
+    n_syn = default_synthetic_rows(N) if synthetic_rows is None else check_positive_int(
+        synthetic_rows, name="synthetic_rows")
+    subsets = _check_workload(workload, schema)
+
+    rng, seed = check_random_state(random_state)
+    private_rng, public_rng = spawn_streams(rng, 2, fresh=random_state is None)
+
+    # public: the candidates' queries (kind, frequencies, sensitivities) from the schema alone
+    dom = RelaxedDomain(schema)
+    cands: list[dict[str, Any]] = []
+    for sub in subsets:
+        discrete = all(dom.columns[j].discrete for j in sub)
+        cells = int(np.prod(dom.cell_shape(sub))) if discrete else 0
+        if discrete and cells <= MAX_CELLS:
+            l2 = (math.sqrt(2.0) if neighbouring == "replace-one" else 1.0) / N
+            cands.append({"subset": sub, "kind": "cells", "size": cells, "l2": l2, "norm": 1, "query": ("cells", sub)})
+        else:
+            Om = dom.frequencies(sub, N_FREQUENCIES, public_rng)
+            l2 = (2.0 if neighbouring == "replace-one" else 1.0) / N
+            cands.append({"subset": sub, "kind": "features", "size": 2 * N_FREQUENCIES, "l2": l2, "norm": 2,
+                          "query": ("rff", sub, Om)})
+    score_sens = (2.0 if neighbouring == "replace-one" else 1.0) / N
+
+    # private: the true answers, held by the oracle only
+    states = dom.hard_states(Z)
+    true = [dom.true_cells(states, c["subset"], N) if c["kind"] == "cells"
+            else dom.true_features(states, c["subset"], c["query"][2], N) for c in cands]
+    del states, Z
+    oracle = _Oracle(true, private_rng)
+    del true
+
+    slots = (max(sum(dom.columns[j].discrete for j in c["subset"]) for c in cands),
+             max(sum(not dom.columns[j].discrete for j in c["subset"]) for c in cands))
+    init_cells = sum(c["size"] for c in cands[:p] if c["kind"] == "cells")
+    init_freq = sum(c["kind"] == "features" for c in cands[:p]) * N_FREQUENCIES
+    fit = RelaxedFit(dom, n_syn, public_rng, slots=slots,
+                     capacity=(max(64, 2 * init_cells), init_freq + 3 * N_FREQUENCIES))
+    names = schema.names
+
+    def sigma_of(c: dict[str, Any], rho_m: float) -> float:
+        return float(c["l2"]) / math.sqrt(2.0 * rho_m)
+
+    def bias_of(c: dict[str, Any], sigma: float) -> float:
+        return math.sqrt(2.0 / math.pi) * sigma * c["size"] if c["kind"] == "cells" else sigma * math.sqrt(c["size"])
+
+    def add(c: dict[str, Any], y: np.ndarray, sigma: float) -> None:
+        if c["kind"] == "cells":
+            fit.add_cells(c["subset"], y, sigma)
+        else:
+            fit.add_features(c["subset"], c["query"][2], y, sigma)
+
+    rho_budget = rho_total
+    rho_meas = (1.0 - SELECTION_SHARE) * rho_budget / T
+    rho_sel = SELECTION_SHARE * rho_budget / T
+    used = 0.0
+    log: list[dict[str, Any]] = []
+    measurements: list[dict[str, Any]] = []
+    parts: list[dict[str, Any]] = []
+    for i in range(p):                       # every column first (measurement only)
+        c = cands[i]
+        sigma = sigma_of(c, rho_meas)
+        y = oracle.measure(i, sigma)
+        add(c, y, sigma)
+        used += rho_meas
+        parts.append({"round": i + 1, "part": "measure", "columns": [names[j] for j in c["subset"]],
+                      "rho": rho_meas})
+        log.append({"round": i + 1, "step": "initial", "columns": [names[j] for j in c["subset"]],
+                    "query": c["kind"], "rho_select": 0.0, "rho_measure": rho_meas, "sigma": sigma,
+                    "annealed": False})
+        measurements.append({"candidate": i, "columns": [names[j] for j in c["subset"]], "query": c["kind"],
+                             "sigma": sigma, "value": y})
+    fit.fit(3 * round_steps)
+    t = p
+    while True:
+        t += 1
+        last = False
+        remaining = rho_budget - used
+        if remaining < 2.0 * (rho_meas + rho_sel):
+            rho_meas = (1.0 - SELECTION_SHARE) * remaining
+            rho_sel = SELECTION_SHARE * remaining
+            last = True
+        if rho_meas <= 0.0 or rho_sel <= 0.0:
+            break
+        used += rho_meas + rho_sel
+        eps_sel = math.sqrt(8.0 * rho_sel)
+        model = [fit.answer(c["query"]) for c in cands]
+        biases = np.array([bias_of(c, sigma_of(c, rho_meas)) for c in cands])
+        k = oracle.select(model, biases, [c["norm"] for c in cands], eps_sel, score_sens)
+        c = cands[k]
+        sigma = sigma_of(c, rho_meas)
+        y = oracle.measure(k, sigma)
+        add(c, y, sigma)
+        before = model[k]
+        fit.fit(round_steps)
+        after = fit.answer(c["query"])
+        cols = [names[j] for j in c["subset"]]
+        parts += [{"round": t, "part": "select", "rho": rho_sel, "epsilon": eps_sel},
+                  {"round": t, "part": "measure", "columns": cols, "rho": rho_meas}]
+        annealed = (not last) and float(np.linalg.norm(after - before, ord=int(c["norm"]))) <= bias_of(c, sigma)
+        log.append({"round": t, "step": "select", "columns": cols, "query": c["kind"], "rho_select": rho_sel,
+                    "epsilon_select": eps_sel, "rho_measure": rho_meas, "sigma": sigma, "annealed": bool(annealed)})
+        measurements.append({"candidate": k, "columns": cols, "query": c["kind"], "sigma": sigma, "value": y})
+        if last:
+            break
+        if annealed:
+            rho_meas *= 4.0
+            rho_sel *= 4.0
+    fit.fit(final_steps)
+    rows = fit.decode(public_rng, method=decode)
+    spent = math.fsum(q["rho"] for q in parts)
+    details = dict(charge.details)
+    details["parts_itemised"] = parts
+    details["rho_spent"] = spent
+    result_charge = charge.with_(details=details)
+    return AdaptiveTableRelease(schema=schema, rows=rows, charge=result_charge, epsilon=epsilon, delta=delta,
+                                neighbouring=neighbouring, n_private=N, rho=rho_total, rounds=log,
+                                measurements=measurements, n_candidates=len(cands),
+                                seed=seed if random_state is not None else None, decode=decode, _fit=fit)
