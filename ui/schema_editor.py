@@ -324,7 +324,7 @@ def _discover(st_key: str, ctx: dict, jobs: list[dict], private_index: np.ndarra
                     lo_d, hi_d = float(lo), float(hi)
                     vals = pd.to_numeric(col, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
                 out, note = _gated(stub, _bounds_charge(job["epsilon"], name),
-                                   lambda inputs, vals=vals, lo_d=lo_d, hi_d=hi_d, job=job, name=name: private_bounds(
+                                   compute=lambda inputs, vals=vals, lo_d=lo_d, hi_d=hi_d, job=job, name=name: private_bounds(
                                        vals, epsilon=job["epsilon"], lower=lo_d, upper=hi_d,
                                        label=f"private bounds of {name!r} (DP quantiles)"))
                 lo_v, hi_v = out.lower, out.upper
@@ -344,7 +344,7 @@ def _discover(st_key: str, ctx: dict, jobs: list[dict], private_index: np.ndarra
                              "note": note})
             else:
                 out, note = _gated(stub, _categories_charge(job["epsilon"], job["delta"], name),
-                                   lambda inputs, col=col, job=job, name=name: private_categories(
+                                   compute=lambda inputs, col=col, job=job, name=name: private_categories(
                                        col, epsilon=job["epsilon"], delta=job["delta"],
                                        label=f"private categories of {name!r}"))
                 cats = sorted((str(c) for c in out.categories), key=str.lower)
@@ -365,7 +365,7 @@ def _discover(st_key: str, ctx: dict, jobs: list[dict], private_index: np.ndarra
         ss.setdefault("data._discovered", {}).setdefault(st_key, []).extend(done)
 
 
-def _gated(stub: S.Dataset, charge, compute):
+def _gated(stub: S.Dataset, charge, *, compute):
     """One private discovery through the gate (charged, and the publishable subset locked, before the rows are
     read); returns ``(result, over-budget note)``. The library's own charge of the result must be the one charged."""
     run = G.run_private(page="data", ds=stub, charges=lambda rows: [charge], compute=compute,
