@@ -61,6 +61,7 @@ from .accounting import PrivacyCharge, pure_dp_charge
 from .calibration import analytic_sigma
 from .result import charge_record
 from .sensitivity import NEIGHBOURING
+from .spec import NeighbouringRelation
 
 __all__ = [
     "PrivateBounds",
@@ -510,7 +511,8 @@ def private_categories(values: Iterable[Any], *, epsilon: float, delta: float, m
     del true  # nothing below reads the data except through the noisy counts
     keep = np.flatnonzero(noisy > tau)
     order = keep[np.argsort(-noisy[keep], kind="stable")]
-    charge = PrivacyCharge(label=label, mechanism="approx-dp", epsilon=eps, delta=dlt, relation=neighbouring,
+    charge = PrivacyCharge(label=label, mechanism="approx-dp", epsilon=eps, delta=dlt,
+                           relation=NeighbouringRelation.parse(neighbouring),
                            details={"noise": mechanism, "noise_scale": scale,
                                     "threshold": tau, "l1_sensitivity": 2.0 if neighbouring == "replace-one" else 1.0,
                                     "l2_sensitivity": math.sqrt(2.0) if neighbouring == "replace-one" else 1.0,
