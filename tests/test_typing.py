@@ -42,8 +42,8 @@ def test_mypy_is_clean_on_the_strict_targets():
 
 
 def test_the_targets_get_every_flag_of_strict_mode():
-    """Each flag that ``mypy --strict`` sets (as this mypy defines it) is set for the three targets: the per-module
-    ones in their override, the global-only ones in ``[tool.mypy]``."""
+    """Each flag that ``mypy --strict`` sets (as this mypy defines it) is set for the three targets: a per-module
+    flag in their override or in ``[tool.mypy]`` (which every module inherits), a global-only one in the latter."""
     from mypy.options import PER_MODULE_OPTIONS
 
     _, _, strict_flags = mypy_main.define_options()
@@ -55,5 +55,5 @@ def test_the_targets_get_every_flag_of_strict_mode():
     for dest, value in strict_flags:
         key = "no_implicit_reexport" if dest == "implicit_reexport" else dest
         expected = (not value) if key != dest else value
-        where = override if dest in PER_MODULE_OPTIONS else config
-        assert where.get(key) is expected, f"{key} = {str(expected).lower()} is missing for the strict targets"
+        value = override.get(key, config.get(key)) if dest in PER_MODULE_OPTIONS else config.get(key)
+        assert value is expected, f"{key} = {str(expected).lower()} is missing for the strict targets"
