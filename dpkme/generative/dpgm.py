@@ -252,8 +252,8 @@ class DPGMResult:
         Whether training was stopped by the progress callback.
     charge : PrivacyCharge or None, default=None
         The ledger charge of the **planned** run (see the module docstring), computed once by :func:`dpgm`
-        from its plan before training; ``None`` for the non-private twin. Exported by :meth:`to_dict` and
-        read back by :meth:`from_dict` (same id).
+        from its plan before training; ``None`` for the non-private twin. Exported by :meth:`to_dict` (its
+        public record, without id and creation time) and read back by :meth:`from_dict` (same cost, new id).
 
     Attributes
     ----------

@@ -10,7 +10,8 @@ Every release function of dpkme returns an object that satisfies :class:`Private
     identifies this one spending in a :class:`~dpkme.privacy.accounting.BudgetLedger`.
 ``metadata()``
     A JSON-serialisable dict of everything that may be published (never the private rows, never a seed of
-    a real release), with the charge as its record (:meth:`~dpkme.privacy.accounting.PrivacyCharge.to_record`).
+    a real release), with the charge's public record (:func:`charge_record`: its cost, relation and details,
+    not its ledger id nor its creation time).
 ``to_json()``
     That metadata (and the released values, where the type has them) as JSON text.
 
@@ -64,7 +65,14 @@ class PrivateResult(Protocol):
 
 
 def charge_record(charge: PrivacyCharge | None) -> dict[str, Any] | None:
-    """``charge.to_record()``, or ``None`` for a result without a charge.
+    """The published record of a result's charge: :meth:`~dpkme.privacy.accounting.PrivacyCharge.to_record`
+    without ``id`` and ``created`` (``None`` for a result without a charge).
+
+    The cost, relation, parts and details are public (they follow from the public parameters). The id is the
+    owner's ledger handle and the creation time a wall-clock time: neither belongs in a published file, where
+    two runs on neighbouring tables with the same privatised statistic must export the same text. A result
+    read back from its export (:meth:`dpkme.release.Release.from_json`) gets the same cost under a new id: a
+    copy, not the spending the owner's ledger recorded.
 
     Parameters
     ----------
@@ -74,6 +82,17 @@ def charge_record(charge: PrivacyCharge | None) -> dict[str, Any] | None:
     Returns
     -------
     dict or None
-        The JSON-friendly record (:meth:`~dpkme.privacy.accounting.PrivacyCharge.to_record`).
+        The JSON-friendly record, without ``id`` and ``created``.
+
+    Examples
+    --------
+    >>> from dpkme.privacy.accounting import pure_dp_charge
+    >>> rec = charge_record(pure_dp_charge("choice", epsilon=0.5, relation="replace-one"))
+    >>> rec["epsilon"], rec["relation"], "id" in rec, "created" in rec
+    (0.5, 'replace-one', False, False)
     """
-    return None if charge is None else charge.to_record()
+    if charge is None:
+        return None
+    record = charge.to_record()
+    del record["id"], record["created"]
+    return record

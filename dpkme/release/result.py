@@ -78,8 +78,8 @@ class Release:
     charge : PrivacyCharge or None, default None
         The privacy charge the release satisfies, set by the mechanism where it drew the noise (equal to
         what its companion in :mod:`dpkme.release.charges` computes from the public parameters); ``None``
-        for an output without privacy noise (e.g. the uniform baseline). Exported by :meth:`metadata` and
-        read back by :meth:`from_json` (same id: the same spending).
+        for an output without privacy noise (e.g. the uniform baseline). Exported by :meth:`metadata` (its
+        public record, :func:`~dpkme.privacy.result.charge_record`) and read back by :meth:`from_json`.
 
     Attributes
     ----------
@@ -220,9 +220,9 @@ class Release:
     def from_json(cls, text: str) -> "Release":
         """Inverse of :meth:`to_json` (with points). Every malformed input raises ValueError.
 
-        The charge is read back from its record (same id); a file without one (written before releases
-        carried their charge) gives ``charge=None``: recompute it with the companion function of
-        :mod:`dpkme.release.charges` from the recorded parameters.
+        The charge is read back from its record, with the same cost under a new id (the file holds no ledger
+        id); a file without one (written before releases carried their charge) gives ``charge=None``:
+        recompute it with the companion function of :mod:`dpkme.release.charges` from the recorded parameters.
         """
         if not isinstance(text, (str, bytes, bytearray)):
             raise ValueError(f"from_json needs JSON text, got {type(text).__name__}.")
