@@ -202,7 +202,7 @@ def _reset():
 archived = list(led.archive)
 if archived:
     tot_arch = S.composed(archived, delta_b)
-    st.warning(f"{len(archived)} charge(s) of this data were reset earlier (together ε = {tot_arch['best'][0]:.3g} "
+    st.warning(f"{len(archived)} charge(s) of this data were reset earlier in this session or a ledger it imported (together ε = {tot_arch['best'][0]:.3g} "
                f"at δ = {delta_b:.0e}). A reset only clears the list above: the archived charges still count in the "
                "headline, in every budget check and in the export, because the people in the data paid for them.")
 confirm = st.checkbox("I understand: clear the list of charges (they stay in the archive and keep counting)",

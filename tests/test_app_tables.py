@@ -641,10 +641,12 @@ def test_a_date_format_read_from_the_private_rows_is_not_declared_by_ticking_the
     assert "date_format" in rows.columns and rows.loc[0, "date_format"] == "%d/%m/%Y"
     rows.loc[0, "declared"] = True                 # the owner declares the row he sees
     declared = T.schema_from_editor(rows, original=original)
-    assert declared["visit"].date_format == "%d/%m/%Y" and not declared.data_dependent   # shown, so declared
+    assert declared["visit"].date_format == "%d/%m/%Y"                                   # shown, so declared ...
+    # ... but a tick alone does not declare the bounds read off the private rows (issue 24, finding 6a)
+    assert set(dict(declared.data_dependent_fields)["visit"]) == {"lower", "upper"}
     hidden = rows.drop(columns=["date_format"])    # an editor that does not show the field ...
     still = T.schema_from_editor(hidden, original=original)
-    assert still.data_dependent_fields == {"visit": frozenset({"date_format"})}            # ... keeps its flag
+    assert still.data_dependent_fields == {"visit": frozenset({"date_format", "lower", "upper"})}   # ... keeps its flag
 
 
 def test_suggestions_from_a_publishable_subset_are_undeclared_when_that_subset_changes(uploaded):

@@ -258,7 +258,7 @@ def schema_editor(ctx: dict, *, public_rows: pd.DataFrame | None, private_index:
 
     schema = None
     with guard("read the schema"):
-        schema = T.schema_from_editor(edited, original=state.get("original"))
+        schema = T.schema_from_editor(edited, original=state.get("original"), released=state.get("released"))
     if schema is not None and schema.data_dependent:
         st.warning(dependence_warning(schema), icon=":material/visibility:")
 
@@ -341,7 +341,7 @@ def _discover(st_key: str, ctx: dict, jobs: list[dict], private_index: np.ndarra
                 mask = base["column"] == name
                 base.loc[mask, "lower"], base.loc[mask, "upper"] = lo_t, hi_t
                 done.append({"column": name, "released": f"[{lo_t}, {hi_t}]", "ε": job["epsilon"], "δ": 0.0,
-                             "note": note})
+                             "note": note, "fields": ("lower", "upper")})
             else:
                 out, note = _gated(stub, _categories_charge(job["epsilon"], job["delta"], name),
                                    compute=lambda inputs, col=col, job=job, name=name: private_categories(
@@ -355,11 +355,14 @@ def _discover(st_key: str, ctx: dict, jobs: list[dict], private_index: np.ndarra
                                          f"({cats}); declare them by hand or spend more ε.")
                     base.loc[mask, "categories"] = T.CATEGORY_SEP.join(cats)
                 done.append({"column": name, "released": T.CATEGORY_SEP.join(cats), "ε": job["epsilon"],
-                             "δ": job["delta"], "note": note})
+                             "δ": job["delta"], "note": note, "fields": ("categories",)})
     except ValueError as exc:
         ss["data._discovery_error"] = str(exc)
     if done:
         state = ss[st_key]
+        released = state.setdefault("released", {})
+        for d in done:
+            released.setdefault(d["column"], set()).update(d.pop("fields"))
         state.update(base=base, edited=None, version=state.get("version", 0) + 1,
                      origin=state["origin"] + " + private discovery")
         ss.setdefault("data._discovered", {}).setdefault(st_key, []).extend(done)

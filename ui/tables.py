@@ -255,7 +255,7 @@ def editor_specs(frame: pd.DataFrame, *, original=None) -> tuple[list[dict], lis
     return specs, dependent
 
 
-def schema_from_editor(frame: pd.DataFrame, *, original=None):
+def schema_from_editor(frame: pd.DataFrame, *, original=None, released=None):
     """The :class:`dpkme.schema.TableSchema` declared in the editor (ValueError naming the bad cell).
 
     Columns whose ``declared`` box is unticked keep the mark that their values were read from the
@@ -263,7 +263,8 @@ def schema_from_editor(frame: pd.DataFrame, *, original=None):
     ``declared`` declares the fields the owner *changed*: a flagged field whose value is still the one read off
     the private rows keeps its flag (a tick alone must not turn the private maximum into a "declared" bound), and
     a field the editor does not show keeps the original schema's value *and its flag* (ticking a row must never
-    declare a value the owner did not see).
+    declare a value the owner did not see). ``released`` (``{column: fields}``) lists the fields released by a
+    private discovery: public now, never flagged.
     """
     from dpkme.schema import ColumnSpec, TableSchema, _applicable_fields
 
@@ -301,6 +302,7 @@ def schema_from_editor(frame: pd.DataFrame, *, original=None):
             if before is not None and getattr(before, "kind", None) == kind:      # shown, flagged and unchanged
                 still |= {f for f in set(flagged.get(name, ())) & _applicable_fields(cols[-1]) & VALUE_FIELDS
                           if f not in kept and _same(getattr(cols[-1], f, None), getattr(before, f, None))}
+            still -= set((released or {}).get(name, ()))
             if still:
                 fields[name] = tuple(sorted(still))
     return TableSchema(cols, data_dependent=fields, uniform_sq_distance=getattr(original, "uniform_sq_distance", 1.0))

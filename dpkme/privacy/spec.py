@@ -26,7 +26,7 @@ False
 >>> PrivacySpec(epsilon=0.0, delta=1e-6)
 Traceback (most recent call last):
 ...
-ValueError: epsilon must be a positive finite number, got 0.0.
+ValueError: epsilon must be a finite number > 0, got 0.0.
 """
 
 from __future__ import annotations
@@ -46,7 +46,16 @@ NOISE_SOURCES = ("os-entropy", "opendp", "seeded")
 
 
 class NeighbouringRelation(str, enum.Enum):
-    """The neighbouring relation of a guarantee (a ``str`` enum: ``"replace-one"`` / ``"add-remove"``)."""
+    """The neighbouring relation of a guarantee (a ``str`` enum: ``"replace-one"`` / ``"add-remove"``).
+
+    Parameters
+    ----------
+    value : str
+        ``"replace-one"`` or ``"add-remove"`` (``NeighbouringRelation("add-remove")``); :meth:`parse` also
+        accepts an instance and names a bad value.
+    names, module, qualname, type, start, boundary : optional
+        Python's functional ``Enum`` API (not used here).
+    """
 
     REPLACE_ONE = "replace-one"
     ADD_REMOVE = "add-remove"
