@@ -17,6 +17,7 @@ from typing import Any, Callable
 import streamlit as st
 
 from dpkme.privacy.accounting import PrivacyCharge
+from dpkme.privacy.spec import NeighbouringRelation, PrivacySpec
 
 from .. import state as S
 
@@ -34,6 +35,12 @@ class RunContext:
     random_state: int | None          # None: fresh OS-entropy noise, nothing recorded; an int: replay mode
     noise_source: str                 # "os-entropy" | "opendp" | "seeded" (replay mode, not private)
     progress: Callable[[float, str], None] = lambda f, m: None
+
+    @property
+    def privacy(self) -> PrivacySpec:
+        """The run's typed privacy facts (the Release page's mechanisms are replace-one)."""
+        return PrivacySpec(epsilon=self.epsilon, delta=self.delta, relation=NeighbouringRelation.REPLACE_ONE,
+                           calibration=self.calibration, noise=self.noise_source)
 
     @property
     def noise(self) -> str:
