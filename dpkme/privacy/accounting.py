@@ -902,7 +902,7 @@ class BudgetLedger:
     * ``"pld"``: :func:`pld_epsilon` at the target :math:`\delta` (tightest).
 
     **Parallel composition.** A charge may declare which disjoint parts of the
-    population it reads in ``details["parts"]`` (e.g. ``("held-out",)`` for a
+    population it reads in its typed ``parts`` (e.g. ``("held-out",)`` for a
     test on held-out rows that the other releases never read). A charge without
     ``parts`` reads everyone. Each individual belongs to one part, and only the
     charges that read that part affect them, so the ledger composes the charges
@@ -914,8 +914,8 @@ class BudgetLedger:
     *within one split*: if the split changes after budget was spent (another
     seed or other fractions), a person who was in the held-out part before may
     be in the private part now and has paid for both. Each charge that declares
-    ``parts`` therefore also carries the id of its split in
-    ``details["partition"]`` (stamped from :attr:`partition` when added). When
+    ``parts`` therefore also carries the id of its split in its typed
+    ``split_id`` (stamped from :attr:`partition` when added). When
     the charges with parts come from more than one split, the ledger does not
     use parallel composition at all: everything is composed sequentially over
     all rows (a valid upper bound for every person).
@@ -934,7 +934,7 @@ class BudgetLedger:
     partition : str, optional
         Id of the current split of the population into parts (e.g. a hash of the
         split's seed and fractions). A charge with ``parts`` but no
-        ``details["partition"]`` is stamped with it when added.
+        ``split_id`` is stamped with it when added.
 
     Examples
     --------
