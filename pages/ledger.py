@@ -112,7 +112,7 @@ else:
         rows = led.to_records()
         st.dataframe(pd.DataFrame([{
             "#": rec["index"] + 1, "charge": rec["label"], "ε": rec["epsilon"], "δ": rec["delta"],
-            "count": rec["count"], "part": ", ".join(rec["details"].get("parts") or ("everyone",)),
+            "count": rec["count"], "part": ", ".join(rec["parts"] or ("everyone",)),
             "total ε so far": eps_so_far,
         } for rec, eps_so_far in zip(rows, best_eps[1:])]), hide_index=True, width="stretch", column_config={
             "charge": st.column_config.TextColumn(width="large"),
@@ -124,8 +124,8 @@ else:
                 "#": rec["index"] + 1, "charge": rec["label"], "mechanism": rec["mechanism"], "ε": rec["epsilon"],
                 "δ": rec["delta"], "count": rec["count"], "σ/Δ": rec["noise_multiplier"],
                 "calibration": rec["details"].get("calibration"), "noise": rec["details"].get("noise_source"),
-                "part": ", ".join(rec["details"].get("parts") or ("everyone",)),
-                "relation": rec["details"].get("neighbouring"),
+                "part": ", ".join(rec["parts"] or ("everyone",)),
+                "relation": rec["relation"],
                 "running sum of ε (basic)": rec["cumulative_epsilon_basic"],
             } for rec in rows]), hide_index=True)
             st.caption("σ/Δ: the noise multiplier (glossary in the sidebar). Relation: which tables count as "

@@ -150,7 +150,7 @@ def show_result(stored: dict) -> None:
     st.markdown(f"**Budget charged** to the ledger of *{stored['ledger_name']}*")
     st.dataframe(pd.DataFrame([{
         "charge": c.label, "ε": c.epsilon, "δ": c.delta, "σ/Δ": c.noise_multiplier,
-        "part of the data": ", ".join(c.details.get("parts") or ("everyone",)),
+        "part of the data": ", ".join(c.parts or ("everyone",)),
     } for c in stored["charges"]]), hide_index=True)
     led = ss.get(S.LEDGERS, {}).get(stored["ledger_key"])
     if led is not None and len(led):

@@ -45,7 +45,7 @@ def would_exceed(ds: S.Dataset, charge) -> bool:
     """
     if charge is None:
         return False
-    if not charge.details.get("parts"):
+    if not charge.parts:
         charge = S.relabel_charge(charge, parts=(S.PART_PRIVATE,))
     led = S.ledger_for(ds)
     eps_b, delta_b = S.budget()

@@ -28,7 +28,7 @@ key                          content
 ``_exceeds_cache``
 ==========================  ===============================================================
 
-Ledger charges declare the disjoint part of the individuals they read in ``details["parts"]``
+Ledger charges declare the disjoint part of the individuals they read in their typed ``parts`` field
 (:data:`PART_PRIVATE`, :data:`PART_HELDOUT`); the ledger composes each part separately.
 
 Widgets keep their values across page switches with ``persist_state="session"``;
@@ -573,7 +573,7 @@ def fmt(x: float, digits: int = 3) -> str:
 
 
 #: Disjoint parts of a dataset's individuals (a public, data-independent split made on the Data page).
-#: A ledger charge declares the parts it reads in ``details["parts"]``; the ledger composes each part
+#: A ledger charge declares the parts it reads in its typed ``parts`` field; the ledger composes each part
 #: separately and reports the worst one (parallel composition, :class:`dpkme.privacy.accounting.BudgetLedger`).
 PART_PRIVATE = "private rows"
 PART_HELDOUT = "held-out rows"
@@ -581,13 +581,16 @@ PART_HELDOUT = "held-out rows"
 
 def relabel_charge(charge: PrivacyCharge, label: str | None = None, *, parts=None, count: int | None = None,
                    **details) -> PrivacyCharge:
-    """A copy of ``charge`` with another label/count, the parts it reads, and extra details."""
-    d = {**charge.details, **details}
+    """A new charge (a new id: another spending) like ``charge``, with another label/count, the parts it reads
+    (the typed ``parts`` field) and extra details."""
+    changes: dict[str, Any] = {"details": {**charge.details, **details}}
+    if label is not None:
+        changes["label"] = label
     if parts is not None:
-        d["parts"] = tuple(parts)
-    return PrivacyCharge(label=charge.label if label is None else label, mechanism=charge.mechanism,
-                         epsilon=charge.epsilon, delta=charge.delta, noise_multiplier=charge.noise_multiplier,
-                         count=charge.count if count is None else int(count), details=d)
+        changes["parts"] = tuple(parts)
+    if count is not None:
+        changes["count"] = int(count)
+    return charge.renewed(**changes)
 
 
 def _charge_key(charges) -> tuple:
