@@ -56,6 +56,7 @@ from ..kernels.marginal import JointFeatures
 from ..kernels.random_features import RandomFourierFeatures
 from ..privacy.accounting import PrivacyCharge, gaussian_charge
 from ..privacy.sensitivity import check_release_args, feature_mean_sensitivity
+from ..privacy.spec import PrivacySpec, resolve, resolve_noise
 from ..reduced_set import DEFAULT_SOLVER, SOLVERS, list_solvers, resample  # noqa: F401  (re-exported)
 from .result import Release
 
@@ -191,13 +192,13 @@ def algorithm2(
     X: npt.ArrayLike,
     *,
     kernel: Kernel,
-    epsilon: float,
-    delta: float,
+    epsilon: float | None = None,
+    delta: float | None = None,
     n_points: int,
     n_features: int = 10000,
     solver: str = DEFAULT_SOLVER,
-    calibration: str = "analytic",
-    neighbouring: str = "replace-one",
+    calibration: str | None = None,
+    neighbouring: str | None = None,
     n_private: int | None = None,
     initial_points: npt.ArrayLike | None = None,
     q_scale: float = 500.0,
@@ -207,10 +208,11 @@ def algorithm2(
     progress: Callable[[float, str], object] | None = None,
     solver_options: dict[str, Any] | None = None,
     preset: str = "accurate",
-    noise: str = "numpy",
+    noise: str | None = None,
     domain: EmbeddedDomain | None = None,
     marginals: MarginalFeatures | None = None,
     marginal_share: float | None = None,
+    privacy: PrivacySpec | None = None,
 ) -> Release:
     r"""Release a DP weighted synthetic dataset by Algorithm 2 (random-features RKHS).
 
@@ -226,16 +228,19 @@ def algorithm2(
         Private data.
     kernel : Kernel
         Translation-invariant kernel with amplitude :math:`\le 1`.
-    epsilon, delta : float
-        Privacy parameters (:math:`\varepsilon > 0`, :math:`0<\delta<1`).
+    epsilon, delta : float, optional
+        Privacy parameters (:math:`\varepsilon > 0`, :math:`0<\delta<1`); required unless ``privacy`` gives
+        them.
     n_points : int
         Number of synthetic points :math:`M \ge 1`.
     n_features : int, default=10000
         :math:`J` (even).
     solver : str, default="pursuit-joint"
         A key of :data:`dpkme.reduced_set.SOLVERS` (:func:`list_solvers`).
-    calibration : {"analytic", "classic"}, default="analytic"
-    neighbouring : {"replace-one", "add-remove"}, default="replace-one"
+    calibration : {"analytic", "classic"}, optional
+        The Gaussian calibration (default ``"analytic"``, or ``privacy.calibration``).
+    neighbouring : {"replace-one", "add-remove"}, optional
+        The neighbouring relation (default ``"replace-one"``, or ``privacy.relation``).
     n_private : int, optional
         Public size N (see :func:`privatise_feature_mean`).
     initial_points : array (K, D), optional
@@ -259,8 +264,9 @@ def algorithm2(
         overrides ``preset``.
     preset : {"accurate", "interactive"}
         Named solver options (:data:`dpkme.reduced_set.PRESETS`).
-    noise : {"numpy", "opendp"}, default="numpy"
-        Sampler of the Gaussian noise (:func:`privatise_feature_mean`).
+    noise : {"numpy", "opendp"}, optional
+        Sampler of the Gaussian noise (:func:`privatise_feature_mean`; default ``"numpy"``, or
+        ``"opendp"`` when ``privacy.noise == "opendp"``).
         ``"opendp"`` cannot be seeded (an int ``random_state`` is a ValueError);
         the release records ``noise_source="opendp"`` and no seed, and
         ``random_state`` (None or a Generator) then drives only the
@@ -286,6 +292,13 @@ def algorithm2(
         (``pursuit-joint``, simplex or sub-simplex).
     marginal_share : float, optional
         :math:`h \in (0, 1)` (public; required with ``marginals``).
+    privacy : PrivacySpec, optional
+        The typed alternative to ``epsilon``, ``delta``, ``neighbouring``, ``calibration`` and ``noise``
+        (:class:`~dpkme.privacy.spec.PrivacySpec`, resolved by :func:`~dpkme.privacy.spec.resolve`): its fields
+        are used, and a loose argument that disagrees is a ValueError naming both. Its noise source must be
+        honoured (:func:`~dpkme.privacy.spec.resolve_noise`): ``"os-entropy"`` needs ``random_state=None``,
+        ``"opendp"`` is ``noise="opendp"``, and ``"seeded"`` needs an int ``random_state`` (the release is then
+        a replayable demo labelled not private, exactly as with that ``random_state`` alone).
 
     Returns
     -------
@@ -293,8 +306,28 @@ def algorithm2(
         ``mechanism="algorithm2"``; ``params`` records J, the solver and its
         options, the feature seed stream and the residual norm in
         :math:`\mathcal H_\phi`.
+
+    Examples
+    --------
+    A real release (fresh OS-entropy noise) asked for with a typed spec; it spends what its companion charge
+    says:
+
+    >>> import numpy as np
+    >>> from dpkme.kernels import GaussianKernel
+    >>> from dpkme.privacy.spec import PrivacySpec
+    >>> from dpkme.release import algorithm2, algorithm2_charge
+    >>> X = np.random.default_rng(0).normal(size=(500, 2))
+    >>> spec = PrivacySpec(epsilon=1.0, delta=1e-6)
+    >>> rel = algorithm2(X, kernel=GaussianKernel(lengthscale=1.0), n_points=10, n_features=200, privacy=spec)
+    >>> rel.epsilon, rel.delta, rel.neighbouring, rel.noise_source, rel.metadata()["differentially_private"]
+    (1.0, 1e-06, 'replace-one', 'os-entropy', True)
+    >>> rel.charge.noise_multiplier == algorithm2_charge(n_private=500, privacy=spec).noise_multiplier
+    True
     """
     t0 = time.perf_counter()
+    epsilon, delta, neighbouring, calibration = resolve(privacy, epsilon=epsilon, delta=delta,
+                                                        neighbouring=neighbouring, calibration=calibration)
+    noise = resolve_noise(privacy, noise=noise, random_state=random_state, function="algorithm2")
     epsilon, delta = check_release_args(kernel, epsilon, delta, calibration=calibration, neighbouring=neighbouring)
     n_points = check_positive_int(n_points, name="n_points")
     n_features = check_positive_int(n_features, name="n_features", minimum=2)
