@@ -139,7 +139,8 @@ def test_bad_inputs_are_value_errors_naming_them(kwargs, word):
 def test_never_takes_data():
     """Planning reads public sizes and declared constants only: no parameter takes rows."""
     public = {"target", "epsilon", "sigma", "dim", "n_private", "delta", "n_features", "calibration",
-              "neighbouring", "sensitivity", "min_epsilon", "max_epsilon", "significant", "value_range"}
+              "neighbouring", "sensitivity", "min_epsilon", "max_epsilon", "significant", "value_range",
+              "privacy"}
     for name in planning.__all__:
         fn = getattr(planning, name)
         if inspect.isfunction(fn):

@@ -71,6 +71,7 @@ from scipy.special import poch
 from .._validation import check_delta, check_epsilon, check_in, check_positive_float, check_positive_int
 from .calibration import GAUSSIAN_METHODS, UnprovenCalibrationWarning, calibrate_gaussian, gaussian_epsilon
 from .sensitivity import NEIGHBOURING, feature_mean_sensitivity
+from .spec import PrivacySpec, resolve
 
 __all__ = [
     "PLAN_STATISTICS",
@@ -276,9 +277,9 @@ def _rkhs_setting(n_private: int, delta: float, n_features: int, calibration: st
     return N, dl, J, sens
 
 
-def expected_rkhs_error(epsilon: float, *, n_private: int, delta: float, n_features: int,
-                        calibration: str = "analytic", neighbouring: str = "replace-one",
-                        sensitivity: float | None = None) -> float:
+def expected_rkhs_error(epsilon: float | None = None, *, n_private: int, delta: float | None = None,
+                        n_features: int, calibration: str | None = None, neighbouring: str | None = None,
+                        sensitivity: float | None = None, privacy: PrivacySpec | None = None) -> float:
     r"""Expected norm of the privacy noise of Algorithm 2's privatised mean feature vector at a given ε.
 
     .. math::
@@ -293,12 +294,12 @@ def expected_rkhs_error(epsilon: float, *, n_private: int, delta: float, n_featu
 
     Parameters
     ----------
-    epsilon : float
-        :math:`\varepsilon > 0`.
+    epsilon : float, optional
+        :math:`\varepsilon > 0` (required unless ``privacy`` gives it).
     n_private : int
         Public number of rows :math:`N \ge 1`.
-    delta : float
-        :math:`\delta \in (0, 1)`.
+    delta : float, optional
+        :math:`\delta \in (0, 1)` (required unless ``privacy`` gives it).
     n_features : int
         Number of random features :math:`J \ge 1` (for Algorithm 1: the subspace dimension :math:`F`).
     calibration : {"analytic", "classic"}
@@ -308,6 +309,9 @@ def expected_rkhs_error(epsilon: float, *, n_private: int, delta: float, n_featu
     sensitivity : float, optional
         The L2 sensitivity, to plan for another Gaussian release (default: Algorithm 2's :math:`2/N` or
         :math:`1/N`; for Algorithm 1 pass :func:`~dpkme.privacy.sensitivity.kme_sensitivity`).
+    privacy : PrivacySpec, optional
+        The typed alternative to ``epsilon``, ``delta``, ``calibration`` and ``neighbouring`` (:func:`~dpkme.privacy.spec.resolve`):
+        its fields are used, and a loose argument that disagrees is a ValueError naming both.
 
     Returns
     -------
@@ -320,15 +324,18 @@ def expected_rkhs_error(epsilon: float, *, n_private: int, delta: float, n_featu
     >>> round(expected_rkhs_error(1.0, n_private=10_000, delta=1e-6, n_features=1000), 4)
     0.0267
     """
+    epsilon, delta, neighbouring, calibration = resolve(privacy, epsilon=epsilon, delta=delta,
+                                                        neighbouring=neighbouring, calibration=calibration)
     eps = check_epsilon(epsilon)
     N, dl, J, sens = _rkhs_setting(n_private, delta, n_features, calibration, neighbouring, sensitivity)
     return _chi_mean(J) * calibrate_gaussian(epsilon=eps, delta=dl, sensitivity=sens, method=calibration).sigma
 
 
-def epsilon_for_rkhs_error(target: float, *, n_private: int, delta: float, n_features: int,
-                           calibration: str = "analytic", neighbouring: str = "replace-one",
+def epsilon_for_rkhs_error(target: float, *, n_private: int, delta: float | None = None, n_features: int,
+                           calibration: str | None = None, neighbouring: str | None = None,
                            sensitivity: float | None = None, min_epsilon: float = 0.01,
-                           max_epsilon: float = 100.0, significant: int = 3) -> EpsilonPlan:
+                           max_epsilon: float = 100.0, significant: int = 3,
+                           privacy: PrivacySpec | None = None) -> EpsilonPlan:
     r"""The smallest ε at which Algorithm 2's privatised embedding is within ``target`` in expectation.
 
     Solves :func:`expected_rkhs_error` :math:`(\varepsilon) \le t` for the smallest :math:`\varepsilon` (see the
@@ -343,8 +350,8 @@ def epsilon_for_rkhs_error(target: float, *, n_private: int, delta: float, n_fea
         The expected RKHS (feature-space) error you need, > 0 (the mean feature vector has norm at most 1).
     n_private : int
         Public number of rows :math:`N \ge 1`.
-    delta : float
-        :math:`\delta \in (0, 1)` of the release.
+    delta : float, optional
+        :math:`\delta \in (0, 1)` of the release (required unless ``privacy`` gives it).
     n_features : int
         Number of random features :math:`J \ge 1` (for Algorithm 1: the subspace dimension :math:`F`).
     calibration : {"analytic", "classic"}
@@ -360,6 +367,9 @@ def epsilon_for_rkhs_error(target: float, *, n_private: int, delta: float, n_fea
         Largest ε recommended (default 100); a target that needs more is a ``ValueError``.
     significant : int
         Significant digits of the recommended ε, 1 to 12 (default 3).
+    privacy : PrivacySpec, optional
+        The typed alternative to ``delta``, ``calibration`` and ``neighbouring`` (:func:`~dpkme.privacy.spec.resolve`):
+        its fields are used, and a loose argument that disagrees is a ValueError naming both; its ε is not used (the plan computes one).
 
     Returns
     -------
@@ -380,6 +390,8 @@ def epsilon_for_rkhs_error(target: float, *, n_private: int, delta: float, n_fea
     >>> expected_rkhs_error(plan.epsilon, n_private=10_000, delta=1e-6, n_features=1000) <= 0.05
     True
     """
+    _, delta, neighbouring, calibration = resolve(privacy, delta=delta, neighbouring=neighbouring,
+                                                  calibration=calibration, require_epsilon=False)
     N, dl, J, sens = _rkhs_setting(n_private, delta, n_features, calibration, neighbouring, sensitivity)
     return _plan("rkhs", target, n_private=N, delta=dl, dim=J, sensitivity=sens, calibration=calibration,
                  neighbouring=neighbouring, min_epsilon=min_epsilon, max_epsilon=max_epsilon,
@@ -396,8 +408,9 @@ def _mean_setting(n_private: int, value_range: float, delta: float, calibration:
     return N, R, dl, (R if neighbouring == "replace-one" else R / 2.0) / N
 
 
-def expected_mean_error(epsilon: float, *, n_private: int, value_range: float = 1.0, delta: float,
-                        calibration: str = "analytic", neighbouring: str = "replace-one") -> float:
+def expected_mean_error(epsilon: float | None = None, *, n_private: int, value_range: float = 1.0,
+                        delta: float | None = None, calibration: str | None = None,
+                        neighbouring: str | None = None, privacy: PrivacySpec | None = None) -> float:
     r"""Expected absolute error of one bounded mean (or a proportion) released by the Gaussian mechanism.
 
     For a column declared to lie in a range of width :math:`R` (a proportion: :math:`R = 1`), the mean of
@@ -414,18 +427,21 @@ def expected_mean_error(epsilon: float, *, n_private: int, value_range: float = 
 
     Parameters
     ----------
-    epsilon : float
-        :math:`\varepsilon > 0`.
+    epsilon : float, optional
+        :math:`\varepsilon > 0` (required unless ``privacy`` gives it).
     n_private : int
         Public number of rows :math:`N \ge 1`.
     value_range : float
         Width :math:`R > 0` of the column's declared range, in its units (default 1: a proportion).
-    delta : float
-        :math:`\delta \in (0, 1)`.
+    delta : float, optional
+        :math:`\delta \in (0, 1)` (required unless ``privacy`` gives it).
     calibration : {"analytic", "classic"}
         The Gaussian calibration (default ``"analytic"``).
     neighbouring : {"replace-one", "add-remove"}
         The neighbouring relation (default ``"replace-one"``).
+    privacy : PrivacySpec, optional
+        The typed alternative to ``epsilon``, ``delta``, ``calibration`` and ``neighbouring`` (:func:`~dpkme.privacy.spec.resolve`):
+        its fields are used, and a loose argument that disagrees is a ValueError naming both.
 
     Returns
     -------
@@ -438,15 +454,17 @@ def expected_mean_error(epsilon: float, *, n_private: int, value_range: float = 
     >>> round(expected_mean_error(1.0, n_private=1000, delta=1e-6), 5)    # a proportion, N = 1000
     0.00337
     """
+    epsilon, delta, neighbouring, calibration = resolve(privacy, epsilon=epsilon, delta=delta,
+                                                        neighbouring=neighbouring, calibration=calibration)
     eps = check_epsilon(epsilon)
     N, R, dl, sens = _mean_setting(n_private, value_range, delta, calibration, neighbouring)
     return _chi_mean(1) * calibrate_gaussian(epsilon=eps, delta=dl, sensitivity=sens, method=calibration).sigma
 
 
-def epsilon_for_mean_error(target: float, *, n_private: int, value_range: float = 1.0, delta: float,
-                           calibration: str = "analytic", neighbouring: str = "replace-one",
+def epsilon_for_mean_error(target: float, *, n_private: int, value_range: float = 1.0, delta: float | None = None,
+                           calibration: str | None = None, neighbouring: str | None = None,
                            min_epsilon: float = 0.01, max_epsilon: float = 100.0,
-                           significant: int = 3) -> EpsilonPlan:
+                           significant: int = 3, privacy: PrivacySpec | None = None) -> EpsilonPlan:
     r"""The smallest ε at which one bounded mean (or a proportion), released alone, is within ``target``.
 
     Inverts :func:`expected_mean_error` as :func:`epsilon_for_rkhs_error` inverts the RKHS error (with
@@ -463,8 +481,8 @@ def epsilon_for_mean_error(target: float, *, n_private: int, value_range: float 
     value_range : float
         Width :math:`R > 0` of the column's declared range (default 1: a proportion). Declare it from public
         knowledge (units, a codebook), never from the private rows.
-    delta : float
-        :math:`\delta \in (0, 1)`.
+    delta : float, optional
+        :math:`\delta \in (0, 1)` (required unless ``privacy`` gives it).
     calibration : {"analytic", "classic"}
         The Gaussian calibration (default ``"analytic"``).
     neighbouring : {"replace-one", "add-remove"}
@@ -475,6 +493,9 @@ def epsilon_for_mean_error(target: float, *, n_private: int, value_range: float 
         Largest ε recommended (default 100).
     significant : int
         Significant digits of the recommended ε, 1 to 12 (default 3).
+    privacy : PrivacySpec, optional
+        The typed alternative to ``delta``, ``calibration`` and ``neighbouring`` (:func:`~dpkme.privacy.spec.resolve`):
+        its fields are used, and a loose argument that disagrees is a ValueError naming both; its ε is not used (the plan computes one).
 
     Returns
     -------
@@ -495,6 +516,8 @@ def epsilon_for_mean_error(target: float, *, n_private: int, value_range: float 
     >>> plan.epsilon, plan.expected_error <= 0.01
     (0.312, True)
     """
+    _, delta, neighbouring, calibration = resolve(privacy, delta=delta, neighbouring=neighbouring,
+                                                  calibration=calibration, require_epsilon=False)
     N, R, dl, sens = _mean_setting(n_private, value_range, delta, calibration, neighbouring)
     return _plan("mean", target, n_private=N, delta=dl, dim=1, sensitivity=sens, calibration=calibration,
                  neighbouring=neighbouring, min_epsilon=min_epsilon, max_epsilon=max_epsilon,

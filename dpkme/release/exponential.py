@@ -129,6 +129,7 @@ from ..privacy.sensitivity import (
     enforce_domain,
     kme_sensitivity,
 )
+from ..privacy.spec import PrivacySpec, resolve, resolve_noise
 from .result import Release
 
 __all__ = [
@@ -1023,9 +1024,9 @@ def exponential_mechanism(
     candidates: npt.ArrayLike,
     *,
     kernel: Kernel,
-    epsilon: float,
+    epsilon: float | None = None,
     m: int,
-    neighbouring: str = "replace-one",
+    neighbouring: str | None = None,
     sensitivity: str = "tight",
     domain: tuple[npt.ArrayLike, npt.ArrayLike] | None = None,
     n_private: int | None = None,
@@ -1034,6 +1035,7 @@ def exponential_mechanism(
     progress: Callable[[float, str], object] | None = None,
     return_diagnostics: bool = False,
     clip: bool = False,
+    privacy: PrivacySpec | None = None,
 ) -> Release | tuple[Release, ExponentialDiagnostics]:
     r"""Release a synthetic database of M points by the exact exponential mechanism.
 
@@ -1056,12 +1058,13 @@ def exponential_mechanism(
         Public candidate points (e.g. :func:`grid_candidates`), chosen without the data.
     kernel : Kernel
         :math:`k(x, x) \le 1`.
-    epsilon : float
-        :math:`\varepsilon > 0`; the release is pure :math:`\varepsilon`-DP.
+    epsilon : float, optional
+        :math:`\varepsilon > 0`; the release is pure :math:`\varepsilon`-DP (required unless ``privacy``
+        gives it).
     m : int
         Size M of the synthetic database (:math:`\binom{|G|+M-1}{M}` databases are scored).
-    neighbouring : {"replace-one", "add-remove"}, default "replace-one"
-        The neighbouring relation of the guarantee.
+    neighbouring : {"replace-one", "add-remove"}, optional
+        The neighbouring relation of the guarantee (default ``"replace-one"``, or ``privacy.relation``).
     sensitivity : {"tight", "paper"}, default "tight"
         The score-sensitivity bound (:func:`score_sensitivity`).
     domain : (lower, upper), optional
@@ -1084,6 +1087,14 @@ def exponential_mechanism(
     clip : bool, default False
         Clip every row to ``domain`` instead of refusing rows outside it (a
         per-row map: the guarantee holds).
+    privacy : PrivacySpec, optional
+        The typed alternative to ``epsilon`` and ``neighbouring`` (:func:`~dpkme.privacy.spec.resolve`): its
+        fields are used, and a loose argument that disagrees is a ValueError naming both. The release is pure
+        :math:`\varepsilon`-DP, which meets the spec's :math:`\delta` too (it records :math:`\delta = 0`); the
+        calibration does not apply. Its noise source must be honoured
+        (:func:`~dpkme.privacy.spec.resolve_noise`): ``"os-entropy"`` needs ``random_state=None``,
+        ``"seeded"`` an int ``random_state`` (a replay labelled not private, as with that seed alone), and
+        ``"opendp"`` is refused (no OpenDP sampler here).
 
     Returns
     -------
@@ -1103,6 +1114,8 @@ def exponential_mechanism(
     >>> rel.mechanism, rel.epsilon, rel.delta, rel.params["m"]
     ('exponential', 1.0, 0.0, 3)
     """
+    epsilon, _, neighbouring, _ = resolve(privacy, epsilon=epsilon, neighbouring=neighbouring, require_delta=False)
+    resolve_noise(privacy, random_state=random_state, opendp=False, function="exponential_mechanism")
     eps = check_epsilon(epsilon)
     scores = database_scores(X, candidates, kernel=kernel, m=m, neighbouring=neighbouring,
                              sensitivity=sensitivity, domain=domain, n_private=n_private,

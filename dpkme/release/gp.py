@@ -144,6 +144,7 @@ from ..privacy.accounting import PrivacyCharge, gaussian_charge
 from ..privacy.calibration import GaussianCalibration, calibrate_gaussian, gaussian_delta
 from ..privacy.result import charge_record
 from ..privacy.sensitivity import check_domain, check_release_args, enforce_domain, kme_sensitivity
+from ..privacy.spec import PrivacySpec, resolve, resolve_noise
 from .result import Release
 
 __all__ = [
@@ -1018,13 +1019,13 @@ def gp_release(
     X: npt.ArrayLike,
     *,
     kernel: Kernel,
-    epsilon: float,
-    delta: float,
+    epsilon: float | None = None,
+    delta: float | None = None,
     grid: Iterable[npt.ArrayLike] | None = None,
     query_points: npt.ArrayLike | None = None,
     normalisation: str = "kme",
-    calibration: str = "analytic",
-    neighbouring: str = "replace-one",
+    calibration: str | None = None,
+    neighbouring: str | None = None,
     sensitivity: str = "tight",
     domain: tuple[npt.ArrayLike, npt.ArrayLike] | None = None,
     n_private: int | None = None,
@@ -1033,6 +1034,7 @@ def gp_release(
     keep_true_values: bool = True,
     progress: Callable[[float, str], object] | None = None,
     clip: bool = False,
+    privacy: PrivacySpec | None = None,
 ) -> GPRelease:
     r"""Release :math:`f_D + s\,\mathcal{GP}(0, k_f)` at public points, :math:`(\varepsilon,\delta)`-DP.
 
@@ -1051,15 +1053,18 @@ def gp_release(
         Private data.
     kernel : Kernel
         Amplitude :math:`\le 1`.
-    epsilon, delta : float
-        The privacy parameters: :math:`\varepsilon > 0`, :math:`\delta \in (0, 1)`.
+    epsilon, delta : float, optional
+        The privacy parameters: :math:`\varepsilon > 0`, :math:`\delta \in (0, 1)` (required unless
+        ``privacy`` gives them).
     grid : sequence of D 1-D arrays, optional
         Tensor-grid axes (:func:`grid_axes`); exclusive with ``query_points``.
     query_points : array (Q, D), optional
         Scattered public points (dense path, at most :data:`DEFAULT_MAX_DENSE_POINTS`).
     normalisation : {"kme", "kde"}
-    calibration : {"analytic", "hall"}
-    neighbouring : {"replace-one", "add-remove"}
+    calibration : {"analytic", "hall"}, optional
+        Default ``"analytic"`` (:func:`calibrate_gp`), or ``privacy.calibration``.
+    neighbouring : {"replace-one", "add-remove"}, optional
+        Default ``"replace-one"``, or ``privacy.relation``.
     sensitivity : {"tight", "paper"}
     domain : (lower, upper), optional
         Declared box containing the data (tightens replace-one). Rows outside
@@ -1079,6 +1084,14 @@ def gp_release(
     clip : bool
         Clip every row to ``domain`` instead of refusing rows outside it (a
         per-row map: the guarantee holds).
+    privacy : PrivacySpec, optional
+        The typed alternative to ``epsilon``, ``delta``, ``neighbouring`` and ``calibration``
+        (:func:`~dpkme.privacy.spec.resolve`): its fields are used, and a loose argument that disagrees is a
+        ValueError naming both. A spec's ``"classic"`` calibration is refused (the GP release has
+        ``"analytic"`` and Hall's). Its noise source must be honoured
+        (:func:`~dpkme.privacy.spec.resolve_noise`): ``"os-entropy"`` needs ``random_state=None``,
+        ``"seeded"`` an int ``random_state`` (a replay labelled not private, as with that seed alone), and
+        ``"opendp"`` is refused (no OpenDP sampler for a Gaussian process).
 
     Returns
     -------
@@ -1100,6 +1113,9 @@ def gp_release(
     False
     """
     t0 = time.perf_counter()
+    epsilon, delta, neighbouring, calibration = resolve(privacy, epsilon=epsilon, delta=delta,
+                                                        neighbouring=neighbouring, calibration=calibration)
+    resolve_noise(privacy, random_state=random_state, opendp=False, function="gp_release")
     eps, dlt = _check_release_args(kernel, epsilon, delta, calibration, normalisation, neighbouring, sensitivity)
     if progress is not None and not callable(progress):
         raise ValueError(f"progress must be callable as progress(fraction, message), got {progress!r}.")

@@ -70,6 +70,7 @@ from .._validation import (
 from ..kernels.kernel import Kernel
 from ..privacy.accounting import PrivacyCharge, gaussian_charge
 from ..privacy.sensitivity import check_domain, check_release_args, enforce_domain, kme_sensitivity
+from ..privacy.spec import PrivacySpec, resolve, resolve_noise
 from ..reduced_set.weights import project_l1_ball, project_simplex  # the one simplex/L1-ball projection
 from .result import Release
 
@@ -514,14 +515,14 @@ def algorithm1(
     Z: npt.ArrayLike | None = None,
     *,
     kernel: Kernel,
-    epsilon: float,
-    delta: float,
+    epsilon: float | None = None,
+    delta: float | None = None,
     n_points: int | None = None,
     q_scale: float | None = None,
     q_center: npt.ArrayLike | None = None,
     points_are_sample: bool = False,
-    calibration: str = "analytic",
-    neighbouring: str = "replace-one",
+    calibration: str | None = None,
+    neighbouring: str | None = None,
     sensitivity: str = "tight",
     domain: tuple[npt.ArrayLike, npt.ArrayLike] | None = None,
     clip: bool = False,
@@ -532,8 +533,9 @@ def algorithm1(
     n_private: int | None = None,
     random_state: int | np.random.Generator | None = None,
     basis_cache: SubspaceBasis | None = None,
-    noise: str = "numpy",
+    noise: str | None = None,
     point_domain: EmbeddedDomain | None = None,
+    privacy: PrivacySpec | None = None,
 ) -> Release:
     r"""Release a DP weighted synthetic dataset by Algorithm 1 of Balog et al. (2018).
 
@@ -562,20 +564,20 @@ def algorithm1(
         ``random_state``).
     kernel : Kernel
         Bounded kernel, :math:`k(x,x) \le 1`.
-    epsilon : float
-        Privacy parameter :math:`\varepsilon > 0`.
-    delta : float
-        Privacy parameter :math:`0 < \delta < 1`.
+    epsilon : float, optional
+        Privacy parameter :math:`\varepsilon > 0` (required unless ``privacy`` gives it).
+    delta : float, optional
+        Privacy parameter :math:`0 < \delta < 1` (required unless ``privacy`` gives it).
     n_points : int, optional
         Number :math:`M` of points to draw when ``Z`` is omitted.
     q_scale : float, optional
         Standard deviation of q (public; needed to draw from q).
     q_center : float or array (D,), optional
         Mean of q (public; default 0).
-    calibration : {"analytic", "classic"}, default="analytic"
-        Calibration of the Gaussian noise.
-    neighbouring : {"replace-one", "add-remove"}, default="replace-one"
-        Neighbouring relation of the guarantee.
+    calibration : {"analytic", "classic"}, optional
+        Calibration of the Gaussian noise (default ``"analytic"``, or ``privacy.calibration``).
+    neighbouring : {"replace-one", "add-remove"}, optional
+        Neighbouring relation of the guarantee (default ``"replace-one"``, or ``privacy.relation``).
     sensitivity : {"tight", "paper"}, default="tight"
         :math:`\sqrt{2a - 2k_{\min}}/N` or the paper's :math:`2/N`
         (:func:`dpkme.privacy.sensitivity.kme_sensitivity`).
@@ -616,8 +618,9 @@ def algorithm1(
         replayable (``noise_source="seeded"``, teaching only: the seed removes
         the noise); ``None`` uses OS entropy and records no seed
         (``"os-entropy"``, a real release).
-    noise : {"numpy", "opendp"}, default="numpy"
-        Sampler of the Gaussian noise (:func:`dpkme.privacy.calibration.add_gaussian_noise`).
+    noise : {"numpy", "opendp"}, optional
+        Sampler of the Gaussian noise (:func:`dpkme.privacy.calibration.add_gaussian_noise`; default
+        ``"numpy"``, or ``"opendp"`` when ``privacy.noise == "opendp"``).
         ``"numpy"``: child 1 of ``random_state``; assumes idealised
         floating-point numerics (Mironov 2012). ``"opendp"``: OpenDP's exact
         sampler with exactly the calibrated :math:`\sigma`, resistant to
@@ -632,6 +635,13 @@ def algorithm1(
         with the public stream, i.e. uniform over the declared domain, instead
         of draws from q (``q_scale`` is then not needed). Not to be confused
         with ``domain``, the box that tightens the sensitivity.
+    privacy : PrivacySpec, optional
+        The typed alternative to ``epsilon``, ``delta``, ``neighbouring``, ``calibration`` and ``noise``
+        (:class:`~dpkme.privacy.spec.PrivacySpec`, resolved by :func:`~dpkme.privacy.spec.resolve`): its fields
+        are used, and a loose argument that disagrees is a ValueError naming both. Its noise source must be
+        honoured (:func:`~dpkme.privacy.spec.resolve_noise`): ``"os-entropy"`` needs ``random_state=None``,
+        ``"opendp"`` is ``noise="opendp"``, and ``"seeded"`` needs an int ``random_state`` (a replayable demo
+        labelled not private, exactly as with that ``random_state`` alone).
 
     Returns
     -------
@@ -640,6 +650,9 @@ def algorithm1(
     from ..privacy.calibration import add_gaussian_noise, calibrate_gaussian, check_noise_source  # local: avoids cycles
 
     t0 = time.perf_counter()
+    epsilon, delta, neighbouring, calibration = resolve(privacy, epsilon=epsilon, delta=delta,
+                                                        neighbouring=neighbouring, calibration=calibration)
+    noise = resolve_noise(privacy, noise=noise, random_state=random_state, function="algorithm1")
     epsilon, delta = check_release_args(kernel, epsilon, delta, calibration=calibration, neighbouring=neighbouring,
                                         sensitivity=sensitivity)
     check_in(basis, {"full", "auto"}, name="basis")
