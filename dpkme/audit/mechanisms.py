@@ -75,6 +75,7 @@ from ..privacy.calibration import (
     laplace_noise,
 )
 from ..privacy.sensitivity import NEIGHBOURING, check_private_kernel, feature_mean_sensitivity
+from ..privacy.spec import PrivacySpec, resolve
 from ..reduced_set._common import Progress
 from .bounds import (
     DEFAULT_DELTA_GRID,
@@ -1435,8 +1436,8 @@ EXHIBITS: list[tuple[str, str, dict]] = [
 ]
 
 
-def run_audit(mechanism: str, **kwargs) -> AuditResult:
-    """Run the audit named ``mechanism`` (a key of :data:`AUDITS`) with keyword arguments.
+def run_audit(mechanism: str, *, privacy: PrivacySpec | None = None, **kwargs) -> AuditResult:
+    r"""Run the audit named ``mechanism`` (a key of :data:`AUDITS`) with keyword arguments.
 
     Every audit of :data:`AUDITS` takes keyword arguments only; ``variant`` is checked against
     :data:`VARIANTS`, and ``variant="correct"`` is accepted (and dropped) for the audits that have no
@@ -1446,6 +1447,15 @@ def run_audit(mechanism: str, **kwargs) -> AuditResult:
     ----------
     mechanism : {"gaussian", "laplace", "algorithm1", "algorithm2", "exponential", "gp", "kmeans", "two-sample"}
         Which audit to run (:func:`audit_gaussian`, :func:`audit_laplace`, ...).
+    privacy : PrivacySpec, optional
+        The claim to audit, typed (:class:`~dpkme.privacy.spec.PrivacySpec`, the one a release is made with):
+        its ε, δ, relation and calibration become the audit's ``epsilon``, ``delta``, ``neighbouring`` and
+        ``calibration`` (:func:`~dpkme.privacy.spec.resolve`: one of these also given in ``kwargs`` must agree,
+        else a ValueError naming both). An audit without a ``neighbouring`` option audits replace-one claims
+        only, one without a ``calibration`` option the analytic calibration only (a spec asking otherwise is a
+        ValueError); a pure ε-DP audit (``laplace``, ``exponential``) audits :math:`\delta = 0`, the claim such
+        a release records, whatever the spec's δ. The spec's noise source is not used: an audit's runs are
+        seeded simulations on synthetic neighbours (``random_state``), whatever the release's noise.
     **kwargs
         Keyword arguments of that audit (``epsilon``, ``delta``, ``variant``, ``runs``, ``alpha``,
         ``random_state``, ...); an unknown one is a ``TypeError`` of the audit function.
@@ -1465,10 +1475,42 @@ def run_audit(mechanism: str, **kwargs) -> AuditResult:
     (True, True)
     >>> run_audit("gaussian", runs=2000, random_state=0).passed
     True
+
+    The claim can be the typed spec a release is made with:
+
+    >>> from dpkme.privacy.spec import PrivacySpec
+    >>> run_audit("gaussian", privacy=PrivacySpec(epsilon=2.0, delta=1e-2), runs=2000, random_state=0).passed
+    True
     """
     check_in(mechanism, tuple(AUDITS), name="mechanism")
     variant = kwargs.get("variant", "correct")
     check_in(variant, VARIANTS[mechanism], name="variant")
     if "variant" in kwargs and len(VARIANTS[mechanism]) == 1:
         kwargs = {k: v for k, v in kwargs.items() if k != "variant"}
+    if privacy is not None:
+        kwargs = _with_privacy(mechanism, privacy, kwargs)
     return AUDITS[mechanism](**kwargs)
+
+
+def _with_privacy(mechanism: str, privacy: PrivacySpec, kwargs: dict) -> dict:
+    """The audit's keyword arguments with the claim of ``privacy`` (see :func:`run_audit`)."""
+    import inspect
+
+    params = inspect.signature(AUDITS[mechanism]).parameters
+    pure = params["delta"].default == 0           # the pure ε-DP audits: they audit delta = 0
+    eps, dl, relation, calibration = resolve(
+        privacy, epsilon=kwargs.get("epsilon"), delta=None if pure else kwargs.get("delta"),
+        neighbouring=kwargs.get("neighbouring"), calibration=kwargs.get("calibration"))
+    out = {**kwargs, "epsilon": eps}
+    if not pure:
+        out["delta"] = dl
+    if "neighbouring" in params:
+        out["neighbouring"] = relation
+    elif relation != "replace-one":
+        raise ValueError(f"the {mechanism!r} audit audits replace-one claims only; privacy.relation={relation!r}.")
+    if "calibration" in params:
+        out["calibration"] = calibration
+    elif not pure and calibration != "analytic":
+        raise ValueError(f"the {mechanism!r} audit audits the analytic calibration only; "
+                         f"privacy.calibration={calibration!r}.")
+    return out
