@@ -18,6 +18,9 @@ r"""Privacy: noise calibration, sensitivities, accounting and the budget ledger,
     :func:`epsilon_for_mean_error`), from public quantities only: planning, not a release.
 :mod:`~dpkme.privacy.result`
     :class:`PrivateResult`, the protocol every release type follows: ``charge``, ``metadata()``, ``to_json()``.
+:mod:`~dpkme.privacy.spec`
+    :class:`PrivacySpec`, the typed request (ε, δ, relation, calibration, noise source) that releases, their
+    charges, the planners and :func:`~dpkme.audit.run_audit` accept as ``privacy=``.
 :mod:`~dpkme.privacy.explain`
     The guarantee of a release in plain words for one person (:func:`guarantee_in_words`,
     :func:`release_guarantee_in_words`).
@@ -44,6 +47,7 @@ _EXPORTS = {
     "epsilon_for_rkhs_error": "planning", "expected_mean_error": "planning", "epsilon_for_mean_error": "planning",
     "guarantee_in_words": "explain", "release_guarantee_in_words": "explain",
     "PrivateResult": "result",
+    "PrivacySpec": "spec", "NeighbouringRelation": "spec",
 }
 
 __all__ = sorted(_EXPORTS)
