@@ -19,6 +19,12 @@ and presentation mode, written after the gate landed. Each test is one finding; 
    datasets" table composes only the current charges, not the archive.
 7. ``calibrate_laplace`` rounds b = Δ/ε to nearest: for ε = 0.7, 1.5, 3, 7 the scale is one ulp *below* Δ/ε
    (the Gaussian calibrations round toward more noise).
+8. Presentation mode: the released points' figure takes its axis ranges from the private rows' 0.5 % / 99.5 %
+   quantiles (``ui.compute.plot_window``): scaling the private rows rescales the projected figure, the release
+   unchanged.
+9. The ledgers of other individuals (two-sample lab cases, uploaded pairs: ``S.ledger_for_key``) keep the budget in
+   force when they were created: after the user lowers the total budget, the Two-sample page spends beyond it
+   without the page's over-budget permission.
 """
 
 from __future__ import annotations
@@ -265,6 +271,57 @@ def test_7_laplace_scale_is_never_below_sensitivity_over_epsilon():
     below = [e for e in (0.05, 0.1, 0.3, 0.7, 1.0, 1.5, 2.0, 3.0, 7.0)
              if Fraction(calibrate_laplace(epsilon=e, l1_sensitivity=1.0).scale) < 1 / Fraction(e)]
     assert not below, below
+
+
+# ---------------------------------------------------------------------------------------------- finding 8
+def _figure_ranges(at) -> dict:
+    out = {}
+    for f in plotly_figures(at):
+        lay = f.get("layout", {})
+        title = lay.get("title")
+        title = title.get("text") if isinstance(title, dict) else title
+        out[title] = (lay.get("xaxis", {}).get("range"), lay.get("yaxis", {}).get("range"))
+    return out
+
+
+@pytest.mark.xfail(strict=True, reason="finding 8: in presentation mode the released points' figure takes its axis "
+                                       "ranges from the private rows' quantiles (ui.compute.plot_window)")
+def test_8_the_projected_release_figure_does_not_depend_on_the_private_rows():
+    at = new_app(120).run()
+    at.switch_page("pages/release.py").run()
+    at.button(key="rel.go").click().run()
+    ok(at)
+    at.session_state[P.PRESENT] = True
+    at.run()
+    before = _figure_ranges(at)["The released weighted points"]
+    ds = at.session_state[S.DATASET]
+    ds.X[:] = 3.0 * ds.X                                # other private rows, the same release
+    at.run()
+    after = _figure_ranges(at)["The released weighted points"]
+    assert before == after, (before, after)
+
+
+# ---------------------------------------------------------------------------------------------- finding 9
+@pytest.mark.xfail(strict=True, reason="finding 9: S.ledger_for_key keeps the budget a lab/upload ledger was created "
+                                       "with; the gate checks runs on it against that, not the current budget")
+def test_9_a_lowered_budget_applies_to_the_ledgers_of_other_individuals():
+    at = new_app(120)
+    at.session_state["tst.mode"] = "one"
+    at.session_state["tst.source"] = "case"
+    at.session_state["tst.n"] = 500
+    at.run()
+    at.switch_page("pages/twosample.py").run()
+    at.button(key="tst.go").click().run()
+    ok(at)
+    key = next(k for k in at.session_state[S.LEDGERS] if k.startswith("two-sample lab"))
+    assert len(at.session_state[S.LEDGERS][key]) == 2                  # mean and second moment, ε = 1 in all
+    at.session_state[S.BUDGET_EPS] = 1.0                                # the user lowers the total budget
+    at.run()
+    at.button(key="tst.go").click().run()                               # ε = 1 more: beyond 1, no permission
+    assert not at.exception
+    led = at.session_state[S.LEDGERS][key]
+    spent = led.totals(delta=float(at.session_state[S.BUDGET_DELTA]))["best"][0]
+    assert len(led) == 2 or spent <= 1.0 + 1e-9, f"spent ε = {spent:.3g} beyond the budget of 1 without permission"
 
 
 # ---------------------------------------------------------------------------------------------- what held
