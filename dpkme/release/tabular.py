@@ -66,6 +66,7 @@ from ..kernels.kernel import GaussianKernel, Kernel
 from ..kernels.marginal import DEFAULT_MARGINAL_BINS, DEFAULT_MARGINAL_SHARE, DEFAULT_PAIR_WEIGHT, MarginalFeatures
 from ..privacy.calibration import calibrate_gaussian
 from ..privacy.sensitivity import check_release_args, feature_mean_sensitivity, kme_sensitivity
+from ..privacy.spec import PrivacySpec, resolve, resolve_noise
 from .random_features import algorithm2
 from .result import Release
 from .subspace import algorithm1
@@ -406,24 +407,25 @@ def release_table(
     df: pd.DataFrame,
     *,
     schema: TableSchema | dict[str, Any] | str,
-    epsilon: float,
-    delta: float,
+    epsilon: float | None = None,
+    delta: float | None = None,
     mechanism: str = "algorithm2",
     n_points: int | None = None,
     n_features: int = DEFAULT_N_FEATURES,
     solver: str = "pursuit-joint",
     weights: str = "simplex",
-    calibration: str = "analytic",
-    neighbouring: str = "replace-one",
+    calibration: str | None = None,
+    neighbouring: str | None = None,
     n_private: int | None = None,
     random_state: int | np.random.Generator | None = None,
     progress: Callable[[float, str], object] | None = None,
     solver_options: dict[str, Any] | None = None,
     preset: str = "accurate",
-    noise: str = "numpy",
+    noise: str | None = None,
     kernel: str | Kernel = DEFAULT_TABLE_KERNEL,
     marginal_share: float | Literal["auto"] | None = "auto",
     marginal_options: dict[str, Any] | None = None,
+    privacy: PrivacySpec | None = None,
 ) -> "TableRelease":
     r"""Release a mixed table with :math:`(\varepsilon, \delta)`-differential privacy.
 
@@ -496,10 +498,10 @@ def release_table(
         The private table (columns named as in the schema; others are ignored or refused by the encoder).
     schema : TableSchema, dict or str
         The declared schema (or its :meth:`~dpkme.schema.TableSchema.to_dict` / JSON form).
-    epsilon : float
-        :math:`\varepsilon > 0`.
-    delta : float
-        :math:`\delta \in (0, 1)`.
+    epsilon : float, optional
+        :math:`\varepsilon > 0` (required unless ``privacy`` gives it).
+    delta : float, optional
+        :math:`\delta \in (0, 1)` (required unless ``privacy`` gives it).
     mechanism : {"algorithm2", "algorithm1"}, default="algorithm2"
         The release mechanism.
     n_points : int, optional
@@ -513,10 +515,10 @@ def release_table(
     weights : str, default="simplex"
         Weight constraint: for Algorithm 2 one of :data:`dpkme.reduced_set.JOINT_WEIGHTS` (passed to the
         solver when it takes one), for Algorithm 1 ``"free"``, ``"simplex"`` or ``"l1"``.
-    calibration : {"analytic", "classic"}, default="analytic"
-        Calibration of the Gaussian noise.
-    neighbouring : {"replace-one", "add-remove"}, default="replace-one"
-        Neighbouring relation.
+    calibration : {"analytic", "classic"}, optional
+        Calibration of the Gaussian noise (default ``"analytic"``, or ``privacy.calibration``).
+    neighbouring : {"replace-one", "add-remove"}, optional
+        Neighbouring relation (default ``"replace-one"``, or ``privacy.relation``).
     n_private : int, optional
         Public size :math:`N` (required under add-remove; must equal the rows under replace-one).
     random_state : None, int or numpy.random.Generator
@@ -529,8 +531,8 @@ def release_table(
         Further solver options (Algorithm 2), e.g. ``{"pool_size": 5000}``.
     preset : {"accurate", "interactive"}, default="accurate"
         Named solver options (Algorithm 2).
-    noise : {"numpy", "opendp"}, default="numpy"
-        Sampler of the Gaussian noise.
+    noise : {"numpy", "opendp"}, optional
+        Sampler of the Gaussian noise (default ``"numpy"``, or ``"opendp"`` when ``privacy.noise == "opendp"``).
     kernel : {"additive", "product"} or Kernel, default=DEFAULT_TABLE_KERNEL
         The kernel on embedded rows: ``"additive"`` (default, :data:`DEFAULT_TABLE_KERNEL`) the sum of
         one-column, pair and product terms of :func:`dpkme.kernels.additive.table_kernel` with its public
@@ -553,6 +555,11 @@ def release_table(
     marginal_options : dict, optional
         Options of :class:`~dpkme.kernels.marginal.MarginalFeatures` (:data:`MARGINAL_OPTIONS`: ``n_bins``,
         ``pairs``, ``pair_bins``, ``pair_weight``, ``max_cells``) over :data:`TABLE_MARGINALS`.
+    privacy : PrivacySpec, optional
+        The typed alternative to ``epsilon``, ``delta``, ``neighbouring``, ``calibration`` and ``noise``
+        (:func:`~dpkme.privacy.spec.resolve`, :func:`~dpkme.privacy.spec.resolve_noise`), exactly as for
+        :func:`~dpkme.release.algorithm2`: a loose argument that disagrees is a ValueError naming both;
+        ``"seeded"`` needs an int ``random_state`` (a demo labelled not private), ``"os-entropy"`` none.
 
     Returns
     -------
@@ -563,6 +570,9 @@ def release_table(
     schema = _check_schema(schema)
     check_in(mechanism, MECHANISMS, name="mechanism")
     kernel, kernel_kind = _check_table_kernel(kernel, schema)
+    epsilon, delta, neighbouring, calibration = resolve(privacy, epsilon=epsilon, delta=delta,
+                                                        neighbouring=neighbouring, calibration=calibration)
+    noise = resolve_noise(privacy, noise=noise, random_state=random_state, function="release_table")
     epsilon, delta = check_release_args(kernel, epsilon, delta, calibration=calibration, neighbouring=neighbouring)
     domain = schema.domain
     reporter = Progress(progress)
