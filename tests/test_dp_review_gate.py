@@ -28,6 +28,9 @@ and presentation mode, written after the gate landed. Each test is one finding; 
 10. The uploaded samples of the Two-sample page are charged to a ledger keyed by the *ordered pair* of their content
     hashes (``upload-pair:{hash X}:{hash Y}``): the same two samples uploaded the other way round (or sample X with
     another Y) start a fresh, empty ledger, so the people of X pay twice while each ledger shows once.
+11. An imported charge that declares parts but no split id (a legacy or hand-made file) is stamped with the
+    *current* split on merge, so it is composed in parallel with the current charges: two ε = 1 charges on
+    "private rows" and "held-out rows" of unknown splits total ε = 1 instead of 2.
 """
 
 from __future__ import annotations
@@ -356,6 +359,19 @@ def test_10_the_same_uploaded_samples_swapped_are_charged_to_the_same_individual
     second = at.session_state["tst.result"]["ledger_key"]
     led = at.session_state[S.LEDGERS][second]
     assert len(led.all_charges) == 2 * spent_before, (first, second, len(led.all_charges))
+
+
+# ---------------------------------------------------------------------------------------------- finding 11
+@pytest.mark.xfail(strict=True, reason="finding 11: merge stamps the current split on an imported charge with parts "
+                                       "and no split id, composing it in parallel with the current charges")
+def test_11_an_imported_charge_of_an_unknown_split_is_not_composed_in_parallel():
+    led = BudgetLedger(epsilon_budget=5, delta_budget=1e-5, partition="split:A")
+    led.add(pure_dp_charge("a release", epsilon=1.0, relation="replace-one", parts=(S.PART_PRIVATE,)))
+    old = {"format": BudgetLedger.LEDGER_FORMAT, "charges": [
+        {"label": "a test on held-out rows (a file without split ids)", "mechanism": "exponential", "epsilon": 1.0,
+         "delta": 0.0, "relation": "replace-one", "parts": [S.PART_HELDOUT]}]}
+    led.merge(BudgetLedger.from_json(json.dumps(old)))
+    assert led.totals()["basic"][0] == pytest.approx(2.0), [(c.label, c.parts, c.split_id) for c in led.all_charges]
 
 
 # ---------------------------------------------------------------------------------------------- what held
