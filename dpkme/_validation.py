@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 
 import numpy as np
 
@@ -632,3 +633,72 @@ def public_size(n_rows: int, n_private, *, neighbouring: str) -> int:
         raise ValueError(
             f"under replace-one the public size must equal the number of rows; got n_private={n_pub} for {n_rows} rows.")
     return n_pub
+
+
+#: Column names that say "row label", not "data" (compared case-insensitively, spaces and underscores ignored).
+_IDENTIFIER_NAMES = frozenset({"", "index", "id", "rowid", "rowname", "rownames", "row", "rownumber", "key",
+                               "recordid", "uuid", "guid"})
+#: Fewest rows for which "every value distinct" is read as an identifier (a short table may be unique by chance).
+_IDENTIFIER_MIN_ROWS = 20
+
+
+def identifier_reason(name: object, values) -> str | None:
+    """Why a column looks like a row identifier rather than data (None: it does not).
+
+    An identifier carries one person's label, not a property to release: a row-name column (pandas' index written
+    as ``Unnamed: 0``, ``id``, ``rownames``, ...), a running integer (``0, 1, 2, ...`` or ``1, 2, 3, ...`` in any
+    order, every value once), or a text column whose values are all distinct. Used by the schema suggestions and
+    by the numeric column choice alike, so both leave identifiers out with the same note.
+
+    Parameters
+    ----------
+    name : object
+        The column's name.
+    values : pandas.Series or array-like
+        The column's values (missing cells are ignored).
+
+    Returns
+    -------
+    str or None
+        The reason, for a note, or None.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> identifier_reason("Unnamed: 0", pd.Series([0, 1, 2]))
+    'its name says it is a row label (Unnamed: 0)'
+    >>> identifier_reason("n", pd.Series(range(1, 101))) is not None, identifier_reason("age", pd.Series([30, 41, 30]))
+    (True, None)
+    """
+    import re
+
+    import pandas as pd
+
+    text = str(name).strip()
+    squashed = re.sub(r"[\s_.\-]+", "", text.lower())
+    if squashed in _IDENTIFIER_NAMES or re.fullmatch(r"unnamed:\s*\d+", text.lower()):
+        return f"its name says it is a row label ({text})"
+    s = pd.Series(values)
+    s = s[s.notna()]
+    n = len(s)
+    if n < _IDENTIFIER_MIN_ROWS or s.nunique() != n:
+        return None
+    if pd.api.types.is_bool_dtype(s.dtype):
+        return None
+    if pd.api.types.is_numeric_dtype(s.dtype):
+        x = pd.to_numeric(s, errors="coerce").to_numpy(dtype=float)
+        if np.all(np.isfinite(x)) and np.all(x == np.round(x)):
+            lo = float(x.min())
+            if lo in (0.0, 1.0) and float(x.max()) == lo + n - 1:
+                return "a running number (every value once, from 0 or 1 up): a row identifier"
+        return None
+    if pd.api.types.is_datetime64_any_dtype(s.dtype):
+        return None
+    cells = s.astype(str).str.strip()
+    if pd.to_numeric(cells, errors="coerce").notna().all():
+        return None                                    # numbers written as text: data
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if pd.to_datetime(cells, errors="coerce", format="mixed").notna().all():
+            return None                                # dates written as text: data
+    return "every value is different: an identifier or free text, not a category"

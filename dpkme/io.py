@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
-from ._validation import MAX_ABS_VALUE, _short, check_array, check_positive_int
+from ._validation import MAX_ABS_VALUE, _short, check_array, check_positive_int, identifier_reason
 
 if TYPE_CHECKING:  # pandas is imported where it is used: it is slow to import
     import pandas as pd

@@ -126,7 +126,14 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-from ._validation import _short, check_array, check_positive_float, check_positive_int, check_random_state
+from ._validation import (
+    _short,
+    check_array,
+    check_positive_float,
+    check_positive_int,
+    check_random_state,
+    identifier_reason,
+)
 
 __all__ = [
     "KINDS",
@@ -2204,17 +2211,19 @@ def _suggest_column(name: str, source: pd.Series, max_categories: int, *, privat
     """(ColumnSpec or None, note or exclusion reason, fields read from ``source``) for one column.
 
     ``source`` holds the rows read: public rows, or (``private=True``) the private ones. From private
-    rows, only what cannot be had otherwise is read -- the kind, bounds, categories and a date format --
-    and every such field is returned for flagging; the missing policy (``"category"``) and the decimals
-    (none) are data-free defaults then.
+    rows, only what cannot be had otherwise is read -- the kind, whether a cell is missing, bounds, categories and
+    a date format -- and every such field is returned for flagging; the decimals (none) are a data-free default
+    then.
     """
     dtype = source.dtype
     present = source[source.notna()]
     if source.dtype == object or pd.api.types.is_string_dtype(source):
         stripped = present.astype(str).str.strip()
         present = present[~stripped.str.lower().isin(_MISSING_TOKENS)]
-    missing = "category" if (private or len(present) < len(source)) else "error"
-    read = {"kind"}
+    # "missing" only for a column that can be missing: one whose rows show a missing cell. From private rows that
+    # is read off the data, so it is flagged like the kind (a table without a missing cell gets none in its release)
+    missing = "category" if len(present) < len(source) else "error"
+    read = {"kind", "missing"} if private else {"kind"}
     if pd.api.types.is_timedelta64_dtype(dtype) or pd.api.types.is_complex_dtype(dtype):
         return None, f"dtype {dtype} is not supported (convert it to real numbers)", read
     if pd.api.types.is_bool_dtype(dtype):
@@ -2313,8 +2322,8 @@ def suggest_schema(df, *, public=None, max_categories: int = 50, uniform_sq_dist
     rows did not show would be snapped to its nearest level.
 
     Without public rows (or for columns ``public`` lacks), the **private** rows ``df`` are read, and as
-    little as possible: the missing policy is always ``"category"`` and no decimals are proposed
-    (data-free defaults), while the kind (a dtype a CSV reader inferred from the values is data, not
+    little as possible: no decimals are proposed (a data-free default), while whether a column has missing cells
+    (``missing="category"`` only then: a suggestion never invents missing values), the kind (a dtype a CSV reader inferred from the values is data, not
     metadata: one blank cell turns integers into floats), the bounds, the categories and a date's format
     are read from the private rows. Every such field is recorded in
     :attr:`TableSchema.data_dependent_fields` (its column in :attr:`TableSchema.data_dependent`) and a
@@ -2356,7 +2365,7 @@ def suggest_schema(df, *, public=None, max_categories: int = 50, uniform_sq_dist
     ...     warnings.simplefilter("ignore")
     ...     s = suggest_schema(private)
     >>> s.schema["age"].missing, dict(sorted((k, sorted(v)) for k, v in s.schema.data_dependent_fields.items()))
-    ('category', {'age': ['kind', 'lower', 'upper'], 'group': ['categories', 'kind']})
+    ('error', {'age': ['kind', 'lower', 'missing', 'upper'], 'group': ['categories', 'kind', 'missing']})
     """
     from .privacy.leaks import PrivacyLeakWarning
 
@@ -2380,9 +2389,13 @@ def suggest_schema(df, *, public=None, max_categories: int = 50, uniform_sq_dist
         if isinstance(source, pd.DataFrame):
             excluded[name] = "the column name occurs more than once in the public rows"
             continue
+        where = "public rows" if from_public else "the PRIVATE rows"
+        ident = identifier_reason(name, source)
+        if ident is not None:
+            excluded[name] = f"left out: {ident}" + ("" if ident.startswith("its name") else f" (decided from {where})")
+            continue
         spec, note, read = _suggest_column(name, source, max_categories, private=not from_public,
                                            max_levels=int(max_levels))
-        where = "public rows" if from_public else "the PRIVATE rows"
         if not from_public:
             dependent[name] = read
         if spec is None:

@@ -13,6 +13,7 @@ from dpkme.io import (
     MAX_ROWS,
     MAX_UPLOAD_BYTES,
     MIN_ROWS,
+    identifier_reason,
     load_table,
     nonprivate_summary,
     numeric_columns,
@@ -347,9 +348,15 @@ with left:
             source_failed = True
         elif state is not None and not table_mode:
             key = f"data.upcols.{state['hash']}"
-            ss.setdefault(key, numeric_columns(upload_df)[:MAX_COLUMNS])
+            idents = {c: why for c in numeric_columns(upload_df)
+                      if (why := identifier_reason(c, upload_df[c])) is not None}
+            ss.setdefault(key, [c for c in numeric_columns(upload_df) if c not in idents][:MAX_COLUMNS])
             chosen = st.multiselect("Columns to release", list(upload_df.columns), key=key,
                                     persist_state="session", help="Only numeric columns can be released.")
+            if idents:
+                st.caption(":material/badge: Not pre-selected (row identifiers, not data): "
+                           + "; ".join(f"**{c}** — {why}" for c, why in idents.items())
+                           + ". Add one back above if it really is a measurement.")
             ss.setdefault("data.drop_missing", False)
             drop = st.checkbox("Drop rows with missing values in these columns", key="data.drop_missing",
                                persist_state="session", help=DROP_HELP)
@@ -529,72 +536,77 @@ if 0 < shown.n_public < 30:
             f"{shown.n_public} synthetic points, and scaling or heuristics computed from them are rough. With a small "
             "table, consider a larger publishable fraction — or use random points from q or Algorithm 2.")
 
-if not P.show_owner_details():          # owner-only: hidden in presentation mode (the stepper leads on)
+def preview(shown) -> None:
+    """The owner's preview of the private rows: counts, plot, table and exact statistics (owner-only: drawn through
+    ``P.OwnerOnly``, hidden in presentation mode)."""
+    st.subheader("Preview (for the data owner — shows private rows)")
     st.info("Guarantee: " + shown.guarantee() + ".")
-    P.hidden_note("The preview of the private rows (plot, table and exact statistics)")
-    st.stop()
-st.subheader("Preview (for the data owner — shows private rows)")
-st.info("Guarantee: " + shown.guarantee() + ".")
-m1, m2, m3, m4, m5 = st.columns(5)
-m1.metric("Private rows N", f"{shown.n:,}")
-m2.metric("Published in the clear", f"{shown.n_public:,}")
-m3.metric("Held-out rows", f"{shown.n_heldout:,}")
-m4.metric("Dimension D", shown.dim, help="Embedding dimension: one coordinate per numeric column, one per category "
-                                         "of a categorical column." if shown.is_table else None)
-m5.metric("Clipped values", f"{shown.n_clipped:,}" if shown.clip_box is not None or shown.is_table else "—",
-          help="Number of private values moved onto the declared box (owner's information only).")
-if shown.is_table and shown.table_report is not None:
-    lines = shown.table_report.lines() + missing_level_notes(shown.schema, shown.table_report)
-    if candidate is not None and shown is candidate and table_ctx is not None:
-        lines += time_of_day_notes(shown.schema, table_ctx["frame"], table_ctx["src_key"])
-    with st.expander("What the declared preprocessing did to the rows (owner only: counts of the private data)",
-                     expanded=bool(lines)):
-        st.caption("Counts over every row of the table (publishable, private and held-out). They are statistics of "
-                   "the private data: for your eyes only, never part of a release.")
-        st.markdown("\n".join(f"- {ln}" for ln in lines) if lines else "Nothing was clipped, imputed or unknown.")
-if shown.scaling is not None:
-    st.caption(f"Scaling: (x − c)/s with constants from the {shown.scaling.source}. Releases are computed in "
-               "these units; downloads are converted back to the original units.")
-elif not shown.is_table and shown.dim > 1 and shown.n >= 2:
-    # nothing public to compare the columns' scales with: the owner's view of the private rows (never released)
-    sd = shown.X.std(axis=0, ddof=1)
-    if np.all(sd > 0) and (msg := scale_warning(sd, columns=[str(c) for c in shown.columns])):
-        st.warning(msg + " (Measured on the private rows: for your eyes only — declare the scaling from public "
-                   "knowledge, never from these numbers.)", icon=":material/straighten:")
+    m1, m2, m3, m4, m5 = st.columns(5)
+    m1.metric("Private rows N", f"{shown.n:,}")
+    m2.metric("Published in the clear", f"{shown.n_public:,}")
+    m3.metric("Held-out rows", f"{shown.n_heldout:,}")
+    m4.metric("Dimension D", shown.dim, help="Embedding dimension: one coordinate per numeric column, one per category "
+                                             "of a categorical column." if shown.is_table else None)
+    m5.metric("Clipped values", f"{shown.n_clipped:,}" if shown.clip_box is not None or shown.is_table else "—",
+              help="Number of private values moved onto the declared box (owner's information only).")
+    if shown.is_table and shown.table_report is not None:
+        lines = shown.table_report.lines() + missing_level_notes(shown.schema, shown.table_report)
+        if candidate is not None and shown is candidate and table_ctx is not None:
+            lines += time_of_day_notes(shown.schema, table_ctx["frame"], table_ctx["src_key"])
+        with st.expander("What the declared preprocessing did to the rows (owner only: counts of the private data)",
+                         expanded=bool(lines)):
+            st.caption("Counts over every row of the table (publishable, private and held-out). They are statistics of "
+                       "the private data: for your eyes only, never part of a release.")
+            st.markdown("\n".join(f"- {ln}" for ln in lines) if lines else "Nothing was clipped, imputed or unknown.")
+    if shown.scaling is not None:
+        st.caption(f"Scaling: (x − c)/s with constants from the {shown.scaling.source}. Releases are computed in "
+                   "these units; downloads are converted back to the original units.")
+    elif not shown.is_table and shown.dim > 1 and shown.n >= 2:
+        # nothing public to compare the columns' scales with: the owner's view of the private rows (never released)
+        sd = shown.X.std(axis=0, ddof=1)
+        if np.all(sd > 0) and (msg := scale_warning(sd, columns=[str(c) for c in shown.columns])):
+            st.warning(msg + " (Measured on the private rows: for your eyes only — declare the scaling from public "
+                       "knowledge, never from these numbers.)", icon=":material/straighten:")
 
-tab_plot, tab_table, tab_stats = st.tabs(["Plot", "Table", "Summary statistics (not private)"])
-with tab_plot:
-    projection = None
-    title = "Private rows (grey) and publishable subset (blue)"
-    if shown.dim > 2:
-        ref = shown.public if shown.n_public >= 3 else shown.X
-        projection = pca_basis(ref)
-        title = ("PCA projection " + ("fitted on the publishable subset" if shown.n_public >= 3
-                                      else "fitted on the private rows (owner's preview only)"))
-    st.plotly_chart(data_figure(shown.X, shown.public, columns=shown.columns, labels=shown.labels, title=title,
-                                projection=projection), key="data.fig")
-with tab_table:
-    if shown.is_table:
-        st.dataframe(shown.decode(shown.X[:200]), height=300, column_config=TV.date_columns(shown.schema))
-        st.caption(f"First {min(200, shown.n)} private rows as the schema reads them (clipped to the declared bounds, "
-                   "missing values as declared), in the original columns and types.")
-    else:
-        orig = shown.to_original_units(shown.X[:200])
-        st.dataframe(pd.DataFrame(orig, columns=[str(c) for c in shown.columns]), height=300)
-        st.caption(f"First {min(200, shown.n)} private rows, original units.")
-with tab_stats:
-    st.warning("These statistics are exact and **not** private: for your eyes only. Do not publish them and do "
-               "not use them to choose scaling, bounds or the kernel.")
-    if shown.is_table:
-        table = shown.decode(shown.X)
-        nums = [c.name for c in shown.schema.columns if c.kind in ("continuous", "integer")]
-        if nums:
-            st.dataframe(nonprivate_summary(table, nums))
-        for c in shown.schema.columns:
-            if c.kind in ("categorical", "boolean"):
-                st.dataframe(T.category_table(table, c).set_index("category"), height=min(38 * (len(c.levels) + 2), 300))
-    else:
-        st.dataframe(nonprivate_summary(pd.DataFrame(shown.to_original_units(shown.X),
-                                                     columns=[str(c) for c in shown.columns])))
+    tab_plot, tab_table, tab_stats = st.tabs(["Plot", "Table", "Summary statistics (not private)"])
+    with tab_plot:
+        projection = None
+        title = "Private rows (grey) and publishable subset (blue)"
+        if shown.dim > 2:
+            ref = shown.public if shown.n_public >= 3 else shown.X
+            projection = pca_basis(ref)
+            title = ("PCA projection " + ("fitted on the publishable subset" if shown.n_public >= 3
+                                          else "fitted on the private rows (owner's preview only)"))
+        st.plotly_chart(data_figure(shown.X, shown.public, columns=shown.columns, labels=shown.labels, title=title,
+                                    projection=projection), key="data.fig")
+    with tab_table:
+        if shown.is_table:
+            st.dataframe(shown.decode(shown.X[:200]), height=300, column_config=TV.date_columns(shown.schema))
+            st.caption(f"First {min(200, shown.n)} private rows as the schema reads them (clipped to the declared bounds, "
+                       "missing values as declared), in the original columns and types.")
+        else:
+            orig = shown.to_original_units(shown.X[:200])
+            st.dataframe(pd.DataFrame(orig, columns=[str(c) for c in shown.columns]), height=300)
+            st.caption(f"First {min(200, shown.n)} private rows, original units.")
+    with tab_stats:
+        st.warning("These statistics are exact and **not** private: for your eyes only. Do not publish them and do "
+                   "not use them to choose scaling, bounds or the kernel.")
+        if shown.is_table:
+            table = shown.decode(shown.X)
+            nums = [c.name for c in shown.schema.columns if c.kind in ("continuous", "integer")]
+            if nums:
+                st.dataframe(nonprivate_summary(table, nums))
+            for c in shown.schema.columns:
+                if c.kind in ("categorical", "boolean"):
+                    st.dataframe(T.category_table(table, c).set_index("category"), height=min(38 * (len(c.levels) + 2), 300))
+        else:
+            st.dataframe(nonprivate_summary(pd.DataFrame(shown.to_original_units(shown.X),
+                                                         columns=[str(c) for c in shown.columns])))
+
+
+if P.is_on():                           # presentation mode: the guarantee (public) and a note (the stepper leads on)
+    st.info("Guarantee: " + shown.guarantee() + ".")
+if not P.OwnerOnly(shown, "The preview of the private rows (plot, table and exact statistics)").render(preview):
+    st.stop()
 
 st.page_link(PAGE_KERNEL, label="Next: choose the kernel and the privacy level →", icon=":material/tune:")

@@ -242,8 +242,8 @@ def test_other_delimiters_and_encodings_are_read_correctly(data_page, name, cont
 
 
 def test_nan_inf_and_text_in_numeric_columns_are_errors_naming_the_cell(data_page):
-    rows = b"".join(f"{i},{i * 2},{i % 5}\n".encode() for i in range(40))
-    content = b"a,b,c\n" + rows + b"40,inf,x\n41,nan,3\n"
+    rows = b"".join(f"{i + 0.5},{i * 2},{i % 5}\n".encode() for i in range(40))
+    content = b"a,b,c\n" + rows + b"40.5,inf,x\n41.5,nan,3\n"
     at = _upload(data_page, "dirty.csv", content)
     assert not at.exception
     cols = next(m for m in at.multiselect if m.label == "Columns to release")
@@ -257,6 +257,19 @@ def test_nan_inf_and_text_in_numeric_columns_are_errors_naming_the_cell(data_pag
     _use(at)
     ok(at)
     assert at.session_state[S.DATASET].columns == ["a"]
+
+
+def test_row_identifiers_are_not_preselected_and_say_why(data_page):
+    """Issue 25: an integer row-name column was pre-selected as data in the numeric mode."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"Unnamed: 0": np.arange(60), "n": np.arange(1, 61)[rng.permutation(60)],
+                          "u": rng.normal(size=60), "v": rng.integers(0, 9, 60)})
+    at = _upload(data_page, "with_ids.parquet", _parquet_bytes(frame))
+    ok(at)
+    cols = next(m for m in at.multiselect if m.label == "Columns to release")
+    assert cols.value == ["u", "v"]
+    note = " ".join(c.value for c in at.caption if "Not pre-selected" in c.value)
+    assert "Unnamed: 0" in note and "**n**" in note and "running number" in note
 
 
 def test_parquet_with_a_string_column(data_page):

@@ -451,7 +451,7 @@ def test_suggestion_from_public_rows_reads_nothing_private():
     assert s.data_dependent == () and s.warning is None
     sch = s.schema
     assert [sch[c].kind for c in sch.names] == ["integer", "continuous", "categorical", "boolean", "datetime"]
-    assert "id" in s.excluded and "more than 10 distinct values" in s.excluded["id"]
+    assert "id" in s.excluded and "row label" in s.excluded["id"]           # an identifier, by its public name
     assert sch["city"].categories == ("Basel", "Bern", "Chur")
     lo, hi = sch["age"].bounds
     assert lo <= public["age"].min() and hi >= public["age"].max() and lo % 10 == 0 and hi % 10 == 0
@@ -473,7 +473,7 @@ def test_suggestion_from_the_private_rows_warns_and_is_marked():
         s = suggest_schema(private, max_categories=10)
     # a bool column's dtype was inferred from its values by the reader: its kind is data-dependent too (M1)
     assert set(s.data_dependent) == {"age", "income", "city", "member", "joined"}
-    assert s.schema.data_dependent_fields["member"] == {"kind"}
+    assert s.schema.data_dependent_fields["member"] == {"kind", "missing"}   # whether a cell is missing: data too
     assert s.warning and "not differentially private" in s.warning
     assert s.schema["income"].missing == "category"
     assert "PRIVATE" in s.notes["age"]
@@ -623,9 +623,11 @@ def test_suggestion_without_public_rows_flags_every_field_it_reads_from_them():
         ref = suggest_schema(base, max_categories=10).schema
     # kind, bounds and categories are read from the private rows: flagged, field by field
     fields = ref.data_dependent_fields
-    assert fields["age"] == {"kind", "lower", "upper"} and fields["city"] == {"kind", "categories"}
-    assert fields["member"] == {"kind"} and "member" in ref.data_dependent      # a CSV reader's dtype is data
-    assert {"kind", "lower", "upper"} <= fields["joined"] and fields["income"] == {"kind", "lower", "upper"}
+    # (and whether a column has a missing cell: "missing" is suggested only then, never invented)
+    assert fields["age"] == {"kind", "missing", "lower", "upper"}
+    assert fields["city"] == {"kind", "missing", "categories"}
+    assert fields["member"] == {"kind", "missing"} and "member" in ref.data_dependent   # a CSV reader's dtype is data
+    assert {"kind", "lower", "upper"} <= fields["joined"] and fields["income"] == {"kind", "missing", "lower", "upper"}
     public_bounds = {"age": (0, 120), "income": (0.0, 1e6), "joined": ("2000-01-01", "2030-01-01")}
 
     def redeclared(schema):
@@ -641,12 +643,13 @@ def test_suggestion_without_public_rows_flags_every_field_it_reads_from_them():
         # re-declaring the bounds and categories clears those fields only: kind stays flagged
         a, b = redeclared(ref), redeclared(sug)
         assert _published_unless_flagged(a) == _published_unless_flagged(b), key
-        assert a.data_dependent_fields["age"] == {"kind"} and a.data_dependent_fields["city"] == {"kind"}
+        assert a.data_dependent_fields["age"] == {"kind", "missing"}
+        assert a.data_dependent_fields["city"] == {"kind", "missing"}
         # replacing a whole column by a copy with new bounds clears only the fields whose values changed
         import dataclasses
         spec = sug["income"]
         c = sug.replace_column(dataclasses.replace(spec, lower=-10.0, upper=1e6))
-        assert c.data_dependent_fields["income"] == {"kind"}
+        assert c.data_dependent_fields["income"] == {"kind", "missing"}
         assert _published_unless_flagged(c)["income"] == _published_unless_flagged(
             ref.replace_column(dataclasses.replace(ref["income"], lower=-10.0, upper=1e6)))["income"], key
 
