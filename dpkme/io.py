@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # pandas is imported where it is used: it is slow to import
     import pandas as pd
 
 __all__ = [
+    "identifier_reason",
     "load_npz",
     "load_table",
     "numeric_matrix",
