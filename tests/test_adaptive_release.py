@@ -161,7 +161,11 @@ def test_utility_on_penguins_beats_uniform(penguins, release):
 def test_metadata_and_json(release):
     import json
 
+    from dpkme.privacy.result import PrivateResult
+
+    assert isinstance(release, PrivateResult)
     meta = json.loads(release.to_json())
+    assert meta["charge"]["epsilon"] == EPS and "id" not in meta["charge"] and "created" not in meta["charge"]
     assert meta["epsilon"] == EPS and meta["delta"] == DELTA and meta["neighbouring"] == "replace-one"
     assert meta["rounds"][0]["step"] == "initial" and all("rho_measure" in r for r in meta["rounds"])
     assert meta["seed"] == 11 and meta["differentially_private"] is False     # a seeded demo says so
@@ -183,3 +187,17 @@ def test_bad_input_raises_value_error_naming_it(penguins, kwargs, match):
     args.update(kwargs)
     with pytest.raises(ValueError, match=match):
         adaptive_release(df, **args)
+
+
+def test_real_release_under_add_remove_has_no_seed_and_is_private():
+    from dpkme.schema import ColumnSpec, TableSchema
+
+    schema = TableSchema([ColumnSpec("age", "integer", lower=18, upper=90),
+                          ColumnSpec("smoker", "boolean")])
+    df = pd.DataFrame({"age": [25, 40, 61, 33] * 50, "smoker": [True, False, False, True] * 50})
+    rel = adaptive_release(df, schema=schema, epsilon=1.0, delta=1e-6, neighbouring="add-remove", n_private=200,
+                           synthetic_rows=100, round_steps=5, final_steps=10, rounds=3)
+    meta = rel.metadata()
+    assert "seed" not in meta and "seed_warning" not in meta and meta["differentially_private"] is True
+    assert rel.charge.relation.value == "add-remove" and meta["n_private"] == 200
+    assert rel.rows["age"].between(18, 90).all() and len(rel.rows) == 100

@@ -13,6 +13,10 @@ r"""Private releases of a kernel mean embedding and the value object they return
     The Gaussian-process release of Hall et al. (2013) (:func:`gp_release`).
 :mod:`~dpkme.release.tabular`
     Releases of mixed tables through a declared schema (:func:`release_table`, :class:`TableRelease`).
+:mod:`~dpkme.release.adaptive`
+    The adaptive KME release of a mixed table: AIM-style selection, Gaussian measurements of cell counts and
+    random features, synthetic rows fitted in JAX (:func:`adaptive_release`, :func:`adaptive_release_charge`,
+    :class:`AdaptiveTableRelease`; the fit in :mod:`~dpkme.release.fit`).
 
 Each release function has a companion ``*_charge`` function (:func:`algorithm1_charge`,
 :func:`algorithm2_charge`, :func:`exponential_mechanism_charge`, :func:`gp_release_charge`)
@@ -20,6 +24,7 @@ that returns the :class:`~dpkme.privacy.accounting.PrivacyCharge` its parameters
 without running it; a finished release reports the same charge as :attr:`Release.charge`.
 """
 
+from .adaptive import AdaptiveTableRelease, adaptive_release, adaptive_release_charge
 from .charges import (
                       algorithm1_charge,
                       algorithm2_charge,
@@ -41,6 +46,7 @@ __all__ = [
     "exponential_mechanism", "exponential_charge",
     "gp_release",
     "release_table", "TableRelease",
+    "adaptive_release", "adaptive_release_charge", "AdaptiveTableRelease",
     "algorithm1_charge", "algorithm2_charge", "exponential_mechanism_charge", "gp_release_charge",
     "release_charge",
 ]

@@ -12,7 +12,9 @@ per-round budget when a measurement no longer changes the fit. Unlike AIM, a que
   :math:`a_r(D) = \frac1N\sum_{x\in D} \mathbb 1_{x_r}` (one-hot cell features), :math:`C_r` cells;
 * a continuous column in :math:`r`: the mean :math:`a_r(D) = \frac1N\sum_{x\in D}\phi_r(x)` of unit-norm
   random Fourier features :math:`\phi_r \in \mathbb R^{2F}` on the columns of :math:`r`
-  (:mod:`dpkme.release.fit`), :math:`\|\phi_r(x)\|_2 = 1` for every row.
+  (:mod:`dpkme.release.fit`), :math:`\|\phi_r(x)\|_2 = 1` for every row; :math:`F` is the public rule
+  :func:`default_n_frequencies` (noise and kernel approximation balanced), the frequencies are drawn from the
+  public stream before any row is read.
 
 Sensitivities (:math:`N` public under replace-one, declared under add-remove)
 ----------------------------------------------------------------------------
@@ -60,7 +62,10 @@ the noisy measurements and public quantities.
 
 Synthetic rows
 --------------
-The rows are fitted by gradient in JAX (:class:`dpkme.release.fit.RelaxedFit`): post-processing.
+The rows are fitted by gradient in JAX (:class:`dpkme.release.fit.RelaxedFit`) to all noisy measurements
+jointly (each weighted by :math:`1/\sigma^2`; a measurement of random features is first shrunk toward 0 by the
+positive-part James-Stein factor :math:`\max(0, 1 - (2F-2)\sigma^2/\|y\|^2)` when :data:`SHRINK_FEATURES`),
+then decoded to rows of the declared columns and types: post-processing of the measurements.
 
 Examples
 --------
@@ -100,11 +105,12 @@ from .._validation import (
     spawn_streams,
 )
 from ..privacy.accounting import PrivacyCharge
+from ..privacy.result import charge_record
 from ..privacy.sensitivity import NEIGHBOURING
 from ..privacy.spec import NeighbouringRelation
 from .fit import FINAL_STEPS, ROUND_STEPS, RelaxedDomain, RelaxedFit
 
-__all__ = ["MECHANISM_NAME", "SELECTION_SHARE", "MAX_CELLS", "N_FREQUENCIES", "MAX_CANDIDATES", "zcdp_rho",
+__all__ = ["MECHANISM_NAME", "SELECTION_SHARE", "MAX_CELLS", "N_FREQUENCIES", "SHRINK_FEATURES", "default_n_frequencies", "MAX_CANDIDATES", "zcdp_rho",
            "zcdp_epsilon", "default_rounds", "default_synthetic_rows", "default_workload",
            "adaptive_release_charge", "adaptive_release", "AdaptiveTableRelease"]
 
@@ -114,8 +120,11 @@ MECHANISM_NAME = "adaptive-kme"
 SELECTION_SHARE = 0.1
 #: A discrete column subset with more cells than this is measured through random features instead.
 MAX_CELLS = 1024
-#: Frequencies :math:`F` of a random-feature query (:math:`2F` features).
-N_FREQUENCIES = 32
+#: Bounds of the number of frequencies :math:`F` of a random-feature query (:math:`2F` features); see
+#: :func:`default_n_frequencies`.
+N_FREQUENCIES = (8, 64)
+#: Shrink the noisy random features of a measurement toward 0 (positive-part James-Stein; post-processing).
+SHRINK_FEATURES = True
 #: Most candidates of the default workload (all 1- and 2-way subsets, then 3-way ones up to this).
 MAX_CANDIDATES = 200
 _DECODE = ("sample", "argmax")
@@ -186,6 +195,35 @@ def default_synthetic_rows(n_private: int) -> int:
     """
     n = check_positive_int(n_private, name="n_private")
     return int(min(max(n, 1000), 5000))
+
+
+def default_n_frequencies(sigma: float) -> int:
+    r"""The public number of frequencies :math:`F` of a random-feature query: :math:`1/(2\sigma)`, clipped to
+    :data:`N_FREQUENCIES`.
+
+    :math:`\sigma` is the noise per feature of a column's first measurement (public: from :math:`N`, the
+    budget and the rounds). The noise of a measurement has norm :math:`\approx\sigma\sqrt{2F}` while its
+    signal, the mean of unit-norm features, has norm at most 1 whatever :math:`F`; the random features
+    approximate their kernel to about :math:`1/\sqrt{2F}`. The two meet at :math:`2F = 1/\sigma`, the rule of
+    :func:`dpkme.release.tabular.default_n_features` for the same reason.
+
+    Examples
+    --------
+    >>> default_n_frequencies(0.055), default_n_frequencies(0.011), default_n_frequencies(1e-4)
+    (9, 45, 64)
+    """
+    lo, hi = N_FREQUENCIES
+    if not (math.isfinite(sigma) and sigma > 0):
+        return hi
+    return int(min(max(round(1.0 / (2.0 * sigma)), lo), hi))
+
+
+def _shrink(y: np.ndarray, sigma: float) -> np.ndarray:
+    """Positive-part James-Stein shrinkage of a noisy vector toward 0 (post-processing of ``y`` alone)."""
+    norm2 = float(np.dot(y, y))
+    if norm2 <= 0.0:
+        return y
+    return np.asarray(y * max(0.0, 1.0 - (y.size - 2) * sigma ** 2 / norm2))
 
 
 def _check_schema(schema: Any) -> Any:
@@ -334,7 +372,7 @@ class _Oracle:
 # --------------------------------------------------------------------------- the release
 @dataclass
 class AdaptiveTableRelease:
-    """The result of :func:`adaptive_release`.
+    """The result of :func:`adaptive_release` (a :class:`~dpkme.privacy.result.PrivateResult`).
 
     Attributes
     ----------
@@ -404,7 +442,7 @@ class AdaptiveTableRelease:
             "n_synthetic": int(len(self.rows)), "decode": self.decode,
             "differentially_private": self.differentially_private,
             "columns": list(self.schema.names), "schema": self.schema.to_dict(),
-            "charge": self.charge.to_record(),
+            "charge": charge_record(self.charge),
         }
         if self.seed is not None:
             d["seed"] = self.seed
@@ -504,6 +542,8 @@ def adaptive_release(df_or_encoded: Any, *, schema: Any = None, epsilon: float, 
 
     # public: the candidates' queries (kind, frequencies, sensitivities) from the schema alone
     dom = RelaxedDomain(schema)
+    rho_meas0 = (1.0 - SELECTION_SHARE) * charge.details["rho"] / T
+    n_freq = default_n_frequencies((2.0 if neighbouring == "replace-one" else 1.0) / N / math.sqrt(2.0 * rho_meas0))
     cands: list[dict[str, Any]] = []
     for sub in subsets:
         discrete = all(dom.columns[j].discrete for j in sub)
@@ -512,9 +552,9 @@ def adaptive_release(df_or_encoded: Any, *, schema: Any = None, epsilon: float, 
             l2 = (math.sqrt(2.0) if neighbouring == "replace-one" else 1.0) / N
             cands.append({"subset": sub, "kind": "cells", "size": cells, "l2": l2, "norm": 1, "query": ("cells", sub)})
         else:
-            Om = dom.frequencies(sub, N_FREQUENCIES, public_rng)
+            Om = dom.frequencies(sub, n_freq, public_rng)
             l2 = (2.0 if neighbouring == "replace-one" else 1.0) / N
-            cands.append({"subset": sub, "kind": "features", "size": 2 * N_FREQUENCIES, "l2": l2, "norm": 2,
+            cands.append({"subset": sub, "kind": "features", "size": 2 * n_freq, "l2": l2, "norm": 2,
                           "query": ("rff", sub, Om)})
     score_sens = (2.0 if neighbouring == "replace-one" else 1.0) / N
 
@@ -529,9 +569,9 @@ def adaptive_release(df_or_encoded: Any, *, schema: Any = None, epsilon: float, 
     slots = (max(sum(dom.columns[j].discrete for j in c["subset"]) for c in cands),
              max(sum(not dom.columns[j].discrete for j in c["subset"]) for c in cands))
     init_cells = sum(c["size"] for c in cands[:p] if c["kind"] == "cells")
-    init_freq = sum(c["kind"] == "features" for c in cands[:p]) * N_FREQUENCIES
+    init_freq = sum(c["kind"] == "features" for c in cands[:p]) * n_freq
     fit = RelaxedFit(dom, n_syn, public_rng, slots=slots,
-                     capacity=(max(64, 2 * init_cells), init_freq + 3 * N_FREQUENCIES))
+                     capacity=(max(64, 2 * init_cells), init_freq + 3 * n_freq))
     names = schema.names
 
     def sigma_of(c: dict[str, Any], rho_m: float) -> float:
@@ -544,9 +584,9 @@ def adaptive_release(df_or_encoded: Any, *, schema: Any = None, epsilon: float, 
         if c["kind"] == "cells":
             fit.add_cells(c["subset"], y, sigma)
         else:
-            fit.add_features(c["subset"], c["query"][2], y, sigma)
+            fit.add_features(c["subset"], c["query"][2], _shrink(y, sigma) if SHRINK_FEATURES else y, sigma)
 
-    rho_budget = rho_total
+    rho_budget = rho_total * (1.0 - 1e-12)        # the parts add up to at most rho_total despite rounding
     rho_meas = (1.0 - SELECTION_SHARE) * rho_budget / T
     rho_sel = SELECTION_SHARE * rho_budget / T
     used = 0.0

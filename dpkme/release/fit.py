@@ -10,7 +10,8 @@ one of two ways, by a public rule of the schema alone:
   (one level per value, plus a missing level when declared). A relaxed row holds a probability vector
   :math:`p_j = \operatorname{softmax}(\ell_j)` over the :math:`K_j` levels.
 * **continuous** -- every other numeric column (continuous, date, integer with many levels). A relaxed row
-  holds :math:`z_j = \operatorname{sigmoid}(u_j) \in [0, 1]`, the value on the declared range
+  holds :math:`z_j = (1 + \sin u_j)/2 \in [0, 1]` (no flat tails where a gradient would vanish, unlike a
+  sigmoid), the value on the declared range
   :math:`x_j = l_j + z_j (u_j - l_j)` (so never out of bounds), and, when the column declares a missing
   level, a probability pair :math:`(p^{\text{present}}, p^{\text{missing}})`.
 
@@ -69,6 +70,7 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -78,13 +80,13 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["DISCRETE_LEVELS", "NUMERIC_SCALES", "CATEGORY_SIMILARITY", "RelaxedColumn", "RelaxedDomain",
-           "RelaxedFit", "ROUND_STEPS", "FINAL_STEPS", "LEARNING_RATE"]
+           "RelaxedFit", "ROUND_STEPS", "FINAL_STEPS", "LEARNING_RATE", "SMOOTHING"]
 
 #: Numeric columns with at most this many declared values / integer levels are discrete (one level each).
 DISCRETE_LEVELS = 32
 #: Length scales (fractions of the declared range) of the random-feature kernels on numeric coordinates;
 #: each frequency draws one of them (the kernel is their equal mixture).
-NUMERIC_SCALES = (0.3, 0.1, 0.03)
+NUMERIC_SCALES = (0.3, 0.1, 0.05)
 #: Kernel value of two different levels in the random-feature kernels.
 CATEGORY_SIMILARITY = 0.1
 #: Adam steps after each new measurement (warm start), and for the final fit.
@@ -92,6 +94,10 @@ ROUND_STEPS = 100
 FINAL_STEPS = 600
 #: Adam's learning rate (logits and the :math:`u_j`).
 LEARNING_RATE = 0.05
+#: Standard deviation :math:`h` (fraction of the range) of the Gaussian spread of a relaxed row's numeric value: a
+#: relaxed row is a Gaussian bump, not a point, so the fit cannot answer noise with spikes; decoded values are
+#: drawn from it (reflected at the bounds). Its features are damped by :math:`e^{-\omega^2 h^2/2}`.
+SMOOTHING = 0.06
 
 
 @dataclass(frozen=True)
@@ -258,7 +264,7 @@ class RelaxedDomain:
             if col.discrete:
                 out.append(("p", _softmax(params[f"l{j}"], xp)))
             else:
-                z = _sigmoid(params[f"u{j}"], xp)
+                z = _unit(params[f"u{j}"], xp)
                 pm = _softmax(params[f"m{j}"], xp) if col.has_missing else None
                 out.append(("z", z, pm))
         return out
@@ -294,14 +300,15 @@ class RelaxedDomain:
                 cr, ci = st[1] @ xp.cos(A), st[1] @ xp.sin(A)
             else:
                 th = st[1][:, None] * Oj[:, 0][None, :]
+                damp = xp.exp(-0.5 * (SMOOTHING * Oj[:, 0]) ** 2)[None, :]
                 if col.has_missing:
                     thp = th + Oj[:, 1][None, :]
                     thm = (col.impute_z * Oj[:, 0] + Oj[:, 2])[None, :]
-                    pp, pm = st[2][:, :1], st[2][:, 1:]
+                    pp, pm = st[2][:, :1] * damp, st[2][:, 1:]
                     cr = pp * xp.cos(thp) + pm * xp.cos(thm)
                     ci = pp * xp.sin(thp) + pm * xp.sin(thm)
                 else:
-                    cr, ci = xp.cos(th), xp.sin(th)
+                    cr, ci = damp * xp.cos(th), damp * xp.sin(th)
             if re is None:
                 re, im = cr, ci
             else:
@@ -354,8 +361,63 @@ def _softmax(x: Any, xp: Any) -> Any:
     return e / e.sum(axis=-1, keepdims=True)
 
 
-def _sigmoid(x: Any, xp: Any) -> Any:
-    return 1.0 / (1.0 + xp.exp(-x))
+def _unit(x: Any, xp: Any) -> Any:
+    return 0.5 + 0.5 * xp.sin(x)
+
+
+@functools.lru_cache(maxsize=8)
+def _compiled_run(learning_rate: float) -> tuple[Any, Any]:
+    """Adam and the jit-compiled fit loop (one per learning rate; XLA caches one executable per shape, so
+    releases with the same shapes share it)."""
+    import jax
+    import jax.numpy as jnp
+    import optax
+
+    opt = optax.adam(learning_rate)
+    f32 = jnp.float32
+
+    def loss(params: dict[str, Any], data: dict[str, Any]) -> Any:
+        n = params["U"].shape[0]
+        P = jax.nn.softmax(params["L"] + data["mask"][None], axis=-1)          # (n, p_d, kmax)
+        z = 0.5 + 0.5 * jnp.sin(params["U"])                                   # (n, q)
+        PM = jax.nn.softmax(params["M"] + data["mmask"][None], axis=-1)        # (n, q, 2)
+        Pall = jnp.concatenate([P.reshape(n, -1), PM.reshape(n, -1), jnp.ones((n, 1), f32)], axis=1)
+        idx = data["idx"]
+        prod = Pall[:, idx[:, 0]]
+        for m in range(1, idx.shape[1]):
+            prod = prod * Pall[:, idx[:, m]]
+        lc = jnp.sum(data["wc"] * (prod.mean(axis=0) - data["yc"]) ** 2)
+        re = jnp.ones((n, data["yre"].shape[0]), f32)
+        im = jnp.zeros_like(re)
+        if params["L"].shape[1]:
+            Pf = P.reshape(n, -1)
+            for s in range(data["MR"].shape[0]):
+                cr = Pf @ data["MR"][s] + data["dd"][s][None]
+                ci = Pf @ data["MI"][s]
+                re, im = re * cr - im * ci, re * ci + im * cr
+        if params["U"].shape[1]:
+            for s in range(data["S"].shape[0]):
+                th = z @ data["Wn"][s] + data["wp"][s][None]
+                pp = (PM[:, :, 0] @ data["S"][s]) * data["damp"][s][None] + data["dc"][s][None]
+                pm = PM[:, :, 1] @ data["S"][s]
+                cr = pp * jnp.cos(th) + pm * data["emr"][s][None]
+                ci = pp * jnp.sin(th) + pm * data["emi"][s][None]
+                re, im = re * cr - im * ci, re * ci + im * cr
+        phr = re.mean(axis=0) * data["scale"]
+        phi_i = im.mean(axis=0) * data["scale"]
+        lf = jnp.sum(data["wf"] * ((phr - data["yre"]) ** 2 + (phi_i - data["yim"]) ** 2))
+        return lc + lf
+
+    def run(params: dict[str, Any], state: Any, data: dict[str, Any], n_steps: int) -> Any:
+        def body(_: Any, carry: Any) -> Any:
+            p, s = carry
+            g = jax.grad(loss)(p, data)
+            upd, s = opt.update(g, s, p)
+            return optax.apply_updates(p, upd), s
+        params, state = jax.lax.fori_loop(0, n_steps, body, (params, state))
+        return params, state, loss(params, data)
+
+    return opt, jax.jit(run, static_argnums=3)
 
 
 def _capacity(n: int, minimum: int = 64) -> int:
@@ -399,7 +461,7 @@ class RelaxedFit:
                 params[f"l{j}"] = 0.1 * rng.standard_normal((self.n_rows, col.n_levels))
             else:
                 u = rng.uniform(0.02, 0.98, self.n_rows)
-                params[f"u{j}"] = np.log(u / (1.0 - u))
+                params[f"u{j}"] = np.arcsin(2.0 * u - 1.0)
                 if col.has_missing:
                     params[f"m{j}"] = 0.1 * rng.standard_normal((self.n_rows, 2))
         self.params = {k: v.astype(np.float32) for k, v in params.items()}
@@ -450,6 +512,7 @@ class RelaxedFit:
         S = np.zeros((wcn, len(cont), capF))
         Wn = np.zeros_like(S)
         wp, emr, emi, dc = (np.zeros((wcn, capF)) for _ in range(4))
+        damp = np.ones((wcn, capF))
         yre, yim, wf, scale = np.zeros(capF), np.zeros(capF), np.zeros(capF), np.ones(capF)
         E, num_idx, pres_idx, miss_idx, imp = pl["E"], pl["num_idx"], pl["pres_idx"], pl["miss_idx"], pl["imp"]
         dd[:, :] = 1.0
@@ -473,6 +536,7 @@ class RelaxedFit:
                 wp[s, fr] = Oe[:, pres_idx[bb]]
                 phm = imp[bb] * wn + Oe[:, miss_idx[bb]]
                 emr[s, fr], emi[s, fr] = np.cos(phm), np.sin(phm)
+                damp[s, fr] = np.exp(-0.5 * (SMOOTHING * wn) ** 2)
                 dc[s, fr] = 0.0
             yre[pos:pos + k], yim[pos:pos + k] = y[:k], y[k:]
             wf[pos:pos + k], scale[pos:pos + k] = w, 1.0 / math.sqrt(k)
@@ -484,7 +548,7 @@ class RelaxedFit:
                     yre=yre.astype(f32), yim=yim.astype(f32), wf=(wf / total).astype(f32),
                     scale=scale.astype(f32), MR=MR.astype(f32), MI=MI.astype(f32), dd=dd.astype(f32),
                     S=S.astype(f32), Wn=Wn.astype(f32), wp=wp.astype(f32), emr=emr.astype(f32),
-                    emi=emi.astype(f32), dc=dc.astype(f32))
+                    emi=emi.astype(f32), dc=dc.astype(f32), damp=damp.astype(f32))
 
     def _plan(self) -> dict[str, Any]:
         """Static arrays of the vectorised (jit) model: padded levels, coordinates, index maps."""
@@ -549,59 +613,8 @@ class RelaxedFit:
                 self.params[f"m{j}"] = M[:, b].copy()
 
     def _build(self) -> None:
-        import jax
-        import jax.numpy as jnp
-        import optax
-
-        self._plan_ = pl = self._plan()
-        opt = optax.adam(self.learning_rate)
-        f32 = jnp.float32
-        mask, mmask = jnp.asarray(pl["mask"], f32), jnp.asarray(pl["mmask"], f32)
-        n_disc, n_cont = len(pl["disc"]), len(pl["cont"])
-
-        def loss(params: dict[str, Any], data: dict[str, Any]) -> Any:
-            n = params["U"].shape[0]
-            P = jax.nn.softmax(params["L"] + mask[None], axis=-1)              # (n, p_d, kmax)
-            z = jax.nn.sigmoid(params["U"])                                   # (n, q)
-            PM = jax.nn.softmax(params["M"] + mmask[None], axis=-1)            # (n, q, 2)
-            Pall = jnp.concatenate([P.reshape(n, -1), PM.reshape(n, -1), jnp.ones((n, 1), f32)], axis=1)
-            idx = data["idx"]
-            prod = Pall[:, idx[:, 0]]
-            for m in range(1, idx.shape[1]):
-                prod = prod * Pall[:, idx[:, m]]
-            lc = jnp.sum(data["wc"] * (prod.mean(axis=0) - data["yc"]) ** 2)
-            re = jnp.ones((n, data["yre"].shape[0]), f32)
-            im = jnp.zeros_like(re)
-            if n_disc:
-                Pf = P.reshape(n, -1)
-                for s in range(data["MR"].shape[0]):
-                    cr = Pf @ data["MR"][s] + data["dd"][s][None]
-                    ci = Pf @ data["MI"][s]
-                    re, im = re * cr - im * ci, re * ci + im * cr
-            if n_cont:
-                for s in range(data["S"].shape[0]):
-                    th = z @ data["Wn"][s] + data["wp"][s][None]
-                    pp = PM[:, :, 0] @ data["S"][s] + data["dc"][s][None]
-                    pm = PM[:, :, 1] @ data["S"][s]
-                    cr = pp * jnp.cos(th) + pm * data["emr"][s][None]
-                    ci = pp * jnp.sin(th) + pm * data["emi"][s][None]
-                    re, im = re * cr - im * ci, re * ci + im * cr
-            phr = re.mean(axis=0) * data["scale"]
-            phi_i = im.mean(axis=0) * data["scale"]
-            lf = jnp.sum(data["wf"] * ((phr - data["yre"]) ** 2 + (phi_i - data["yim"]) ** 2))
-            return lc + lf
-
-        def run(params: dict[str, Any], state: Any, data: dict[str, Any], n_steps: int) -> Any:
-            def body(_: Any, carry: Any) -> Any:
-                p, s = carry
-                g = jax.grad(loss)(p, data)
-                upd, s = opt.update(g, s, p)
-                return optax.apply_updates(p, upd), s
-            params, state = jax.lax.fori_loop(0, n_steps, body, (params, state))
-            return params, state, loss(params, data)
-
-        self._opt = opt
-        self._step_fn = jax.jit(run, static_argnums=3)
+        self._plan_ = self._plan()
+        self._opt, self._step_fn = _compiled_run(self.learning_rate)
 
     def fit(self, n_steps: int) -> float:
         """Run ``n_steps`` Adam steps on all measurements so far (warm start); returns the final loss."""
@@ -611,7 +624,10 @@ class RelaxedFit:
             self._build()
         if not self._cells and not self._rff:
             return 0.0
-        data = {k: jnp.asarray(v) for k, v in self._arrays().items()}
+        arrays = self._arrays()
+        arrays["mask"] = self._plan_["mask"].astype(np.float32)
+        arrays["mmask"] = self._plan_["mmask"].astype(np.float32)
+        data = {k: jnp.asarray(v) for k, v in arrays.items()}
         params = {k: jnp.asarray(v) for k, v in self._packed().items()}
         if self._opt_state is None:
             self._opt_state = self._opt.init(params)
@@ -662,5 +678,7 @@ class RelaxedFit:
                 choice.append(pick(st[1]))
             else:
                 miss = pick(st[2]).astype(bool) if col.has_missing else None
-                choice.append((st[1][sel], miss))
+                z = st[1][sel] + SMOOTHING * rng.standard_normal(n)
+                z = 1.0 - np.abs(1.0 - np.abs(z))              # reflected at the bounds
+                choice.append((z, miss))
         return self.domain.schema.decode(self.domain.to_embedded(choice))
