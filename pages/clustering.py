@@ -12,6 +12,7 @@ from dpkme.cost import estimate_cost
 from ui import compute as C
 from ui import gate as G
 from ui import noise as N
+from ui import presentation as PM
 from ui import state as S
 from ui.export import privacy_fields
 from ui.figures import PALETTE, PRIVATE_COLOR
@@ -227,33 +228,37 @@ def show_run(stored: dict) -> None:
                     b.selectbox("Vertical axis", range(ds.dim), format_func=lambda j: str(ds.columns[j]), index=1,
                                 key="clu.dim_y"))
         ss.setdefault("clu.colour", True)
-        colour = st.toggle("Colour my private rows by their cluster (LOCAL VIEW — never released)", key="clu.colour",
-                           persist_state="session")
+        own = PM.show_owner_details()      # presentation mode: no private row drawn (the released centres only)
+        colour = own and st.toggle("Colour my private rows by their cluster (LOCAL VIEW — never released)",
+                                   key="clu.colour", persist_state="session")
         path = result.centre_path()                          # (T+1, k, D), pre-images of the released centres
-        lab = result.local_view.labels if (colour and result.local_view is not None) else None
+        # the private rows (and their local view) behind the released centres: owner-only, through PM.OwnerOnly
+        local = PM.OwnerOnly(result.local_view, "The private rows coloured by their cluster (local view)").shown()
+        lab = local.labels if (colour and local is not None) else None
+        X_rows = PM.owner_rows(ds.X)
         fig = go.Figure()
         cols = [str(c) for c in ds.columns]
         if ds.dim == 1:
-            if lab is None:
-                fig.add_trace(go.Histogram(x=ds.X[:, 0], nbinsx=80, marker_color="rgba(120,120,120,0.6)",
+            if lab is None and len(X_rows):
+                fig.add_trace(go.Histogram(x=X_rows[:, 0], nbinsx=80, marker_color="rgba(120,120,120,0.6)",
                                            name="private rows (never released)"))
-            else:
+            elif lab is not None:
                 for i in range(result.k):
-                    fig.add_trace(go.Histogram(x=ds.X[lab == i, 0], nbinsx=80, marker_color=PALETTE[i % 8], opacity=0.45,
+                    fig.add_trace(go.Histogram(x=X_rows[lab == i, 0], nbinsx=80, marker_color=PALETTE[i % 8], opacity=0.45,
                                                name=f"cluster {i + 1} (LOCAL VIEW)"))
             for i in range(result.k):
                 fig.add_vline(x=float(path[-1, i, 0]), line_color=PALETTE[i % 8], line_width=3,
                               annotation_text=f"c{i + 1}")
             fig.update_layout(barmode="overlay", xaxis_title=cols[0])
         else:
-            idx = np.arange(ds.n)
-            if ds.n > 4000:
-                idx = np.sort(np.random.default_rng(0).choice(ds.n, 4000, replace=False))    # display only
-            P = ds.X[idx][:, dims]
-            if lab is None:
+            idx = np.arange(len(X_rows))
+            if len(X_rows) > 4000:
+                idx = np.sort(np.random.default_rng(0).choice(len(X_rows), 4000, replace=False))    # display only
+            P = X_rows[idx][:, dims]
+            if lab is None and len(X_rows):
                 fig.add_trace(go.Scattergl(x=P[:, 0], y=P[:, 1], mode="markers", name="private rows (never released)",
                                            marker=dict(size=3, color=PRIVATE_COLOR)))
-            else:
+            elif lab is not None:
                 L = lab[idx]
                 for i in range(result.k):
                     m = L == i
@@ -279,8 +284,11 @@ def show_run(stored: dict) -> None:
             fig.update_xaxes(range=[lo[0], hi[0]], title_text=cols[dims[0]])
             fig.update_yaxes(range=[lo[1], hi[1]], title_text=cols[dims[1]], scaleanchor="x", scaleratio=1)
         fig.update_layout(height=520, margin=dict(l=10, r=10, t=40, b=10), legend=dict(orientation="h", y=-0.15),
-                          title="Released centres (paths from the public start) over the private rows")
+                          title="Released centres (paths from the public start)" + (" over the private rows" if own
+                                                                                    else ""))
         st.plotly_chart(fig, key="clu.fig")
+        if not own:
+            PM.hidden_note("The private rows behind the released centres (and their local view)")
         if lab is not None:
             st.warning(f"**{LOCAL_VIEW_NOTE}**", icon=":material/visibility_off:")
         st.caption("Centres live in feature space; they are drawn at their pre-images (data-space points whose features "
@@ -326,13 +334,9 @@ def show_run(stored: dict) -> None:
                  icon=":material/rocket_launch:")
 
     # ---------------------------------------------------------------------- owner's evaluation
-    st.subheader("How good is it? — owner's evaluation (not DP, not released)")
-    with guard("evaluate the clustering"):
-        if "eval" not in stored:                         # once per run (the page reruns on every input)
-            ref = kernel_kmeans(ds.X, k=result.k, n_iter=result.n_iter, features=result.features,
-                                init=result.init_points, preimages="none", local_view=False)
-            stored["eval"] = evaluate_clustering(result, ds.X, labels=ds.labels, reference=ref)
-        ev = stored["eval"]
+    def evaluation(ev: dict) -> None:
+        """Against non-private k-means and the true labels: computed from the private rows (owner-only)."""
+        st.subheader("How good is it? — owner's evaluation (not DP, not released)")
         m1, m2, m3, m4 = st.columns(4)
         m1.metric("Objective vs non-private", f"{ev['objective_ratio']:.3f}×",
                   help="Within-cluster sum of squares in feature space, relative to non-private kernel k-means from the "
@@ -345,6 +349,13 @@ def show_run(stored: dict) -> None:
             m4.metric("Purity", f"{ev['purity']:.3f}")
         st.caption("Computed from the private rows (and their labels, when the data has them) for you only.")
 
+    with guard("evaluate the clustering"):
+        if PM.show_owner_details() and "eval" not in stored:   # once per run; never computed for a projector
+            ref = kernel_kmeans(ds.X, k=result.k, n_iter=result.n_iter, features=result.features,
+                                init=result.init_points, preimages="none", local_view=False)
+            stored["eval"] = evaluate_clustering(result, ds.X, labels=ds.labels, reference=ref)
+        PM.OwnerOnly(stored.get("eval") or {}, "The owner's evaluation of the clustering against the private rows"
+                     ).render(evaluation)
 
 if stored and stored["ds"] == ds.key:
     show_run(stored)
@@ -352,6 +363,36 @@ else:
     with right:
         st.info("Press **Run private k-means** (well under a second with the defaults). The run is charged to the "
                 "ledger first.")
+
+def accuracy_view(cstored: dict) -> None:
+    """The accuracy curve: evaluation runs on the private rows, not DP (owner-only: through ``PM.OwnerOnly``)."""
+    metric = ss.get("clu.c_metric", "ari_vs_nonprivate")
+    if cstored["key"] != ccfg:
+        st.warning("The curve below was computed with other settings; press **Compute the accuracy curve**.")
+    curve = cstored["curve"]
+    if metric not in curve.metrics:
+        metric = "ari_vs_nonprivate"
+    summ = curve.summary(metric)
+    fig = go.Figure()
+    xs = summ["epsilon"]
+    fig.add_trace(go.Scatter(x=xs + xs[::-1], y=summ["q75"] + summ["q25"][::-1], fill="toself",
+                             fillcolor="rgba(31,119,180,0.18)", line=dict(width=0), hoverinfo="skip",
+                             name="quartiles over repetitions"))
+    fig.add_trace(go.Scatter(x=xs, y=summ["median"], mode="lines+markers", name="DP k-means (median)",
+                             line=dict(color=PALETTE[3], width=2)))
+    for name, colr, dash in (("nonprivate", "#000000", "dash"), ("baseline", "#7f7f7f", "dot")):
+        if name in summ:
+            fig.add_hline(y=summ[name], line_dash=dash, line_color=colr,
+                          annotation_text={"nonprivate": "non-private k-means",
+                                           "baseline": "public initial centres alone"}[name])
+    fig.update_xaxes(type="log", title_text="ε (log scale)")
+    fig.update_layout(height=400, margin=dict(l=10, r=10, t=40, b=10), yaxis_title=metrics.get(metric, metric),
+                      title="Accuracy against ε — evaluation on the private data, not DP",
+                      legend=dict(orientation="h", y=-0.2))
+    st.plotly_chart(fig, key="clu.curve_fig")
+    st.caption(f"{curve.params['repetitions']} repetitions per ε, {curve.seconds:.1f} s. These numbers read "
+               "the private rows: they are for you and are not differentially private.")
+
 
 st.subheader("Accuracy against ε")
 cl, cr = st.columns([1, 2], gap="large")
@@ -402,31 +443,7 @@ with cr:
         st.info("Press **Compute the accuracy curve** (a couple of seconds with the defaults; changing an input "
                 "cancels it). Nothing is charged: these are evaluation runs on your data, not releases.")
     else:
-        if cstored["key"] != ccfg:
-            st.warning("The curve below was computed with other settings; press **Compute the accuracy curve**.")
-        curve = cstored["curve"]
-        if metric not in curve.metrics:
-            metric = "ari_vs_nonprivate"
-        summ = curve.summary(metric)
-        fig = go.Figure()
-        xs = summ["epsilon"]
-        fig.add_trace(go.Scatter(x=xs + xs[::-1], y=summ["q75"] + summ["q25"][::-1], fill="toself",
-                                 fillcolor="rgba(31,119,180,0.18)", line=dict(width=0), hoverinfo="skip",
-                                 name="quartiles over repetitions"))
-        fig.add_trace(go.Scatter(x=xs, y=summ["median"], mode="lines+markers", name="DP k-means (median)",
-                                 line=dict(color=PALETTE[3], width=2)))
-        for name, colr, dash in (("nonprivate", "#000000", "dash"), ("baseline", "#7f7f7f", "dot")):
-            if name in summ:
-                fig.add_hline(y=summ[name], line_dash=dash, line_color=colr,
-                              annotation_text={"nonprivate": "non-private k-means",
-                                               "baseline": "public initial centres alone"}[name])
-        fig.update_xaxes(type="log", title_text="ε (log scale)")
-        fig.update_layout(height=400, margin=dict(l=10, r=10, t=40, b=10), yaxis_title=metrics.get(metric, metric),
-                          title="Accuracy against ε — evaluation on the private data, not DP",
-                          legend=dict(orientation="h", y=-0.2))
-        st.plotly_chart(fig, key="clu.curve_fig")
-        st.caption(f"{curve.params['repetitions']} repetitions per ε, {curve.seconds:.1f} s. These numbers read "
-                   "the private rows: they are for you and are not differentially private.")
+        PM.OwnerOnly(cstored, "The accuracy curve computed on the private rows").render(accuracy_view)
 
 # ---------------------------------------------------------------------- accounting comparison
 st.subheader("Accounting: the paper's moments accountant vs today's")

@@ -13,6 +13,7 @@ from dpkme.release.subspace import draw_points_from_q
 from dpkme.reproduce import fig1, fig2_alg1
 from ui import compute as C
 from ui import noise as N
+from ui import presentation as P
 from ui import state as S
 from ui.export import owner_only_csv
 from ui.figures import PALETTE, curves_figure
@@ -143,7 +144,7 @@ def comparison_section(kind: str) -> None:
                      with_alg2=with_alg2, calibration=ss[S.CALIBRATION], sensitivity=ss[S.SENS_MODE],
                      seed=N.run_seed(crv_noise, seed, "comparison curves"),
                      progress=lambda f, msg: bar.progress(min(max(float(f), 0.0), 1.0), text=msg))
-            ss["crv.cmp_result"] = {"key": cfg_key, "kind": kind, "out": out}
+            ss["crv.cmp_result"] = {"key": cfg_key, "kind": kind, "out": out, "private": src == "current"}
             N.advance("crv.seed", seed if crv_noise == N.REPLAY else None)
         bar.empty()
     stored = ss.get("crv.cmp_result")
@@ -152,54 +153,61 @@ def comparison_section(kind: str) -> None:
             st.info("Press **Compute the comparison** (about a second with the defaults). Changing an input while "
                     "it runs cancels it.")
             st.stop()
-        if stored["key"] != cfg_key:
-            st.warning("The comparison below was computed with other settings; press **Compute the comparison**.")
-        out = stored["out"]
-        t = out["table"]
-        colors = {"exponential mechanism": "#d62728", "GP release (expected)": "#d62728", "Algorithm 1": "#1f77b4",
-                  "Algorithm 2": "#2ca02c"}
-        series = []
-        for method in t["method"].unique():
-            g = t[t["method"] == method].groupby("epsilon")["value"]
-            multi = t[t["method"] == method]["rep"].nunique() > 1
-            series.append({"name": method, "x": list(g.mean().index), "y": g.mean().values,
-                           "lo": g.min().values if multi else None, "hi": g.max().values,
-                           "color": colors.get(method), "dash": "solid" if method.startswith(("exp", "GP")) else "dash"})
-        xs = sorted(t["epsilon"].unique())
-        if kind == "exp":
-            refs = (("best database (ε = ∞)", out["best"], "#000000"),
-                    ("Algorithm 1 without noise (projection onto G)", out["projection"], "#7f7f7f"))
-            title = f"Exponential mechanism (M = {out['m']}, |G| = {out['n_candidates']}) vs Algorithms 1 and 2"
-            ylabel = "RKHS distance to the private KME (lower is better)"
-        else:
-            refs = (("zero function (‖μ̂‖ on the grid)", out["truth_l2"], "#000000"),)
-            title = f"GP release vs Algorithms 1 and 2 (M = {out['m']}), L² on a {out['grid']} grid"
-            ylabel = "L² distance to the private KME on the grid (lower is better)"
-        for name, v, color in refs:
-            if v is not None and v > 0:
-                series.append({"name": name, "x": xs, "y": [v] * len(xs), "dash": "dot", "color": color})
-        st.plotly_chart(curves_figure(xs, series, xlabel="ε (log scale)", title=title, ylabel=ylabel),
-                        key="crv.cmp_fig")
-        st.caption(f"Data: {out['data']}.")
-        if kind == "exp":
-            st.caption(
-                "Equal ε: the exponential mechanism's curve is its **exact expected** distance (all "
-                f"{out['n_databases']:,} databases weighted by their probabilities); Algorithms 1 and 2 show the mean "
-                "over repetitions with a min–max band. The exponential mechanism is pure ε-DP (δ = 0), Algorithms 1 "
-                "and 2 also spend δ. With few points it cannot get closer than the best database of size M (the "
-                "black line): its error stops falling at large ε, while re-weighting all |G| candidates keeps "
-                "improving — and its cost explodes with M (Release page).")
-        else:
-            st.caption(
-                "Equal (ε, δ). GP: the expected L² error in closed form (computed from the noise level alone — "
-                "public). Algorithms 1 and 2: mean over repetitions (band: min–max) of their released Σ wₘ k(zₘ, ·) "
-                "evaluated on the same grid. In L² the GP release is competitive, but it is a noisy function, not "
-                "weighted points, and its RKHS distance is infinite.")
-        st.caption("Evaluation for the data owner: every value except the GP's expected error is computed from the "
-                   "private rows. Nothing here is a release or is charged to the ledger.")
-        st.download_button("Download the comparison (CSV, owner only)", data=owner_only_csv(t),
-                           file_name=f"dpkme_{kind}_comparison.csv", mime="text/csv", key="crv.cmp_dl",
-                           on_click="ignore", icon=":material/download:")
+        def comparison_view(stored: dict) -> None:
+            """The comparison's figure, notes and CSV (owner-only when computed on the current data's rows)."""
+            if stored["key"] != cfg_key:
+                st.warning("The comparison below was computed with other settings; press **Compute the comparison**.")
+            out = stored["out"]
+            t = out["table"]
+            colors = {"exponential mechanism": "#d62728", "GP release (expected)": "#d62728", "Algorithm 1": "#1f77b4",
+                      "Algorithm 2": "#2ca02c"}
+            series = []
+            for method in t["method"].unique():
+                g = t[t["method"] == method].groupby("epsilon")["value"]
+                multi = t[t["method"] == method]["rep"].nunique() > 1
+                series.append({"name": method, "x": list(g.mean().index), "y": g.mean().values,
+                               "lo": g.min().values if multi else None, "hi": g.max().values,
+                               "color": colors.get(method), "dash": "solid" if method.startswith(("exp", "GP")) else "dash"})
+            xs = sorted(t["epsilon"].unique())
+            if kind == "exp":
+                refs = (("best database (ε = ∞)", out["best"], "#000000"),
+                        ("Algorithm 1 without noise (projection onto G)", out["projection"], "#7f7f7f"))
+                title = f"Exponential mechanism (M = {out['m']}, |G| = {out['n_candidates']}) vs Algorithms 1 and 2"
+                ylabel = "RKHS distance to the private KME (lower is better)"
+            else:
+                refs = (("zero function (‖μ̂‖ on the grid)", out["truth_l2"], "#000000"),)
+                title = f"GP release vs Algorithms 1 and 2 (M = {out['m']}), L² on a {out['grid']} grid"
+                ylabel = "L² distance to the private KME on the grid (lower is better)"
+            for name, v, color in refs:
+                if v is not None and v > 0:
+                    series.append({"name": name, "x": xs, "y": [v] * len(xs), "dash": "dot", "color": color})
+            st.plotly_chart(curves_figure(xs, series, xlabel="ε (log scale)", title=title, ylabel=ylabel),
+                            key="crv.cmp_fig")
+            st.caption(f"Data: {out['data']}.")
+            if kind == "exp":
+                st.caption(
+                    "Equal ε: the exponential mechanism's curve is its **exact expected** distance (all "
+                    f"{out['n_databases']:,} databases weighted by their probabilities); Algorithms 1 and 2 show the mean "
+                    "over repetitions with a min–max band. The exponential mechanism is pure ε-DP (δ = 0), Algorithms 1 "
+                    "and 2 also spend δ. With few points it cannot get closer than the best database of size M (the "
+                    "black line): its error stops falling at large ε, while re-weighting all |G| candidates keeps "
+                    "improving — and its cost explodes with M (Release page).")
+            else:
+                st.caption(
+                    "Equal (ε, δ). GP: the expected L² error in closed form (computed from the noise level alone — "
+                    "public). Algorithms 1 and 2: mean over repetitions (band: min–max) of their released Σ wₘ k(zₘ, ·) "
+                    "evaluated on the same grid. In L² the GP release is competitive, but it is a noisy function, not "
+                    "weighted points, and its RKHS distance is infinite.")
+            st.caption("Evaluation for the data owner: every value except the GP's expected error is computed from the "
+                       "private rows. Nothing here is a release or is charged to the ledger.")
+            st.download_button("Download the comparison (CSV, owner only)", data=owner_only_csv(t),
+                               file_name=f"dpkme_{kind}_comparison.csv", mime="text/csv", key="crv.cmp_dl",
+                               on_click="ignore", icon=":material/download:")
+
+        if stored.get("private", json.loads(stored["key"]).get("src") == "current"):     # your private rows
+            P.OwnerOnly(stored, "The comparison computed on the private rows").render(comparison_view)
+        else:                           # generated data: public
+            comparison_view(stored)
     st.stop()
 
 
@@ -405,69 +413,81 @@ if run:
                          "epsilon": eps, "rep": 0, "distance": d}
                         for eps, ds_ in zip(res2["epsilons"], res2["alg2"]) for m, d in zip(res2["M"], ds_)]
                 table = pd.concat([table, pd.DataFrame(rows)], ignore_index=True)
-        ss[S.CURVES] = {"key": config_key, "table": table, "label": PRESETS[preset]}
+        ss[S.CURVES] = {"key": config_key, "table": table, "label": PRESETS[preset], "private": preset == "custom"}
         N.advance("crv.seed", run_seed if crv_noise == N.REPLAY else None)
     bar.empty()
 
 stored = ss.get(S.CURVES)
-with right:
-    if stored is None:
+if stored is None:
+    with right:
         st.info("Press **Compute curves**. The default settings take about a second; the paper presets up to "
                 "half a minute. Changing any input while it runs cancels it.")
-        st.stop()
-    if stored["key"] != config_key:
-        st.warning("The curves below were computed with other settings; press **Compute curves** to update.")
-    t = stored["table"]
-    alg = t[t["method"] == "Algorithm 1"]
-    eps_list = sorted(alg["epsilon"].unique()) or sorted(t[t["method"] == "Algorithm 2"]["epsilon"].unique())
-    Ms = sorted(t["M"].unique())
-    series = []
-    for i, eps in enumerate(eps_list):
-        g = alg[alg["epsilon"] == eps].groupby("M")["distance"]
-        series.append({"name": f"Algorithm 1, ε = {eps:g}", "x": list(g.mean().index), "y": g.mean().values,
-                       "lo": g.min().values,
-                       "hi": g.max().values, "color": PALETTE[i % len(PALETTE)]})
-    alg2 = t[t["method"] == "Algorithm 2"]
-    for i, eps in enumerate(sorted(alg2["epsilon"].unique())):
-        g = alg2[alg2["epsilon"] == eps].groupby("M")["distance"]
-        color = PALETTE[eps_list.index(eps) % len(PALETTE)] if eps in eps_list else PALETTE[(i + 4) % len(PALETTE)]
-        series.append({"name": f"Algorithm 2, ε = {eps:g}", "x": list(g.mean().index), "y": g.mean().values,
-                       "lo": g.min().values if len(alg2["rep"].unique()) > 1 else None, "hi": g.max().values,
-                       "color": color, "dash": "dash"})
-    for name, dash, color in (("uniform baseline", "dash", "#000000"), ("noise-free projection", "dot", "#7f7f7f")):
-        g = t[t["method"] == name].groupby("M")["distance"].mean()
-        if len(g) and g.notna().any():
-            series.append({"name": name, "x": list(g.index), "y": g.values, "dash": dash, "color": color})
-    st.plotly_chart(curves_figure(Ms, series, xlabel="number of synthetic points M",
-                                  title=f"Distance against M — {stored['label']}"), key="crv.fig_m")
-    st.caption("Bands: min–max over repetitions. More points let the span cover the data better, but every "
-               "point adds a noisy coordinate: with small ε the error grows with M (as in the paper's Figure 1).")
+    st.stop()
 
-if len(eps_list) > 1:
-    m_pick_opts = Ms
-    default_m = min(Ms, key=lambda x: abs(x - 100))
-    if ss.get("crv.m_pick") not in m_pick_opts:
-        ss["crv.m_pick"] = default_m
-    m_pick = st.select_slider("M for the ε curve", options=m_pick_opts, key="crv.m_pick")
-    e_series = []
-    for j, method in enumerate(("Algorithm 1", "Algorithm 2")):
-        part = t[t["method"] == method]
-        if part.empty:
-            continue
-        m_near = min(part["M"].unique(), key=lambda x: abs(x - m_pick))
-        sub = part[part["M"] == m_near].groupby("epsilon")["distance"]
-        e_series.append({"name": f"{method}, M = {m_near}", "x": list(sub.mean().index), "y": sub.mean().values,
-                         "lo": sub.min().values, "hi": sub.max().values, "color": PALETTE[3 + j],
-                         "dash": "solid" if j == 0 else "dash"})
-    for name, dash, color in (("uniform baseline", "dash", "#000000"), ("noise-free projection", "dot", "#7f7f7f")):
-        v = t[(t["method"] == name) & (t["M"] == m_pick)]["distance"]
-        if len(v):
-            e_series.append({"name": name, "x": eps_list, "y": [float(v.iloc[0])] * len(eps_list), "dash": dash,
-                             "color": color})
-    st.plotly_chart(curves_figure(eps_list, e_series, xlabel="ε (log scale)",
-                                  title=f"Distance against ε at M = {m_pick}"), key="crv.fig_eps")
 
-st.download_button("Download the curve data (CSV, owner only)", data=owner_only_csv(t), file_name="dpkme_curves.csv",
-                   mime="text/csv", key="crv.dl", on_click="ignore", icon=":material/download:")
-with st.expander("Table"):
-    st.dataframe(t, hide_index=True, height=260)
+def curves_view(stored: dict) -> None:
+    """The curves, their ε view, the CSV and the table (owner-only when computed on the private rows)."""
+    with right:
+        if stored["key"] != config_key:
+            st.warning("The curves below were computed with other settings; press **Compute curves** to update.")
+        t = stored["table"]
+        alg = t[t["method"] == "Algorithm 1"]
+        eps_list = sorted(alg["epsilon"].unique()) or sorted(t[t["method"] == "Algorithm 2"]["epsilon"].unique())
+        Ms = sorted(t["M"].unique())
+        series = []
+        for i, eps in enumerate(eps_list):
+            g = alg[alg["epsilon"] == eps].groupby("M")["distance"]
+            series.append({"name": f"Algorithm 1, ε = {eps:g}", "x": list(g.mean().index), "y": g.mean().values,
+                           "lo": g.min().values,
+                           "hi": g.max().values, "color": PALETTE[i % len(PALETTE)]})
+        alg2 = t[t["method"] == "Algorithm 2"]
+        for i, eps in enumerate(sorted(alg2["epsilon"].unique())):
+            g = alg2[alg2["epsilon"] == eps].groupby("M")["distance"]
+            color = PALETTE[eps_list.index(eps) % len(PALETTE)] if eps in eps_list else PALETTE[(i + 4) % len(PALETTE)]
+            series.append({"name": f"Algorithm 2, ε = {eps:g}", "x": list(g.mean().index), "y": g.mean().values,
+                           "lo": g.min().values if len(alg2["rep"].unique()) > 1 else None, "hi": g.max().values,
+                           "color": color, "dash": "dash"})
+        for name, dash, color in (("uniform baseline", "dash", "#000000"), ("noise-free projection", "dot", "#7f7f7f")):
+            g = t[t["method"] == name].groupby("M")["distance"].mean()
+            if len(g) and g.notna().any():
+                series.append({"name": name, "x": list(g.index), "y": g.values, "dash": dash, "color": color})
+        st.plotly_chart(curves_figure(Ms, series, xlabel="number of synthetic points M",
+                                      title=f"Distance against M — {stored['label']}"), key="crv.fig_m")
+        st.caption("Bands: min–max over repetitions. More points let the span cover the data better, but every "
+                   "point adds a noisy coordinate: with small ε the error grows with M (as in the paper's Figure 1).")
+
+
+    if len(eps_list) > 1:
+        m_pick_opts = Ms
+        default_m = min(Ms, key=lambda x: abs(x - 100))
+        if ss.get("crv.m_pick") not in m_pick_opts:
+            ss["crv.m_pick"] = default_m
+        m_pick = st.select_slider("M for the ε curve", options=m_pick_opts, key="crv.m_pick")
+        e_series = []
+        for j, method in enumerate(("Algorithm 1", "Algorithm 2")):
+            part = t[t["method"] == method]
+            if part.empty:
+                continue
+            m_near = min(part["M"].unique(), key=lambda x: abs(x - m_pick))
+            sub = part[part["M"] == m_near].groupby("epsilon")["distance"]
+            e_series.append({"name": f"{method}, M = {m_near}", "x": list(sub.mean().index), "y": sub.mean().values,
+                             "lo": sub.min().values, "hi": sub.max().values, "color": PALETTE[3 + j],
+                             "dash": "solid" if j == 0 else "dash"})
+        for name, dash, color in (("uniform baseline", "dash", "#000000"), ("noise-free projection", "dot", "#7f7f7f")):
+            v = t[(t["method"] == name) & (t["M"] == m_pick)]["distance"]
+            if len(v):
+                e_series.append({"name": name, "x": eps_list, "y": [float(v.iloc[0])] * len(eps_list), "dash": dash,
+                                 "color": color})
+        st.plotly_chart(curves_figure(eps_list, e_series, xlabel="ε (log scale)",
+                                      title=f"Distance against ε at M = {m_pick}"), key="crv.fig_eps")
+
+    st.download_button("Download the curve data (CSV, owner only)", data=owner_only_csv(t), file_name="dpkme_curves.csv",
+                       mime="text/csv", key="crv.dl", on_click="ignore", icon=":material/download:")
+    with st.expander("Table"):
+        st.dataframe(t, hide_index=True, height=260)
+
+
+if stored.get("private", stored.get("label") == PRESETS["custom"]):     # computed from the private rows
+    P.OwnerOnly(stored, "The privacy–utility curves computed on the private rows").render(curves_view)
+else:                                   # the paper's presets: generated data, public
+    curves_view(stored)

@@ -8,6 +8,7 @@ from dpkme.release.subspace import algorithm1
 from dpkme.reproduce import paper_kernel
 from ui import compute as C
 from ui import glossary as G
+from ui import presentation as P
 from ui import state as S
 from ui.datasets import PAPER_EXAMPLE_SPEC
 from ui.figures import release_figure, template_figure
@@ -116,18 +117,23 @@ ds = S.dataset()
 if rec is not None and ds is not None and rec.dataset_key == ds.key:
     r, m = rec.release, rec.metrics
     a, b, c, d = st.columns(4)
-    a.metric("RKHS distance ‖μ̃ − μ̂‖", S.fmt(m["distance"]),
-             help=G.help_text("‖μ̃ − μ̂‖") + " Here: the released points against the private rows' embedding.")
-    b.metric("Uniform baseline", S.fmt(m.get("baseline")),
-             help="The RKHS distance of the same points with equal weights (no private information): what the "
-                  "release must beat.")
+
+    def _closeness(m) -> None:          # against the private rows' embedding: owner-only
+        a.metric("RKHS distance ‖μ̃ − μ̂‖", S.fmt(m["distance"]),
+                 help=G.help_text("‖μ̃ − μ̂‖") + " Here: the released points against the private rows' embedding.")
+        b.metric("Uniform baseline", S.fmt(m.get("baseline")),
+                 help="The RKHS distance of the same points with equal weights (no private information): what the "
+                      "release must beat.")
+        improvement = m["baseline"] / m["distance"] if m.get("baseline") else None
+        if improvement:
+            st.success(f"Algorithm 1 re-weighted the 200 public points with the private data's information, at "
+                       f"ε = 1: its embedding is {improvement:.1f}× closer to the private one than the uniform "
+                       "baseline.")
+
     c.metric("Noise σ", S.fmt(r.sigma), help=G.help_text("σ"))
     d.metric("Runtime", f"{r.seconds:.2f} s")
-    improvement = m["baseline"] / m["distance"] if m.get("baseline") else None
-    if improvement:
-        st.success(f"Algorithm 1 re-weighted the 200 public points with the private data's information, at ε = 1: "
-                   f"its embedding is {improvement:.1f}× closer to the private one than the uniform baseline.")
-    st.plotly_chart(release_figure(ds.X, r.points, r.weights, columns=[str(c) for c in ds.columns],
+    P.OwnerOnly(m, "How close the example's release is to the private rows (RKHS distances)").render(_closeness)
+    st.plotly_chart(release_figure(P.owner_rows(ds.X), r.points, r.weights, columns=[str(c) for c in ds.columns],
                                    window=C.plot_window(ds), title="Paper example: released weighted points"),
                     key="home.example_fig")
     st.page_link(PAGE_RELEASE, label="Explore this release (heat-maps, downloads, repeat draws) →", icon=":material/rocket_launch:")

@@ -322,13 +322,14 @@ with left:
                            f"{'seed ' + str(pc['seed']) if pc['seed'] is not None else 'OS entropy'}; "
                            f"utility sensitivity {pc['sensitivity']:.2g}, {pc['pairs']} pairs). Charged to the ledger.")
                 st.page_link(PAGE_LEDGER, label="Budget ledger", icon=":material/account_balance_wallet:")
-                if not P.show_owner_details():
-                    P.hidden_note("The mechanism's probabilities (owner's view)")
-                else:
+
+                def _probabilities(pc) -> None:      # computed from the private rows: owner-only
                     with st.popover("Owner's view: the mechanism's probabilities (private)"):
                         st.caption("Computed from the private rows: for you only, never publish it.")
                         st.bar_chart(pd.DataFrame({"ℓ": [f"{v:.3g}" for v in pc["grid"]],
                                                    "probability": pc["owner_probabilities"]}).set_index("ℓ"))
+
+                P.OwnerOnly(pc, "The mechanism's probabilities (owner's view)").render(_probabilities)
         with st.expander("Data-driven heuristics on the private rows", icon=":material/warning:"):
             st.markdown(
                 "The popular *median heuristic* sets ℓ to the median distance between rows. Computed on the "

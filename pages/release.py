@@ -175,9 +175,10 @@ def all_releases_table(records) -> None:
             "RKHS distance": x.metrics.get("distance"), "L2 error on grid": x.metrics.get("l2"),
             "private": x.private, "seconds": round(x.release.seconds, 3),
         } for x in records])
-        if not P.show_owner_details():    # distances to the private embedding: owner-only
-            table = table.drop(columns=["RKHS distance", "L2 error on grid"])
-        st.dataframe(table, hide_index=True)
+        # the distances to the private embedding are owner-only: the table with them, or without them
+        if not P.OwnerOnly(table, "The distances of each release to the private data").render(
+                lambda t: st.dataframe(t, hide_index=True)):
+            st.dataframe(table.drop(columns=["RKHS distance", "L2 error on grid"]), hide_index=True)
         st.page_link(PAGE_LEDGER, label="Budget ledger", icon=":material/account_balance_wallet:")
 
 
@@ -186,17 +187,18 @@ if rec.kind == "function":
     for w in rec.warnings:
         st.warning(w)
     cols = [str(c) for c in ds.columns]
-    own = P.show_owner_details()       # the private μ̂, the L² errors and the formulas: hidden in presentation mode
+    own = P.show_owner_details()       # the owner-view titles and formulas (the private values: P.OwnerOnly below)
     if r.axes is not None:
         with right if ds.dim == 1 else st.container():
             if ds.dim > 1:
                 st.subheader("Released function vs the private one" if own else "The released function")
-            st.plotly_chart(function_figure(r.axes, r.values, r.true_values if own else None, columns=cols),
-                            key="rel.gp_fig")
+            # the private μ̂ and the noise next to the released function: owner-only (else the released one alone)
+            if not P.OwnerOnly(r.true_values, "The private μ̂ and the noise next to the released function").render(
+                    lambda truth: st.plotly_chart(function_figure(r.axes, r.values, truth, columns=cols),
+                                                  key="rel.gp_fig")):
+                st.plotly_chart(function_figure(r.axes, r.values, None, columns=cols), key="rel.gp_fig")
             if ds.dim > 2:
                 st.caption("A slice through the middle of the other grid axes.")
-            if not own:
-                P.hidden_note("The private μ̂ and the noise next to the released function")
     if ds.dim > 1 and r.axes is not None:
         with right:
             st.markdown(f"**{rec.title}**: the noisy function f̃ on a {'×'.join(str(len(a)) for a in r.axes)} public "
@@ -212,36 +214,38 @@ if rec.kind == "function":
                 "distance to μ̂ is ∞ and it is compared in L² on the grid. That is why Balog et al. privatise a "
                 "finite-dimensional projection instead (Algorithms 1 and 2), whose error is finite and which is "
                 "weighted synthetic data.")
-    if own:                            # formulas: hidden in presentation mode
-        with st.expander("Why — and what else the library guarantees"):
-            st.markdown(
-                "The released function is $\\tilde f = \\hat\\mu_X + s\\,G$ with $G$ a Gaussian-process sample path. "
-                "Such a path lies in the RKHS with probability 0 (Karhunen–Loève: "
-                "$G=\\sum_i\\sqrt{\\lambda_i}\\,\\xi_i e_i$ has $\\|G\\|_{\\mathcal H}^2=\\sum_i \\xi_i^2=\\infty$), so "
-                "$\\|\\tilde f-\\hat\\mu_X\\|_{\\mathcal H}=\\infty$: it cannot be compared in the paper's metric, and it is "
-                "not a set of weighted points a third party could resample or use with equation (4). That is why "
-                "Balog et al. privatise a **finite-dimensional projection** instead (Algorithm 1: the span of M "
-                "points; Algorithm 2: J random features): the noise lives in finitely many coordinates, its RKHS "
-                "norm is finite and measurable, and the result is weighted synthetic data. On a grid both can still "
-                "be compared pointwise, in L².")
-            for key in ("finite_points", "hall_constant", "jitter"):
-                if key in _GP_NOTES:
-                    st.caption(_GP_NOTES[key])
-    else:
-        P.hidden_note("The L² errors to the private μ̂ and the formulas of why f̃ is not in the RKHS")
-    g1, g2, g3, g4 = st.columns(4)
-    if own:
+    formulas = st.container()          # the formulas, drawn with the owner's L² errors below
+
+    def _owner_view(m) -> None:         # the L² errors are computed from the private rows: owner-only
+        with formulas:
+            with st.expander("Why — and what else the library guarantees"):
+                st.markdown(
+                    "The released function is $\\tilde f = \\hat\\mu_X + s\\,G$ with $G$ a Gaussian-process sample path. "
+                    "Such a path lies in the RKHS with probability 0 (Karhunen–Loève: "
+                    "$G=\\sum_i\\sqrt{\\lambda_i}\\,\\xi_i e_i$ has $\\|G\\|_{\\mathcal H}^2=\\sum_i \\xi_i^2=\\infty$), so "
+                    "$\\|\\tilde f-\\hat\\mu_X\\|_{\\mathcal H}=\\infty$: it cannot be compared in the paper's metric, and it is "
+                    "not a set of weighted points a third party could resample or use with equation (4). That is why "
+                    "Balog et al. privatise a **finite-dimensional projection** instead (Algorithm 1: the span of M "
+                    "points; Algorithm 2: J random features): the noise lives in finitely many coordinates, its RKHS "
+                    "norm is finite and measurable, and the result is weighted synthetic data. On a grid both can still "
+                    "be compared pointwise, in L².")
+                for key in ("finite_points", "hall_constant", "jitter"):
+                    if key in _GP_NOTES:
+                        st.caption(_GP_NOTES[key])
         g1.metric("L² error on the grid (owner's view)", S.fmt(m.get("l2")),
                   help=f"‖f̃ − μ̂‖ on the grid; ‖μ̂‖ there is {S.fmt(m.get('truth_l2'))}. Private evaluation.")
+        if "points_l2" in m:            # its L² error to μ̂ is owner-only too
+            g4.metric("Latest points release, same grid", S.fmt(m["points_l2"]),
+                      help=f"{m.get('points_title')}: its Σ wₘ k(zₘ, ·) evaluated on the same grid, L² error to μ̂.")
+        else:
+            g4.caption("Make an Algorithm 1 or 2 release to compare it on this grid; the Curves page compares them "
+                       "over ε.")
+
+    g1, g2, g3, g4 = st.columns(4)
     g2.metric("Expected L² error (public)", S.fmt(m.get("expected_l2")),
               help="Computed from the noise level alone: publishable without touching the data.")
     g3.metric("RKHS distance", "∞", help="A GP sample path has infinite RKHS norm (Karhunen–Loève).")
-    if own and "points_l2" in m:       # its L² error to μ̂ is owner-only too
-        g4.metric("Latest points release, same grid", S.fmt(m["points_l2"]),
-                  help=f"{m.get('points_title')}: its Σ wₘ k(zₘ, ·) evaluated on the same grid, L² error to μ̂.")
-    elif own:
-        g4.caption("Make an Algorithm 1 or 2 release to compare it on this grid; the Curves page compares them "
-                   "over ε.")
+    P.OwnerOnly(m, "The L² errors to the private μ̂ and the formulas of why f̃ is not in the RKHS").render(_owner_view)
     g5, g6, g7, g8 = st.columns(4)
     g5.metric("ε spent", f"{r.epsilon:.4g}")
     g6.metric("Noise multiplier s", S.fmt(r.scale), help=f"pointwise noise std {S.fmt(r.noise_std)}")
@@ -290,7 +294,8 @@ for w in rec.warnings:
 if not rec.private:
     st.error("This release is NOT differentially private: " + "; ".join(rec.warnings))
 
-if P.show_owner_details():           # owner-only: hidden in presentation mode
+def closeness(m) -> None:
+    """The RKHS distances of the release to the private embedding (owner-only: drawn through ``P.OwnerOnly``)."""
     st.subheader("How close is it?")
     st.caption("RKHS distance between the private embedding μ̂ and the released Σ wₘ k(zₘ,·) (lower is better). "
                "Computed from the private rows for you only — not part of the release or of the download.")
@@ -304,8 +309,9 @@ if P.show_owner_details():           # owner-only: hidden in presentation mode
     rel_err = m["distance"] / m["kme_norm"] if m.get("kme_norm") else float("nan")
     k4.metric("Relative error ‖μ̃ − μ̂‖/‖μ̂‖", f"{rel_err:.1%}" if np.isfinite(rel_err) else "n/a")
     st.caption(C.evaluation_caption(m.get("evaluation")))      # "exact" or "estimate ± CI (95 %)" (large N)
-else:
-    P.hidden_note("How close the release is to the private data (RKHS distances)")
+
+
+P.OwnerOnly(m, "How close the release is to the private data (RKHS distances)").render(closeness)
 k5, k6, k7, k8 = st.columns(4)
 k5.metric("ε spent", f"{r.epsilon:g}" if r.epsilon else "0")
 k6.metric("Gaussian noise σ", S.fmt(r.sigma) if r.sigma > 0 else "none",
@@ -320,40 +326,45 @@ if REGISTRY.get(rec.mechanism_key) is not None and REGISTRY[rec.mechanism_key].s
     with guard("show the mechanism's details"):
         REGISTRY[rec.mechanism_key].show(rec, ds)
 
-if not P.show_owner_details():
-    P.hidden_note("The private embedding next to the released one")
-elif ds.is_table:
-    with guard("draw the owner's view of the table"):
-        TV.owner_view(rec, ds)
-elif ds.dim >= 2:
-    st.subheader("Private vs released embedding")
-    lo, hi = C.plot_window(ds, dims=dims)
-    xs, ys, G = C.grid_points(ds, lo, hi, dims=dims)
-    with guard("draw the heat-maps"):
-        gkey = C.array_key(G)
-        priv = C.private_kme_on_grid(ds.key, C.kernel_key(r.kernel), gkey, G, ds.X)
-        rel = r.evaluate(G)
-        # one symmetric difference scale for every weighted-points release of this data on this grid (largest
-        # |released − private| among them, each computed once): switching releases never re-scales it silently
-        wmax = ss.setdefault("rel._witness_max", {})
-        for x in recs:
-            if x.kind == "points" and (x.id, gkey) not in wmax:
-                px = C.private_kme_on_grid(ds.key, C.kernel_key(x.release.kernel), gkey, G, ds.X)
-                wmax[(x.id, gkey)] = float(np.abs(x.release.evaluate(G) - px).max())
-        shown = [x for x in recs if x.kind == "points"]
-        diff_max = max(wmax[(x.id, gkey)] for x in shown)
-        st.plotly_chart(kme_heatmaps(xs, ys, priv, rel, columns=ds.model_labels, dims=dims,
-                                     Z=r.points, w=r.weights, diff_max=diff_max), key="rel.heat")
-        if ds.dim > 2:
-            st.caption("A slice through the centre of q: the other coordinates are fixed there.")
-        st.caption("The difference is the *witness function*: where the release over-represents (blue) or "
-                   "under-represents (red) the data. White dots: the synthetic points.")
-        st.caption(f"**Colour scales that do not re-scale between releases.** The two embeddings share one scale fixed "
-                   f"to the private embedding's range on this grid ({S.fmt(float(np.min(priv)))} to "
-                   f"{S.fmt(float(np.max(priv)))}; released values beyond it take the end colours). The difference is "
-                   f"drawn on ± {S.fmt(diff_max)}: the largest |released − private| among the {len(shown)} "
-                   "weighted-point release(s) of this data in the list above, so switching between them keeps the "
-                   "scale and a release at a smaller ε looks noisier. (A new, noisier release widens it for all.)")
+def owner_embedding(rec) -> None:
+    """The private embedding next to the released one (owner-only: drawn through ``P.OwnerOnly``)."""
+    r = rec.release
+    if ds.is_table:
+        with guard("draw the owner's view of the table"):
+            TV.owner_view(rec, ds)
+    elif ds.dim >= 2:
+        st.subheader("Private vs released embedding")
+        lo, hi = C.plot_window(ds, dims=dims)
+        xs, ys, G = C.grid_points(ds, lo, hi, dims=dims)
+        with guard("draw the heat-maps"):
+            gkey = C.array_key(G)
+            priv = C.private_kme_on_grid(ds.key, C.kernel_key(r.kernel), gkey, G, ds.X)
+            rel = r.evaluate(G)
+            # one symmetric difference scale for every weighted-points release of this data on this grid (largest
+            # |released − private| among them, each computed once): switching releases never re-scales it silently
+            wmax = ss.setdefault("rel._witness_max", {})
+            for x in recs:
+                if x.kind == "points" and (x.id, gkey) not in wmax:
+                    px = C.private_kme_on_grid(ds.key, C.kernel_key(x.release.kernel), gkey, G, ds.X)
+                    wmax[(x.id, gkey)] = float(np.abs(x.release.evaluate(G) - px).max())
+            shown = [x for x in recs if x.kind == "points"]
+            diff_max = max(wmax[(x.id, gkey)] for x in shown)
+            st.plotly_chart(kme_heatmaps(xs, ys, priv, rel, columns=ds.model_labels, dims=dims,
+                                         Z=r.points, w=r.weights, diff_max=diff_max), key="rel.heat")
+            if ds.dim > 2:
+                st.caption("A slice through the centre of q: the other coordinates are fixed there.")
+            st.caption("The difference is the *witness function*: where the release over-represents (blue) or "
+                       "under-represents (red) the data. White dots: the synthetic points.")
+            st.caption(f"**Colour scales that do not re-scale between releases.** The two embeddings share one "
+                       f"scale fixed to the private embedding's range on this grid ({S.fmt(float(np.min(priv)))} to "
+                       f"{S.fmt(float(np.max(priv)))}; released values beyond it take the end colours). The "
+                       f"difference is drawn on ± {S.fmt(diff_max)}: the largest |released − private| among the "
+                       f"{len(shown)} weighted-point release(s) of this data in the list above, so switching between "
+                       "them keeps the scale and a release at a smaller ε looks noisier. (A new, noisier release "
+                       "widens it for all.)")
+
+
+P.OwnerOnly(rec, "The private embedding next to the released one").render(owner_embedding)
 
 c1, c2 = st.columns([1, 1])
 with c1:
@@ -422,31 +433,35 @@ if again and params is not None and repeat_ok:
         N.advance(S.SEED, max((s for s in rep_out["seeds"] if s is not None), default=None))
         ss["rel._toast"] = f"{int(k)} draws done"
         st.rerun()
+def repeat_view(rep: dict) -> None:
+    """The draws next to the private embedding, with their RKHS distances (owner-only: through ``P.OwnerOnly``)."""
+    for n in rep["notes"]:
+        st.warning(n)
+    d = np.asarray(rep["distances"])
+    rels = rep["releases"]
+    line_dim = dims[0]
+    center = ds.public.mean(axis=0) if ds.n_public else (ds.q_center if ds.q_center is not None
+                                                        else np.zeros(ds.dim))
+    lo, hi = C.plot_window(ds, dims=(line_dim, line_dim))
+    xs = np.linspace(lo[0], hi[0], 200)
+    L = np.tile(center, (xs.size, 1))
+    L[:, line_dim] = xs
+    kern = rep["kernel"]
+    priv_line = C.private_kme_on_grid(ds.key, C.kernel_key(kern), C.array_key(L), L, ds.X)
+    lines = [rr.evaluate(L) for rr in rels]
+    st.plotly_chart(repeat_figure(xs, priv_line, lines, xlabel=f"{ds.columns[line_dim]} (other coordinates "
+                                  "at the publishable-subset mean)" if ds.n_public else str(ds.columns[line_dim]),
+                                  distances=d), key="rel.repeat_fig")
+    st.caption(f"{len(rels)} draws of {rep['mechanism']}: RKHS distance {d.mean():.3g} ± {d.std(ddof=1):.2g} "
+               "(mean ± sd); "
+               + ("seeds: " + ", ".join(str(s) for s in rep["seeds"]) + "."
+                  if all(x.noise_source == "seeded" for x in rels) else "noise from OS entropy, no seeds recorded."))
+
+
 rep = ss.get(S.REPEAT_DRAWS)
 with rc2:
-    if rep and rep["dataset_key"] == ds.key and not P.show_owner_details():
-        P.hidden_note("The draws next to the private embedding")
-    elif rep and rep["dataset_key"] == ds.key:
-        for n in rep["notes"]:
-            st.warning(n)
-        d = np.asarray(rep["distances"])
-        rels = rep["releases"]
-        line_dim = dims[0]
-        center = ds.public.mean(axis=0) if ds.n_public else (ds.q_center if ds.q_center is not None
-                                                            else np.zeros(ds.dim))
-        lo, hi = C.plot_window(ds, dims=(line_dim, line_dim))
-        xs = np.linspace(lo[0], hi[0], 200)
-        L = np.tile(center, (xs.size, 1))
-        L[:, line_dim] = xs
-        kern = rep["kernel"]
-        priv_line = C.private_kme_on_grid(ds.key, C.kernel_key(kern), C.array_key(L), L, ds.X)
-        lines = [rr.evaluate(L) for rr in rels]
-        st.plotly_chart(repeat_figure(xs, priv_line, lines, xlabel=f"{ds.columns[line_dim]} (other coordinates "
-                                      "at the publishable-subset mean)" if ds.n_public else str(ds.columns[line_dim]),
-                                      distances=d), key="rel.repeat_fig")
-        st.caption(f"{len(rels)} draws of {rep['mechanism']}: RKHS distance {d.mean():.3g} ± {d.std(ddof=1):.2g} (mean ± sd); "
-                   + ("seeds: " + ", ".join(str(s) for s in rep["seeds"]) + "."
-                      if all(x.noise_source == "seeded" for x in rels) else "noise from OS entropy, no seeds recorded."))
+    if rep and rep["dataset_key"] == ds.key:
+        P.OwnerOnly(rep, "The draws next to the private embedding").render(repeat_view)
     else:
         st.caption("Press **Repeat draws** to overlay several independent releases.")
 

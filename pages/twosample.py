@@ -20,6 +20,7 @@ from dpkme.two_sample.lab import CASES, LAB_METHODS, make_case, split_public
 from ui import compute as C
 from ui import gate as G
 from ui import noise as N
+from ui import presentation as P
 from ui import state as S
 from ui.figures import PALETTE
 from ui.frame import require_frame
@@ -140,9 +141,15 @@ def show_result(stored: dict) -> None:
              help=f"δ = {res.delta:.0e}: the test's noisy moments together are (ε, δ)-DP." if really_private
              else "; ".join(stored.get("problems") or ["no privacy noise"]))
     ref = stored.get("reference")
-    if ref is not None:
+
+    def _reference(ref) -> None:
         f.metric("Non-private p (owner only)", f"{ref.p_value:.3g}",
                  help="The same features without noise: reads the private rows, never publish it.")
+
+    if ref is not None and stored.get("source") == "case":      # generated people: public planning, shown
+        _reference(ref)
+    elif ref is not None:               # the private (or held-out, or uploaded) rows without noise: owner-only
+        P.OwnerOnly(ref, "The non-private reference test on the private samples").render(_reference)
     st.plotly_chart(null_figure(res), key="tst.null")
     st.caption(res.null.description)
     for w in res.warnings:
@@ -448,7 +455,7 @@ if mode == "one":
                 note = (note + " " if note else "") + run.note
             ss["tst.result"] = {"key": cfg, "mode": mode, "result": result, "reference": reference, "charges": added,
                                 "ledger_key": lkey, "ledger_name": lname, "ledger_note": note,
-                                "problems": problems, "seed": streams["seed"]}
+                                "problems": problems, "seed": streams["seed"], "source": source}
             N.advance("tst.seed", streams["seed"])
         if res.ok:
             st.rerun()

@@ -22,7 +22,7 @@ require_frame(__file__)
 ss = st.session_state
 ds = require_dataset()
 P.stepper("use")
-own = P.show_owner_details()        # the private truth next to each estimate: hidden in presentation mode
+own = P.show_owner_details()        # the owner-view words (the private truth itself: P.OwnerOnly below)
 
 st.title("Third-party use of the release")
 st.markdown(
@@ -94,9 +94,9 @@ else:
     mean_true = X.mean(axis=0)
     tab = pd.DataFrame({"column": cols, "estimate from release": mean_est, "true private mean": mean_true,
                         "error": mean_est - mean_true})
-    if not own:
-        tab = tab[["column", "estimate from release"]]
-    st.dataframe(tab.style.format(precision=4), hide_index=True)
+    if not P.OwnerOnly(tab, "The true private mean of each column").render(
+            lambda t: st.dataframe(t.style.format(precision=4), hide_index=True)):
+        st.dataframe(tab[["column", "estimate from release"]].style.format(precision=4), hide_index=True)
     with st.expander("Covariance matrix"):
         Zc = Z[:, :shown] - mean_est[:shown]
         cov_est = (Zc * w[:, None]).T @ Zc
@@ -106,14 +106,14 @@ else:
         c1, c2 = st.columns(2)
         c1.markdown("**Estimated from the release**: Σ wₘ (zₘ − m)(zₘ − m)ᵀ")
         c1.dataframe(pd.DataFrame(cov_est, index=cols[:shown], columns=cols[:shown]).style.format(precision=3))
-        if own:
+
+        def _true_cov(cov_true) -> None:
             c2.markdown("**True (private)**")
             c2.dataframe(pd.DataFrame(cov_true, index=cols[:shown], columns=cols[:shown]).style.format(precision=3))
             rel = np.linalg.norm(cov_est - cov_true) / max(np.linalg.norm(cov_true), 1e-300)
             st.caption(f"Relative Frobenius error: {rel:.1%}.")
-        else:
-            with c2:
-                P.hidden_note("The true (private) covariance")
+
+        P.OwnerOnly(cov_true, "The true (private) covariance").render(_true_cov)
 
     # ---------------------------------------------------------------------- box probabilities
     st.subheader("Probability of a box")
@@ -125,9 +125,12 @@ else:
         a, b = st.columns(2)
         dims = (a.selectbox("Horizontal axis", range(ds.dim), format_func=lambda j: cols[j], index=0, key="use.dx"),
                 b.selectbox("Vertical axis", range(ds.dim), format_func=lambda j: cols[j], index=1, key="use.dy"))
-    lo_all, hi_all = np.quantile(X[:, list(dims)], 0.02, axis=0), np.quantile(X[:, list(dims)], 0.98, axis=0)
+    # the default box: from the private rows' quantiles for the owner, from the released points' in presentation
+    # mode (a box read off the private rows would show their quantiles); a change of mode starts a new box
+    ref = X if own else Z
+    lo_all, hi_all = np.quantile(ref[:, list(dims)], 0.02, axis=0), np.quantile(ref[:, list(dims)], 0.98, axis=0)
     box_keys = ["use.box.x0", "use.box.x1", "use.box.y0", "use.box.y1"]
-    box_id = (ds.key, dims)
+    box_id = (ds.key, dims, own)
     # (re)initialise for new data or axes, and whenever a corner is missing from the session (Streamlit drops the
     # state of widgets that were not drawn: before persist_state, returning to this page raised a KeyError)
     if ss.get("use.box.id") != box_id or any(k not in ss for k in box_keys):
@@ -176,9 +179,12 @@ else:
         others = {m: float(weights_for(m) @ inside(Z)) for m in WEIGHT_MODES}
         p1, p2, p3, p4 = st.columns(4)
         p1.metric("Estimate from the release", f"{p_est:.3f}")
-        if own:
+
+        def _true_share(p_true) -> None:
             p2.metric("True share of private rows", f"{p_true:.3f}")
             p3.metric("Error", f"{p_est - p_true:+.3f}")
+
+        P.OwnerOnly(p_true, "The true share of private rows in the box").render(_true_share)
         if ds.n_public:
             pub = ds.to_original_units(ds.public)
             p4.metric("Publishable subset alone", f"{float(inside(pub).mean()):.3f}",
@@ -248,8 +254,8 @@ with guard("compute the MMD"):
     d_priv, d_ref = _references(ds.key, C.kernel_key(kernel), src, ds.X, Y)
     m1, m2, m3 = st.columns(3)
     m1.metric("MMD(release, held-out)", S.fmt(d_rel))
-    if own:
-        m2.metric("MMD(private data, held-out) — owner only", S.fmt(d_priv))
+    P.OwnerOnly(d_priv, "The MMD between the private rows and the held-out rows").render(
+        lambda d: m2.metric("MMD(private data, held-out) — owner only", S.fmt(d)))
     m3.metric("Sampling noise: MMD between two halves of the held-out data", S.fmt(d_ref))
     if np.isfinite(d_ref):
         verdict = ("looks like the same distribution (MMD comparable to the sampling noise)"

@@ -336,7 +336,8 @@ def test_the_mixed_table_use_view_shows_estimates_only_in_presentation_mode():
     assert not any(m.value == "**True (private)**" for m in at.markdown)
     assert not any("Total variation distance" in c.value for c in at.caption)
     t = texts(at)
-    assert "The true (private) values next to each estimate — " + HIDDEN in t
+    assert "The true (private) proportions and counts of " in t                 # each table: a note in its place
+    assert "The true (private) means and standard deviations — " + HIDDEN in t
     assert "The true (private) cross-tabulation — " + HIDDEN in t
     # the owner sees the truth again when the mode is turned off
     at.session_state[P.PRESENT] = False

@@ -54,7 +54,7 @@ from . import state as S
 from . import tables as T
 from .figures import witness_panel
 from .mechanisms import REGISTRY, RunContext
-from .presentation import hidden_note, show_owner_details
+from .presentation import OwnerOnly, show_owner_details
 from .runner import KXX_DONE, run_spec
 from .widgets import guard, size_guard
 
@@ -638,13 +638,21 @@ def noise_panel(ds: S.Dataset, res: dict, panel: dict):
 
 
 def draw(ds: S.Dataset, res: dict, column: str) -> None:
-    """The panels of an explorer run: one shared colour scale / shared axes, readings under each."""
+    """The panels of an explorer run: one shared colour scale / shared axes, readings under each.
+
+    Panels drawn from the private rows are an owner-only value (:class:`ui.presentation.OwnerOnly`): hidden, with a
+    note, in presentation mode."""
+    if res.get("private"):
+        OwnerOnly(res, "The ε explorer's panels drawn from the private rows").render(
+            lambda r: _draw(ds, r, column))
+        return
+    _draw(ds, res, column)
+
+
+def _draw(ds: S.Dataset, res: dict, column: str) -> None:
     panels = res["panels"]
     plan = res["plan"]
     if res.get("private"):
-        if not show_owner_details():
-            hidden_note("The ε explorer's panels drawn from the private rows")
-            return
         st.warning("These panels were drawn from the **private rows**: owner only. " + PRIVATE_NOTE,
                    icon=":material/visibility_off:")
     cols = st.columns(len(panels))

@@ -185,10 +185,15 @@ def downloads(rec, ds) -> None:
 def use_view(rec, ds, w: np.ndarray) -> None:
     """What a recipient computes from the weighted rows, next to the private truth (owner's view).
 
-    In presentation mode (:func:`ui.presentation.show_owner_details` False) the private truth is neither shown nor
-    read: the estimates alone, with a :func:`ui.presentation.hidden_note` where the truth would be.
+    Every table with the private truth is an owner-only value (:class:`ui.presentation.OwnerOnly`): in presentation
+    mode the truth is neither shown nor read, the estimates alone are drawn, with a note where the truth would be.
     """
-    from .presentation import hidden_note, show_owner_details
+    from .presentation import OwnerOnly, show_owner_details
+
+    def with_truth(table, what: str, public) -> None:
+        """The table with the truth (owner-only), else the estimates alone."""
+        if not OwnerOnly(table, what).render(lambda t: st.dataframe(t.style.format(precision=3))):
+            st.dataframe(public.style.format(precision=3))
 
     own = show_owner_details()
     tr = E.table_release(rec, ds)
@@ -205,8 +210,6 @@ def use_view(rec, ds, w: np.ndarray) -> None:
                f"Counts are proportions × N = {ds.n:,} (the public number of private rows)."
                + (" The truth is computed from the private rows as the schema reads them — **owner's view only**."
                   if own else ""))
-    if not own:
-        hidden_note("The true (private) values next to each estimate")
     if abs(float(np.sum(w))) <= 1e-12:
         st.error("The weights sum to 0: no proportion can be estimated from them. Choose probability weights above.")
         return
@@ -218,16 +221,16 @@ def use_view(rec, ds, w: np.ndarray) -> None:
         est = T.category_table(released, c, w, n=ds.n)
         levels = levels_of(c)
         est = est.set_index("category").reindex(levels, fill_value=0.0)
+        tab = None
         if own:
             true = T.category_table(private, c).set_index("category").reindex(levels, fill_value=0.0)
             tab = pd.DataFrame({"estimated proportion": est["proportion"], "true proportion": true["proportion"],
                                 "error": est["proportion"] - true["proportion"], "estimated count": est["count"],
                                 "true count": true["count"].round().astype("int64")}).rename_axis(c.name)
-        else:
-            tab = pd.DataFrame({"estimated proportion": est["proportion"],
-                                "estimated count": est["count"]}).rename_axis(c.name)
         st.markdown(f"**{c.name}**")
-        st.dataframe(tab.style.format(precision=3))
+        with_truth(tab, f"The true (private) proportions and counts of {c.name}",
+                   pd.DataFrame({"estimated proportion": est["proportion"],
+                                 "estimated count": est["count"]}).rename_axis(c.name))
 
     if len(cats) >= 2:
         st.subheader("Cross-tabulation")
@@ -250,15 +253,15 @@ def use_view(rec, ds, w: np.ndarray) -> None:
             x1, x2 = st.columns(2)
             x1.markdown("**From the release** (shares of all rows)")
             x1.dataframe(x_est.style.format(precision=3))
-            if own:
-                x_true = T.crosstab(private, a, b, levels_a=la, levels_b=lb)
+
+            def true_crosstab(x_true) -> None:
                 x2.markdown("**True (private)**")
                 x2.dataframe(x_true.style.format(precision=3))
                 err = float(np.abs(x_est.to_numpy() - x_true.to_numpy()).sum()) / 2
                 st.caption(f"Total variation distance between the two tables: {err:.3f}.")
-            else:
-                with x2:
-                    hidden_note("The true (private) cross-tabulation")
+
+            OwnerOnly(T.crosstab(private, a, b, levels_a=la, levels_b=lb) if own else None,
+                      "The true (private) cross-tabulation").render(true_crosstab)
 
     if nums and cats:
         st.subheader("Means by group")
@@ -274,27 +277,31 @@ def use_view(rec, ds, w: np.ndarray) -> None:
         cat = schema[g2.selectbox("By", cn, key="use.gm_cat", persist_state="session")]
         levels = levels_of(cat)
         est = T.group_means(released, num, cat, w, levels=levels)
+        tab = None
         if own:
             true = T.group_means(private, num, cat, levels=levels)
             tab = pd.DataFrame({cat.name: levels, "estimated mean": est["mean"], "true mean": true["mean"],
                                 "error": est["mean"] - true["mean"], "estimated share": est["share"],
                                 "true share": true["share"]})
-        else:
-            tab = pd.DataFrame({cat.name: levels, "estimated mean": est["mean"], "estimated share": est["share"]})
-        st.dataframe(tab.style.format(precision=3), hide_index=True)
+        if not OwnerOnly(tab, f"The true (private) means of {num.name} by {cat.name}").render(
+                lambda t: st.dataframe(t.style.format(precision=3), hide_index=True)):
+            st.dataframe(pd.DataFrame({cat.name: levels, "estimated mean": est["mean"], "estimated share": est["share"]})
+                         .style.format(precision=3), hide_index=True)
         if num.kind == "datetime":
             st.caption("Dates as days since 1970-01-01.")
 
     if nums:
         st.subheader("Means and standard deviations")
         est = T.numeric_moments(released, schema, w).set_index("column")
+        tab = None
         if own:
             true = T.numeric_moments(private, schema).set_index("column")
             tab = pd.DataFrame({"estimated mean": est["mean"], "true mean": true["mean"],
                                 "error of the mean": est["mean"] - true["mean"], "estimated SD": est["sd"],
                                 "true SD": true["sd"]})
-        else:
-            tab = pd.DataFrame({"estimated mean": est["mean"], "estimated SD": est["sd"]})
-        st.dataframe(tab.style.format(precision=4))
+        if not OwnerOnly(tab, "The true (private) means and standard deviations").render(
+                lambda t: st.dataframe(t.style.format(precision=4))):
+            st.dataframe(pd.DataFrame({"estimated mean": est["mean"], "estimated SD": est["sd"]})
+                         .style.format(precision=4))
         if any(c.kind == "datetime" for c in nums):
             st.caption("Dates as days since 1970-01-01.")

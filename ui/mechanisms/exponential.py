@@ -174,16 +174,20 @@ def _exp_teach(ds: S.Dataset, p: dict) -> None:
 
 
 def _exp_show(rec, ds) -> None:
+
+    from ..presentation import OwnerOnly
+
+    if "exp_hist" not in rec.metrics:
+        return
+    # computed from the private rows: owner-only, hidden in presentation mode
+    OwnerOnly(rec, "The exponential mechanism's choice (owner's view)").render(_exp_owner_view)
+
+
+def _exp_owner_view(rec) -> None:
+    """The drawn database's distance, the expected and best distances and the mechanism's mass (private rows)."""
     import plotly.graph_objects as go
 
-    from ..presentation import hidden_note, show_owner_details
-
     m = rec.metrics
-    if "exp_hist" not in m:
-        return
-    if not show_owner_details():            # owner-only: hidden in presentation mode
-        hidden_note("The exponential mechanism's choice (owner's view)")
-        return
     st.markdown("**The exponential mechanism's choice — owner's view (computed from the private rows; "
                 "never publish these numbers)**")
     a, b, c, d = st.columns(4)
