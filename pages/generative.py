@@ -66,7 +66,10 @@ with left:
     if gd is None:
         st.stop()
     ds = gd.ds
-    st.caption(f"{ds.describe()}. Bounds: {gd.bounds_note}."
+    # under add/remove the exact row count is the owner's: not projected in presentation mode
+    owner = P.show_owner_details()
+    described = ds.describe() if owner else f"{ds.name} (row counts hidden in presentation mode)"
+    st.caption(f"{described}. Bounds: {gd.bounds_note}."
                + (f" Label column with {gd.n_classes} declared classes: generated rows carry labels." if gd.n_classes
                   else ""))
     app_ds = S.dataset()
@@ -76,7 +79,7 @@ with left:
                    "are charged to this dataset's own ledger, shown in the sidebar under *This page trains on*.")
         with st.sidebar:
             st.markdown("**This page trains on**")
-            st.caption(f"{ds.describe()} — chosen on the Generative release page, not the current data above.")
+            st.caption(f"{described} — chosen on the Generative release page, not the current data above.")
             own = ss.get(S.LEDGERS, {}).get(ds.data_key)
             if own is not None and len(own):
                 st.caption(f"Privacy spent on it: {S.budget_headline(S.ledger_for(ds))['text']} "
@@ -85,7 +88,7 @@ with left:
                 st.caption("Privacy spent on it: nothing yet in this session.")
     st.markdown("**Privacy** (shared with the other pages)")
     eps = epsilon_control()
-    delta = delta_control(ds.n)
+    delta = delta_control(ds.n if owner else None)
     st.markdown("**Model**")
     partition = "kmeans"
     if gd.n_classes:                                   # one model per class needs a label column
@@ -96,7 +99,7 @@ with left:
     by_label = partition == "labels"
     # The benchmark's settings for this data and split (issue 17): set on the first visit where not set, and again
     # whenever the dataset or the split changes; the user's changes stay until then.
-    defaults = GN.default_settings(choice, partition, n_private=ds.n)
+    defaults = GN.default_settings(choice, partition)        # public defaults: never sized by the exact N
     profile = f"{choice}/{partition}"
     if ss.get("gen.defaults_for") != profile:
         first = "gen.defaults_for" not in ss
@@ -181,23 +184,43 @@ with right:
         if eps is None:
             raise ValueError("choose a positive ε.")
         if batch > ds.n:
-            raise ValueError(f"the batch size L = {batch} exceeds the {ds.n:,} private rows; choose L ≤ {ds.n:,}.")
+            raise ValueError(f"the batch size L = {batch} exceeds the {ds.n:,} private rows; choose L ≤ {ds.n:,}."
+                             if owner else f"the batch size L = {batch} exceeds the number of private rows; "
+                                           "choose a smaller L.")
         with st.spinner("Calibrating the noise (public inputs only)…"):
             plan = GN.plan(epsilon=eps, delta=delta, n_private=ds.n, batch_size=batch, epochs=epochs, k=k,
                            kmeans_share=kshare, kmeans_iter=kiter, accountant=accountant, partition=partition)
-    if plan is not None:
+    # What is shown: the owner's preview (planned with the exact N); in presentation mode only a plan from a public
+    # N -- the privately counted N̂ once a run has made it -- since σ, q and T_S follow from N.
+    counted = st.session_state.get(G.ROW_COUNTS, {}).get(ds.key)
+    view = plan
+    if plan is not None and not owner:
+        view = None
+        if counted is not None:
+            with guard("plan from the counted N̂"):
+                view = GN.plan(epsilon=eps, delta=delta, n_private=counted.value, batch_size=min(batch, counted.value),
+                               epochs=epochs, k=k, kmeans_share=kshare, kmeans_iter=kiter, accountant=accountant,
+                               partition=partition)
+        if view is None:
+            st.subheader("Budget split — planning (nothing spent)")
+            st.metric("Whole run", f"ε = {plan.epsilon:.3g}", f"δ = {delta:.0e}", delta_color="off")
+            P.hidden_note("The noise multiplier, the steps and the ε-vs-epochs curve (they follow from the exact row "
+                          "count until a run has counted it privately)")
+    if view is not None:
+        plan_shown = view
         st.subheader("Budget split — planning (nothing spent)")
-        st.caption(("Planned with your own row count N = " + (f"{ds.n:,}" if P.show_owner_details() else "(hidden)")
+        st.caption(("Planned with your own row count N = " + (f"{ds.n:,}" if owner else f"N̂ = {counted.value:,} "
+                                                                "(the privately counted one)")
                     + " (owner's preview). Under add/remove the exact N is "
                    "private, so the run re-plans with a privately counted N̂ (Laplace, ε = "
                    f"{G.COUNT_EPSILON:g}, charged once per dataset): the released models and files carry N̂, never N."))
         c1, c2, c3 = st.columns(3)
-        c1.metric("Whole run", f"ε = {plan.epsilon:.3g}", f"δ = {delta:.0e}", delta_color="off")
-        c2.metric("SGD noise multiplier σ", f"{plan.noise_multiplier:.3g}",
+        c1.metric("Whole run", f"ε = {plan_shown.epsilon:.3g}", f"δ = {delta:.0e}", delta_color="off")
+        c2.metric("SGD noise multiplier σ", f"{plan_shown.noise_multiplier:.3g}",
                   help="Noise std on each cluster's sum of clipped gradients, in units of the clip norm C.")
-        c3.metric("SGD steps T_S", f"{plan.steps:,}", f"q = {plan.sampling_rate:.3g}", delta_color="off")
+        c3.metric("SGD steps T_S", f"{plan_shown.steps:,}", f"q = {plan_shown.sampling_rate:.3g}", delta_color="off")
         with guard("show the budget split"):
-            st.dataframe(GN.budget_split(plan, partition=partition), hide_index=True,
+            st.dataframe(GN.budget_split(plan_shown, partition=partition), hide_index=True,
                          column_config={"ε alone": st.column_config.NumberColumn(format="%.3g")})
         if by_label:
             st.caption(f"One model per class: the label column splits the rows into {gd.n_classes} models (public "
@@ -208,21 +231,21 @@ with right:
                        "(composition is tighter than adding ε).")
         with guard("draw the ε-vs-epochs curve"):
             grid = tuple(GN.curve_epochs(epochs))
-            key = json.dumps({"p": [plan.noise_multiplier, plan.sampling_rate, plan.delta, k, kshare, kiter,
+            key = json.dumps({"p": [plan_shown.noise_multiplier, plan_shown.sampling_rate, plan_shown.delta, k, kshare, kiter,
                                     accountant, eps, partition]})
             with st.spinner("Accounting ε for each number of epochs…"):
-                cv = GN.planning_curve(plan, key=key, epochs=grid)
+                cv = GN.planning_curve(plan_shown, key=key, epochs=grid)
             fig = go.Figure()
             for m, name, dash, colr in (("rdp", "Rényi DP (dp_accounting)", "solid", PALETTE[0]),
                                         ("pld", "PLD (dp_accounting, tightest)", "solid", PALETTE[2]),
                                         ("paper", "the paper's Theorem 4 (moments accountant)", "dash", "#000000")):
                 fig.add_trace(go.Scatter(x=cv["epochs"].tolist(), y=cv[m].tolist(), mode="lines+markers", name=name,
                                          line=dict(dash=dash, color=colr)))
-            fig.add_trace(go.Scatter(x=[epochs], y=[plan.epsilon], mode="markers", name="your setting (charged)",
+            fig.add_trace(go.Scatter(x=[epochs], y=[plan_shown.epsilon], mode="markers", name="your setting (charged)",
                                      marker=dict(size=14, symbol="star", color="red", line=dict(width=1, color="black"))))
             fig.update_layout(height=330, margin=dict(l=10, r=10, t=40, b=10), xaxis_title="SGD epochs",
                               yaxis_title=f"ε at δ = {delta:.0e}", legend=dict(orientation="h", y=-0.25),
-                              title=f"Planning: ε against epochs at this noise (σ = {plan.noise_multiplier:.3g})")
+                              title=f"Planning: ε against epochs at this noise (σ = {plan_shown.noise_multiplier:.3g})")
             st.plotly_chart(fig, key="gen.curve_fig")
             st.caption(("Computed from public inputs only (N, L, σ, δ; no k-means in one model per class): "
                         if by_label else "Computed from public inputs only (N, L, k, T_K, σ, δ): ")
@@ -424,7 +447,7 @@ def show_run(stored: dict) -> None:
             dims = (a_.selectbox("Horizontal axis", range(ds.dim), format_func=lambda j: cols[j], key="gen.dim_x"),
                     b_.selectbox("Vertical axis", range(ds.dim), format_func=lambda j: cols[j], index=1,
                                  key="gen.dim_y"))
-        many, many_lab, many_comp = GN.draw(result, min(2000, max(ds.n, 200)))
+        many, many_lab, many_comp = GN.draw(result, 2000)
         fig = go.Figure()
         held = P.owner_rows(ds.heldout)              # none in presentation mode: the figure keeps its axes
         if len(held):
@@ -468,7 +491,7 @@ def show_run(stored: dict) -> None:
                             reasons=stored.get("problems") or (), ds=ds)
     (st.info if fields["differentially_private"] else st.warning)("**The guarantee, in plain words.** "
                                                                    + fields["guarantee_in_words"])
-    ss.setdefault("gen.n_rows", int(min(ds.n, GN.MAX_ROWS)))
+    ss.setdefault("gen.n_rows", int(min(GN.DEFAULT_ROWS, GN.MAX_ROWS)))   # a public default, never the exact N
     n_rows = int(st.number_input("Synthetic rows in the CSV", min_value=1, max_value=GN.MAX_ROWS, step=100,
                                  key="gen.n_rows", persist_state="session"))
     d1, d2 = st.columns(2)

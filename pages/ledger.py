@@ -193,7 +193,6 @@ st.page_link(PAGE_DATA, label="Load a new dataset", icon=":material/table_view:"
 
 def _reset():
     S.ledger_for(ds).reset()          # the charges move to the ledger's archive: still spent, still exported
-    ss.get(S.NONPRIVATE, {}).pop(ds.data_key, None)
     ss.pop(S.REPEAT_DRAWS, None)
     ss["bud.confirm"] = False
     st.toast("Ledger reset.", icon=":material/delete_sweep:")
@@ -213,9 +212,9 @@ ledgers = ss.get(S.LEDGERS, {})
 if len(ledgers) > 1:
     with st.expander("Other datasets of this session (including two-sample lab cases and uploaded pairs)"):
         st.dataframe(pd.DataFrame([{
-            "data": S.ledger_name(k), "charges": len(l), "basic ε": basic_composition(l.charges)[0],
-            "basic δ": basic_composition(l.charges)[1],
-            "headline ε": S.composed(l.charges, delta_b)["best"][0] if len(l) else 0.0,
+            "data": S.ledger_name(k), "charges": len(l.all_charges), "basic ε": basic_composition(l.all_charges)[0],
+            "basic δ": basic_composition(l.all_charges)[1],
+            "headline ε": S.composed(l.all_charges, delta_b)["best"][0] if l.all_charges else 0.0,
         } for k, l in ledgers.items()]), hide_index=True, width="stretch", column_config={
             "headline ε": st.column_config.NumberColumn(
                 format="%.4g", help=f"Tightest bound at the budget's δ = {delta_b:.0e} (worst part), as in the "

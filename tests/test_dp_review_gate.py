@@ -76,8 +76,6 @@ def _private_traces(at) -> list[str]:
 
 # ---------------------------------------------------------------------------------------------- finding 1
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="finding 1: the Generative page's synthetic-rows CSV has exactly N rows by "
-                                       "default (gen.n_rows = min(ds.n, MAX_ROWS)) under add/remove")
 def test_1_the_default_synthetic_csv_does_not_have_exactly_n_rows(monkeypatch):
     import dpkme.privacy.counting as counting
     from ui import generative as GN
@@ -98,8 +96,6 @@ def test_1_the_default_synthetic_csv_does_not_have_exactly_n_rows(monkeypatch):
 
 
 # ---------------------------------------------------------------------------------------------- finding 2
-@pytest.mark.xfail(strict=True, reason="finding 2: in presentation mode the Generative page (add/remove) shows the "
-                                       "exact N (caption, sidebar) and q = L/N, T_S computed from it")
 def test_2_presentation_mode_shows_no_exact_n_on_the_add_remove_page():
     from ui import generative as GN
 
@@ -162,8 +158,6 @@ def _kernel_private_choice(at):
     return at
 
 
-@pytest.mark.xfail(strict=True, reason="finding 4a: the Kernel page charges its private length scale with no "
-                                       "neighbouring relation (the gate does not stamp or check it)")
 def test_4a_the_private_lengthscale_charge_carries_its_relation():
     at = _kernel_private_choice(new_app(120).run())
     assert not at.exception
@@ -173,8 +167,6 @@ def test_4a_the_private_lengthscale_charge_carries_its_relation():
     assert led.charges[0].relation is NeighbouringRelation.REPLACE_ONE, led.charges[0].relation
 
 
-@pytest.mark.xfail(strict=True, reason="finding 4b: an add/remove ledger (Generative page on the same mixture) "
-                                       "accepts the replace-one private length scale charged with no relation")
 def test_4b_a_replace_one_choice_is_not_composed_into_an_add_remove_ledger():
     at = new_app(120).run()
     ds = at.session_state[S.DATASET]
@@ -218,8 +210,6 @@ def _gated_seeded_dpgm():
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="finding 5: run_private stamps a tainted DPGMResult with mark_not_private, "
-                                       "which writes 'private'/'privacy_leaks' into the model's parameter pytree")
 def test_5_a_tainted_dpgm_run_through_the_gate_can_still_be_sampled_and_exported():
     from streamlit.testing.v1 import AppTest
 
@@ -230,8 +220,6 @@ def test_5_a_tainted_dpgm_run_through_the_gate_can_still_be_sampled_and_exported
 
 
 # ---------------------------------------------------------------------------------------------- finding 6
-@pytest.mark.xfail(strict=True, reason="finding 6a: a ledger reset drops the count of not-private runs "
-                                       "(pages/ledger.py _reset pops S.NONPRIVATE[data_key])")
 def test_6a_a_reset_keeps_the_count_of_not_private_runs():
     at = new_app(120).run()
     at.switch_page("pages/release.py").run()
@@ -249,8 +237,6 @@ def test_6a_a_reset_keeps_the_count_of_not_private_runs():
     assert any("NOT differentially private" in e.value for e in at.error)
 
 
-@pytest.mark.xfail(strict=True, reason="finding 6b: the Budget ledger page's 'Other datasets' table composes "
-                                       "l.charges (current only), not l.all_charges (archive included)")
 def test_6b_the_other_datasets_table_counts_archived_charges():
     at = new_app(120).run()
     eps_b, delta_b = float(at.session_state[S.BUDGET_EPS]), float(at.session_state[S.BUDGET_DELTA])
@@ -265,12 +251,11 @@ def test_6b_the_other_datasets_table_counts_archived_charges():
     tables = [d.value for d in at.dataframe if "headline ε" in list(d.value.columns)]
     assert tables, "no 'Other datasets' table"
     row = tables[0][tables[0]["data"] == "other people"].iloc[0]
-    assert row["basic ε"] == pytest.approx(2.0) and row["headline ε"] >= 2.0 - 1e-9, row.to_dict()
+    # the archive counts (0 without it); at δ > 0 the accountants may certify a little less than the pure ε = 2
+    assert row["basic ε"] == pytest.approx(2.0) and row["headline ε"] > 1.99, row.to_dict()
 
 
 # ---------------------------------------------------------------------------------------------- finding 7
-@pytest.mark.xfail(strict=True, reason="finding 7: calibrate_laplace rounds Δ/ε to nearest (one ulp below Δ/ε for "
-                                       "ε = 0.7, 1.5, 3, 7); it should round toward more noise")
 def test_7_laplace_scale_is_never_below_sensitivity_over_epsilon():
     from dpkme.privacy.calibration import calibrate_laplace
 
@@ -308,8 +293,6 @@ def test_8_the_projected_release_figure_does_not_depend_on_the_private_rows():
 
 
 # ---------------------------------------------------------------------------------------------- finding 9
-@pytest.mark.xfail(strict=True, reason="finding 9: S.ledger_for_key keeps the budget a lab/upload ledger was created "
-                                       "with; the gate checks runs on it against that, not the current budget")
 def test_9_a_lowered_budget_applies_to_the_ledgers_of_other_individuals():
     at = new_app(120)
     at.session_state["tst.mode"] = "one"
@@ -362,8 +345,6 @@ def test_10_the_same_uploaded_samples_swapped_are_charged_to_the_same_individual
 
 
 # ---------------------------------------------------------------------------------------------- finding 11
-@pytest.mark.xfail(strict=True, reason="finding 11: merge stamps the current split on an imported charge with parts "
-                                       "and no split id, composing it in parallel with the current charges")
 def test_11_an_imported_charge_of_an_unknown_split_is_not_composed_in_parallel():
     led = BudgetLedger(epsilon_budget=5, delta_budget=1e-5, partition="split:A")
     led.add(pure_dp_charge("a release", epsilon=1.0, relation="replace-one", parts=(S.PART_PRIVATE,)))

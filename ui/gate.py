@@ -81,9 +81,10 @@ class PublicRows:
         The number of rows.
     relation : NeighbouringRelation
         The neighbouring relation of the run.
-    how : {"public", "declared", "private count"}
+    how : {"public", "declared", "private count", "not private"}
         ``"public"`` under replace-one (neighbours have the same size), ``"declared"`` by the owner from public
-        knowledge, ``"private count"`` released by the Laplace mechanism (:attr:`count`).
+        knowledge, ``"private count"`` released by the Laplace mechanism (:attr:`count`), ``"not private"`` the
+        exact count used by a run that is not private anyway (never in a file labelled private).
     count : PrivateRowCount, optional
         The private count, when ``how == "private count"``.
     """
@@ -99,6 +100,8 @@ class PublicRows:
             return f"N = {self.n:,}, public under replace-one (neighbouring tables have the same size)"
         if self.how == "declared":
             return f"N = {self.n:,}, declared by the owner from public knowledge"
+        if self.how == "not private":
+            return f"N = {self.n:,}, the exact count of a run that is NOT private"
         eps = self.count.charge.epsilon if self.count is not None else COUNT_EPSILON
         return f"N̂ = {self.n:,}, counted privately (Laplace, ε = {eps:g}, add/remove) — not the exact row count"
 
@@ -381,12 +384,16 @@ def run_private(*, page: str, ds: S.Dataset, charges: Callable[[PublicRows], Seq
         rows = row_count(ds, relation=relation, declared=declared_n, page=page, ledger=led)
     else:     # not private: nothing is charged; N is the owner's own count (the result is labelled NOT private)
         rows = PublicRows(n=int(ds.n), relation=NeighbouringRelation.parse(relation),
-                          how="public" if NeighbouringRelation.parse(relation).n_is_public else "declared")
+                          how="public" if NeighbouringRelation.parse(relation).n_is_public else "not private")
     stamped: list[PrivacyCharge] = []
     note = None
     if private:
         for c in charges(rows):
-            stamped.append(c.renewed(parts=tuple(parts) if parts is not None else c.parts,
+            if c.relation is not None and c.relation is not rows.relation:
+                raise ValueError(f"the charge {c.label!r} is for {c.relation.value} neighbours but this run is "
+                                 f"{rows.relation.value}; a guarantee for one relation does not compose with the "
+                                 "other.")
+            stamped.append(c.renewed(relation=rows.relation, parts=tuple(parts) if parts is not None else c.parts,
                                      details={**c.details, "run_id": run_id, "page": page,
                                               "noise_source": noise_source}))
         note = _check_budget(led, stamped, page=page)
@@ -402,7 +409,7 @@ def run_private(*, page: str, ds: S.Dataset, charges: Callable[[PublicRows], Seq
     if notes and note is None:
         note = notes[0]
     result = compute(RunInputs(ds=ds, rows=rows, private=private, reasons=reasons, run_id=run_id))
-    if reasons and result is not None and hasattr(result, "params"):
+    if reasons and isinstance(getattr(result, "params", None), dict) and getattr(result, "PARAMS_ARE_METADATA", True):
         mark_not_private(result, list(reasons), warn=False)
     return GatedRun(result=result, charges=tuple(stamped), private=private, reasons=reasons, note=note, rows=rows,
                     run_id=run_id)

@@ -55,6 +55,8 @@ MIXTURE_BOUNDS = (-700.0, 900.0)
 PENGUIN_COLUMNS = ("bill_length_mm", "bill_depth_mm", "flipper_length_mm", "body_mass_g")
 #: Most rows a download of sampled rows holds.
 MAX_ROWS = 100_000
+#: Rows in the synthetic CSV by default: a public constant (the exact N is private under add/remove).
+DEFAULT_ROWS = 1000
 #: How the rows are split between the models (:data:`dpkme.generative.PARTITIONS`); "labels" needs a label column.
 PARTITIONS = {
     "kmeans": "k-means clusters (the paper: private kernel k-means, k models)",

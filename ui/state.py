@@ -523,10 +523,12 @@ def ledger_for_key(data_key: str, name: str) -> BudgetLedger:
     created on first use with the current budget; ``name`` is shown on the Budget ledger page."""
     st.session_state.setdefault(LEDGER_NAMES, {})[data_key] = name
     ledgers = st.session_state.setdefault(LEDGERS, {})
+    eps_b, delta_b = budget()
     if data_key not in ledgers:
-        eps_b, delta_b = budget()
         ledgers[data_key] = BudgetLedger(epsilon_budget=eps_b, delta_budget=delta_b)
-    return ledgers[data_key]
+    led = ledgers[data_key]
+    led.epsilon_budget, led.delta_budget = eps_b, delta_b      # the session's current budget, as ledger_for
+    return led
 
 
 def ledger_name(data_key: str) -> str:

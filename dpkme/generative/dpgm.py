@@ -284,6 +284,10 @@ class DPGMResult:
     charge: PrivacyCharge | None = None
     _model: Any = field(default=None, init=False, repr=False)
 
+    #: ``params`` holds the models' weights, not release metadata: a not-private mark never goes into it (the
+    #: app labels a not-private run in its files with :func:`ui.export.privacy_fields`).
+    PARAMS_ARE_METADATA = False
+
     # ------------------------------------------------------------------ basic properties
     @property
     def k(self) -> int:

@@ -1038,6 +1038,8 @@ class BudgetLedger:
         for c in other.all_charges:
             (known if c.id in self._ids else added).append(c)
         for c in added:
+            if c.parts and c.split_id is None:    # parts of an unknown split: never composed in parallel with ours
+                c = c.with_(split_id=other.partition if other.partition is not None else "unknown split (imported)")
             self.add(c)
         return LedgerMerge(added=tuple(added), already_recorded=tuple(known))
 

@@ -722,7 +722,17 @@ def calibrate_laplace(*, epsilon: float, l1_sensitivity: float) -> LaplaceCalibr
     """
     epsilon = check_epsilon(epsilon)
     l1 = check_positive_float(l1_sensitivity, name="l1_sensitivity")
-    return LaplaceCalibration(scale=l1 / epsilon, epsilon=epsilon, l1_sensitivity=l1)
+    return LaplaceCalibration(scale=_ratio_up(l1, epsilon), epsilon=epsilon, l1_sensitivity=l1)
+
+
+def _ratio_up(num: float, den: float) -> float:
+    """``num / den`` rounded toward more noise: the smallest float that is at least the exact real quotient."""
+    from fractions import Fraction
+
+    q = num / den
+    while Fraction(q) < Fraction(num) / Fraction(den):
+        q = math.nextafter(q, math.inf)
+    return q
 
 
 def l1_from_l2_sensitivity(l2: float, dim: int) -> float:
