@@ -281,7 +281,7 @@ else:
                              key="rel.dim_y")
             dims = (ix, iy)
         if ds.dim >= 2:
-            window = C.plot_window(ds, dims=dims)
+            window = C.plot_window(ds, *([] if P.show_owner_details() else [r.points]), dims=dims)
             st.plotly_chart(release_figure(P.owner_rows(ds.X), r.points, r.weights, columns=ds.model_labels, dims=dims,
                                            window=window, title=("Private rows (faint) and the released weighted points"
                                                   if P.show_owner_details() else "The released weighted points")),

@@ -253,12 +253,20 @@ with guard("compute the MMD"):
     d_rel = mmd(r.points, Y, kernel=kernel, weights_x=r.weights)
     d_priv, d_ref = _references(ds.key, C.kernel_key(kernel), src, ds.X, Y)
     m1, m2, m3 = st.columns(3)
-    m1.metric("MMD(release, held-out)", S.fmt(d_rel))
+
+    def _against(vals: tuple[float, float]) -> None:
+        rel_d, ref_d = vals
+        m1.metric("MMD(release, held-out)", S.fmt(rel_d))
+        m3.metric("Sampling noise: MMD between two halves of the held-out data", S.fmt(ref_d))
+        if np.isfinite(ref_d):
+            verdict = ("looks like the same distribution (MMD comparable to the sampling noise)"
+                       if rel_d <= 2 * ref_d else "looks different (MMD well above the sampling noise)")
+            st.caption(f"Reading: the release {verdict}. This is a descriptive comparison; a calibrated private "
+                       "two-sample test would also account for the release's noise.")
+
+    if src in ("heldout", "shifted"):   # the held-out rows are protected people too: their MMDs are the owner's
+        P.OwnerOnly((d_rel, d_ref), "The MMDs against the held-out rows (protected people)").render(_against)
+    else:                               # fresh generated rows or the publishable rows: public
+        _against((d_rel, d_ref))
     P.OwnerOnly(d_priv, "The MMD between the private rows and the held-out rows").render(
         lambda d: m2.metric("MMD(private data, held-out) — owner only", S.fmt(d)))
-    m3.metric("Sampling noise: MMD between two halves of the held-out data", S.fmt(d_ref))
-    if np.isfinite(d_ref):
-        verdict = ("looks like the same distribution (MMD comparable to the sampling noise)"
-                   if d_rel <= 2 * d_ref else "looks different (MMD well above the sampling noise)")
-        st.caption(f"Reading: the release {verdict}. This is a descriptive comparison; a calibrated private "
-                   "two-sample test would also account for the release's noise.")

@@ -128,7 +128,8 @@ def test_owner_views_and_formulas_are_hidden_in_presentation_mode_and_shown_othe
     assert "2 draws of" not in rel[0] and "The draws next to the private embedding" in rel[0]
     assert "ε spent" in rel[1]                                                # public facts of the release stay
     assert use[4][0] == ["column", "estimate from release"]
-    assert "MMD(private data, held-out) — owner only" not in use[1] and "MMD(release, held-out)" in use[1]
+    # the held-out rows are protected people too (issue 24): MMDs against them are the owner's in presentation mode
+    assert "MMD(private data, held-out) — owner only" not in use[1] and "MMD(release, held-out)" not in use[1]
     assert "Step 1 of 4" in data[0] and "Step 4 of 4" in use[0]
 
 

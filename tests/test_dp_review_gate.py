@@ -275,8 +275,6 @@ def _figure_ranges(at) -> dict:
     return out
 
 
-@pytest.mark.xfail(strict=True, reason="finding 8: in presentation mode the released points' figure takes its axis "
-                                       "ranges from the private rows' quantiles (ui.compute.plot_window)")
 def test_8_the_projected_release_figure_does_not_depend_on_the_private_rows():
     at = new_app(120).run()
     at.switch_page("pages/release.py").run()

@@ -251,8 +251,32 @@ def baseline_distance(ds: S.Dataset, kernel, m: int) -> float | None:
 
 
 # --------------------------------------------------------------------------- grids
-def plot_window(ds: S.Dataset, *extra: np.ndarray, dims=(0, 1)) -> tuple[np.ndarray, np.ndarray]:
-    """Lower/upper corners of the plotting window in two coordinates (owner's view)."""
+def plot_window(ds: S.Dataset, *extra: np.ndarray, dims=(0, 1), public: bool | None = None
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Lower/upper corners of the plotting window in two coordinates.
+
+    The owner's view frames the private rows (and the public rows and ``extra`` points). A projected view
+    (``public=True``; by default in presentation mode) is framed by public information only: the declared domain,
+    else the publishable rows and ``extra`` (released points), else q's centre ± 3 q-scales -- so a projected
+    figure never moves with the private rows."""
+    public = bool(st.session_state.get("present", False)) if public is None else public   # ui.presentation.PRESENT
+    dims = list(dims)
+    if public:
+        dom = ds.point_domain
+        lo_d, hi_d = (getattr(dom, "lower", None), getattr(dom, "upper", None)) if dom is not None else (None, None)
+        if lo_d is not None and hi_d is not None and np.all(np.isfinite(np.asarray(lo_d)[dims])) \
+                and np.all(np.isfinite(np.asarray(hi_d)[dims])):
+            lo, hi = np.asarray(lo_d, dtype=float)[dims], np.asarray(hi_d, dtype=float)[dims]
+            pad = 0.05 * np.maximum(hi - lo, 1e-9)
+            return lo - pad, hi + pad
+        parts = ([ds.public[:, dims]] if ds.n_public else []) + [
+            np.asarray(e)[:, dims] for e in extra if e is not None and len(e)]
+        centre = ds.q_center[dims] if ds.q_center is not None else np.zeros(len(dims))
+        parts.append(np.vstack([centre - 3 * ds.q_scale, centre + 3 * ds.q_scale]))
+        P = np.concatenate(parts)
+        lo, hi = P.min(axis=0), P.max(axis=0)
+        pad = 0.12 * np.maximum(hi - lo, 1e-9)
+        return lo - pad, hi + pad
     parts = [ds.X[:, dims]] + ([ds.public[:, dims]] if ds.n_public else [])
     parts += [np.asarray(e)[:, dims] for e in extra if e is not None and len(e)]
     P = np.concatenate(parts)
