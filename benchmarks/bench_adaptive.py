@@ -53,7 +53,8 @@ def _codes(df: pd.DataFrame, schema) -> tuple[np.ndarray, list[int]]:
         if spec.is_numeric:
             lo, hi = spec.bounds
             if spec.kind == "datetime":
-                x = (pd.to_datetime(s).astype("int64") / 86_400e9).to_numpy(dtype=float)
+                ts = pd.to_datetime(s, format="ISO8601" if s.dtype == object or str(s.dtype) == "str" else None)
+                x = ((ts - pd.Timestamp("1970-01-01")) / pd.Timedelta(days=1)).to_numpy(dtype=float)
             else:
                 x = pd.to_numeric(s, errors="coerce").to_numpy(dtype=float)
             if spec.kind == "integer" and hi - lo + 1 <= BINS:

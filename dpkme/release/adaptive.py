@@ -642,7 +642,7 @@ def adaptive_release(df_or_encoded: Any, *, schema: Any = None, epsilon: float, 
         if annealed:
             rho_meas *= 4.0
             rho_sel *= 4.0
-    fit.fit(final_steps)
+    fit.fit(final_steps, settle=True)
     rows = fit.decode(public_rng, method=decode)
     spent = math.fsum(q["rho"] for q in parts)
     details = dict(charge.details)

@@ -80,13 +80,13 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["DISCRETE_LEVELS", "NUMERIC_SCALES", "CATEGORY_SIMILARITY", "RelaxedColumn", "RelaxedDomain",
-           "RelaxedFit", "ROUND_STEPS", "FINAL_STEPS", "LEARNING_RATE", "SMOOTHING"]
+           "RelaxedFit", "ROUND_STEPS", "FINAL_STEPS", "LEARNING_RATE", "SMOOTHING", "SETTLE"]
 
 #: Numeric columns with at most this many declared values / integer levels are discrete (one level each).
 DISCRETE_LEVELS = 32
 #: Length scales (fractions of the declared range) of the random-feature kernels on numeric coordinates;
 #: each frequency draws one of them (the kernel is their equal mixture).
-NUMERIC_SCALES = (0.3, 0.1, 0.05)
+NUMERIC_SCALES = (1.0, 0.3, 0.1, 0.05)
 #: Kernel value of two different levels in the random-feature kernels.
 CATEGORY_SIMILARITY = 0.1
 #: Adam steps after each new measurement (warm start), and for the final fit.
@@ -98,6 +98,8 @@ LEARNING_RATE = 0.05
 #: relaxed row is a Gaussian bump, not a point, so the fit cannot answer noise with spikes; decoded values are
 #: drawn from it (reflected at the bounds). Its features are damped by :math:`e^{-\omega^2 h^2/2}`.
 SMOOTHING = 0.06
+#: The final fit's step size decays geometrically to this fraction of :data:`LEARNING_RATE`.
+SETTLE = 0.01
 
 
 @dataclass(frozen=True)
@@ -409,10 +411,12 @@ def _compiled_run(learning_rate: float) -> tuple[Any, Any]:
         return lc + lf
 
     def run(params: dict[str, Any], state: Any, data: dict[str, Any], n_steps: int) -> Any:
-        def body(_: Any, carry: Any) -> Any:
+        def body(t: Any, carry: Any) -> Any:
             p, s = carry
             g = jax.grad(loss)(p, data)
             upd, s = opt.update(g, s, p)
+            f = jnp.exp(data["decay"] * t / n_steps)          # step size x exp(decay * t / n_steps)
+            upd = jax.tree.map(lambda u: u * f, upd)
             return optax.apply_updates(p, upd), s
         params, state = jax.lax.fori_loop(0, n_steps, body, (params, state))
         return params, state, loss(params, data)
@@ -616,8 +620,13 @@ class RelaxedFit:
         self._plan_ = self._plan()
         self._opt, self._step_fn = _compiled_run(self.learning_rate)
 
-    def fit(self, n_steps: int) -> float:
-        """Run ``n_steps`` Adam steps on all measurements so far (warm start); returns the final loss."""
+    def fit(self, n_steps: int, *, settle: bool = False) -> float:
+        """Run ``n_steps`` Adam steps on all measurements so far (warm start); returns the final loss.
+
+        Adam moves every row's parameters by about the step size whatever the size of its gradient, so rows
+        that fit keep wandering; ``settle=True`` (the final fit) lowers the step size geometrically to
+        :data:`SETTLE` times its value over the steps, so that the rows come to rest.
+        """
         import jax.numpy as jnp
 
         if self._step_fn is None:
@@ -627,6 +636,7 @@ class RelaxedFit:
         arrays = self._arrays()
         arrays["mask"] = self._plan_["mask"].astype(np.float32)
         arrays["mmask"] = self._plan_["mmask"].astype(np.float32)
+        arrays["decay"] = np.asarray(math.log(SETTLE) if settle else 0.0, dtype=np.float32)
         data = {k: jnp.asarray(v) for k, v in arrays.items()}
         params = {k: jnp.asarray(v) for k, v in self._packed().items()}
         if self._opt_state is None:
