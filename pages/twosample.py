@@ -389,6 +389,7 @@ if mode == "one":
             streams = test_streams(noise, seed, f"two-sample test ({source})")
             common = dict(epsilon=eps, delta=delta, alpha=alpha, random_state=streams["random_state"],
                           null_random_state=streams["null_random_state"])
+            by_part = None
             if source == "case":
                 # generated people: their samples (and the public sample for the features) come from the public
                 # data seed; the test's privacy noise and null simulation have their own streams
@@ -425,10 +426,14 @@ if mode == "one":
                 X, Y, public, info = split_public(Xu, Yu, public_fraction=float(ss["tst.up_public"]),
                                                   random_state=data_seed)
                 feats = build_features(kind, J, public, seed=data_seed)
-                lkey = f"upload-pair:{upx[2]}:{upy[2]}"
-                lname = f"uploaded samples '{upx[0]}' and '{upy[0]}'"
+                # each uploaded sample's people have a ledger of their own (keyed by the file's content, whatever
+                # its role or partner): NTE charges each holder's sample, a paired TCMC charges both
+                part_x, part_y = f"upload {upx[2]}", f"upload {upy[2]}"
+                by_part = {part_x: (f"upload-sample:{upx[2]}", f"uploaded sample '{upx[0]}'"),
+                           part_y: (f"upload-sample:{upy[2]}", f"uploaded sample '{upy[0]}'")}
+                lkey, lname = by_part[part_x]
                 label = "uploads"
-                parts = {"X": "sample X", "Y": "sample Y"} if design == "nte" else None
+                parts = {"X": part_x, "Y": part_y} if design == "nte" else None
                 note = (f"Columns: {', '.join(map(str, cols))}. Publishable rows (used for the features, not in the "
                         f"test): {info['n_public'][0]:,} + {info['n_public'][1]:,}; tested: {info['n_test'][0]:,} + "
                         f"{info['n_test'][1]:,}.")
@@ -445,8 +450,9 @@ if mode == "one":
                                         null_random_state=streams["null_random_state"]))
 
             run = G.run_private(page="twosample", ds=ds, noise_source=noise,
-                                uses_kernel=source == "groups" and kind in ("me", "rff"),
-                                parts=None, ledger_key=lkey, ledger_name=lname,
+                                uses_kernel=source == "groups" and kind in ("me", "rff"), parts=None,
+                                ledger_key=None if by_part else lkey, ledger_name=None if by_part else lname,
+                                ledgers_by_part=by_part,
                                 charges=lambda rows: test_run_charges(tc, label, parts), compute=_test)
             (result, reference), problems, added = run.result, list(run.reasons), list(run.charges)
             if problems:

@@ -23,7 +23,7 @@ pass a private row count as "declared": ``tests/test_gate_structure.py`` checks 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
@@ -305,6 +305,23 @@ def private_row_count_charge(ds: S.Dataset) -> PrivacyCharge:
 # ----------------------------------------------------------------------------------------------- budget
 def _check_budget(led: BudgetLedger, charges: Sequence[PrivacyCharge], *, page: str) -> str | None:
     """None if ``charges`` fit the budget; the over-budget note if the page's permission lets them go beyond it."""
+    message = _over_message(led, charges)
+    return _permit(page, [message] if message else [])
+
+
+def _permit(page: str, messages: Sequence[str]) -> str | None:
+    """None if nothing is over budget; else the note of a run the page's permission lets go beyond it (the
+    permission is used up once for the whole run), or BudgetExceeded."""
+    if not messages:
+        return None
+    if not _permission(page):
+        raise BudgetExceeded(messages[0])
+    _consume_permission(page)
+    return "Budget exceeded: " + messages[0]
+
+
+def _over_message(led: BudgetLedger, charges: Sequence[PrivacyCharge]) -> str | None:
+    """Why ``charges`` would take ``led`` beyond its budget, or None if they fit."""
     if not charges:
         return None
     trial = BudgetLedger(epsilon_budget=led.epsilon_budget, delta_budget=led.delta_budget, partition=led.partition)
@@ -320,10 +337,7 @@ def _check_budget(led: BudgetLedger, charges: Sequence[PrivacyCharge], *, page: 
            f"privacy loss on this data beyond your budget of ε = {eps_b:g}, δ = {S.fmt_delta(delta_b)} under every "
            "accountant (basic, RDP, PLD). Lower ε, raise the budget on the Budget ledger page, or tick 'Allow "
            "exceeding the budget for the next run' on this page.")
-    if not _permission(page):
-        raise BudgetExceeded(msg)
-    _consume_permission(page)
-    return "Budget exceeded: " + msg
+    return msg
 
 
 # ----------------------------------------------------------------------------------------------- the gate
@@ -332,7 +346,8 @@ def run_private(*, page: str, ds: S.Dataset, charges: Callable[[PublicRows], Seq
                 relation: NeighbouringRelation = NeighbouringRelation.REPLACE_ONE, declared_n: int | None = None,
                 uses_kernel: bool = True, uses_epsilon: bool = True,
                 parts: tuple[str, ...] | None = (S.PART_PRIVATE,), ledger_key: str | None = None,
-                ledger_name: str | None = None, extra_reasons: Sequence[str] = ()) -> GatedRun[T]:
+                ledger_name: str | None = None, extra_reasons: Sequence[str] = (),
+                ledgers_by_part: Mapping[str, tuple[str, str]] | None = None) -> GatedRun[T]:
     """Run one private computation of a page: public inputs, taint, budget, charge, then the private rows.
 
     Parameters
@@ -364,6 +379,10 @@ def run_private(*, page: str, ds: S.Dataset, charges: Callable[[PublicRows], Seq
         The name shown for that ledger on the Budget ledger page.
     extra_reasons : sequence of str
         Page-specific reasons why this run is not private.
+    ledgers_by_part : mapping, optional
+        ``{part: (ledger key, name)}`` when the run reads several groups of individuals that have ledgers of
+        their own (e.g. two uploaded samples): a charge that reads one of these parts goes to that part's ledger;
+        a charge that declares none of them goes to every one of them. Replaces ``ledger_key``.
 
     Returns
     -------
@@ -377,11 +396,13 @@ def run_private(*, page: str, ds: S.Dataset, charges: Callable[[PublicRows], Seq
     reasons = tuple(taint_reasons(noise_source=noise_source, ds=ds, uses_kernel=uses_kernel,
                                   uses_epsilon=uses_epsilon)) + tuple(extra_reasons)
     private = not reasons
-    own = ledger_key is None or ledger_key == ds.data_key
-    led = S.ledger_for(ds) if own else S.ledger_for_key(str(ledger_key), ledger_name or str(ledger_key))
+    own = ledger_key is None and not ledgers_by_part or ledger_key == ds.data_key
+    led = S.ledger_for(ds) if own else S.ledger_for_key(str(ledger_key), ledger_name or str(ledger_key)) \
+        if ledger_key is not None else None
     run_id = uuid.uuid4().hex
     if private:
-        rows = row_count(ds, relation=relation, declared=declared_n, page=page, ledger=led)
+        rows = row_count(ds, relation=relation, declared=declared_n, page=page,
+                         ledger=led if led is not None else S.ledger_for(ds))
     else:     # not private: nothing is charged; N is the owner's own count (the result is labelled NOT private)
         rows = PublicRows(n=int(ds.n), relation=NeighbouringRelation.parse(relation),
                           how="public" if NeighbouringRelation.parse(relation).n_is_public else "not private")
@@ -396,15 +417,27 @@ def run_private(*, page: str, ds: S.Dataset, charges: Callable[[PublicRows], Seq
             stamped.append(c.renewed(relation=rows.relation, parts=tuple(parts) if parts is not None else c.parts,
                                      details={**c.details, "run_id": run_id, "page": page,
                                               "noise_source": noise_source}))
-        note = _check_budget(led, stamped, page=page)
-        for c in stamped:                                      # charged before the private rows are read
-            led.add(c)
+        routed: list[tuple[BudgetLedger, list[PrivacyCharge]]] = []
+        if ledgers_by_part:
+            for part, (key, name) in ledgers_by_part.items():
+                mine = [c for c in stamped if part in c.parts or not set(c.parts) & set(ledgers_by_part)]
+                if mine:
+                    routed.append((S.ledger_for_key(key, name), mine))
+        else:
+            assert led is not None
+            routed.append((led, stamped))
+        over = [_over_message(target, mine) for target, mine in routed]
+        note = _permit(page, [m for m in over if m])
+        for target, mine in routed:                            # charged before the private rows are read
+            for c in mine:
+                target.add(c)
         if stamped and own:
             S.lock_public_subset(ds)
     else:
         counts = st.session_state.setdefault(S.NONPRIVATE, {})
-        key = ds.data_key if own else str(ledger_key)
-        counts[key] = counts.get(key, 0) + 1
+        for key in ([ds.data_key] if own else [str(ledger_key)] if ledger_key is not None
+                    else [k for k, _ in (ledgers_by_part or {}).values()]):
+            counts[key] = counts.get(key, 0) + 1
     notes = st.session_state.pop("_gate_notes", [])
     if notes and note is None:
         note = notes[0]
