@@ -65,7 +65,10 @@ Synthetic rows
 The rows are fitted by gradient in JAX (:class:`dpkme.release.fit.RelaxedFit`) to all noisy measurements
 jointly (each weighted by :math:`1/\sigma^2`; a measurement of random features is first shrunk toward 0 by the
 positive-part James-Stein factor :math:`\max(0, 1 - (2F-2)\sigma^2/\|y\|^2)` when :data:`SHRINK_FEATURES`),
-then decoded to rows of the declared columns and types: post-processing of the measurements.
+then decoded to rows of the declared columns and types: post-processing of the measurements. Each continuous
+column's rows start from the density its first (noisy) measurement implies
+(:meth:`~dpkme.release.fit.RelaxedFit.initialise_from_features`), since gradient steps on random features
+pull rows only locally.
 
 Examples
 --------
@@ -606,6 +609,11 @@ def adaptive_release(df_or_encoded: Any, *, schema: Any = None, epsilon: float, 
                     "annealed": False})
         measurements.append({"candidate": i, "columns": [names[j] for j in c["subset"]], "query": c["kind"],
                              "sigma": sigma, "value": y})
+    for m in measurements:                   # start each continuous column from its measured (smoothed) density
+        c = cands[m["candidate"]]
+        if c["kind"] == "features":
+            y0 = _shrink(m["value"], m["sigma"]) if SHRINK_FEATURES else m["value"]
+            fit.initialise_from_features(c["subset"][0], c["query"][2], y0, public_rng)
     fit.fit(3 * round_steps)
     t = p
     while True:

@@ -645,6 +645,33 @@ class RelaxedFit:
         self._unpack(params)
         return float(value)
 
+    def initialise_from_features(self, j: int, Om: np.ndarray, y: np.ndarray, rng: np.random.Generator,
+                                 *, grid: int = 512) -> None:
+        r"""Start continuous column ``j``'s rows from the density that a measurement of its random features implies.
+
+        :math:`g(z) = \langle y, \phi_j(z)\rangle` is the (noisy) kernel mean embedding of the column evaluated at
+        a present value :math:`z`, i.e. the column's density smoothed by the query's kernel; its positive part on
+        a grid, normalised, is sampled by inverse CDF for every row (post-processing of ``y`` alone). Keeps the
+        fit from starting with rows where the data have none (gradient steps on random features pull only
+        locally).
+        """
+        col = self.domain.columns[j]
+        if col.discrete:
+            return
+        F = Om.shape[0]
+        Oj = Om[:, col.rff_slice]
+        z = (np.arange(grid) + 0.5) / grid
+        ph = z[:, None] * Oj[:, 0][None, :] + (Oj[:, 1][None, :] if col.has_missing else 0.0)
+        g = (np.cos(ph) @ y[:F] + np.sin(ph) @ y[F:]) / math.sqrt(F)
+        g = np.maximum(g, 0.0)
+        if not np.isfinite(g).all() or g.sum() <= 0.0:
+            return
+        cdf = np.cumsum(g) / g.sum()
+        u = rng.random(self.n_rows)
+        zs = z[np.minimum(np.searchsorted(cdf, u), grid - 1)] + (rng.random(self.n_rows) - 0.5) / grid
+        zs = np.clip(zs, 1e-3, 1.0 - 1e-3)
+        self.params[f"u{j}"] = np.arcsin(2.0 * zs - 1.0).astype(np.float32)
+
     def states(self) -> list[Any]:
         """Relaxed per-column states (numpy, float64) of the current parameters."""
         return self.domain.soft_states({k: v.astype(np.float64) for k, v in self.params.items()}, np)
