@@ -646,8 +646,9 @@ def identifier_reason(name: object, values) -> str | None:
     """Why a column looks like a row identifier rather than data (None: it does not).
 
     An identifier carries one person's label, not a property to release: a row-name column (pandas' index written
-    as ``Unnamed: 0``, ``id``, ``rownames``, ...), a running integer (``0, 1, 2, ...`` or ``1, 2, 3, ...`` in any
-    order, every value once), or a text column whose values are all distinct. Used by the schema suggestions and
+    as ``Unnamed: 0``, ``id``, ``rownames``, ...), a running integer (an integer column holding ``0, 1, 2, ...`` or
+    ``1, 2, 3, ...`` in any order, every value once), or a text column whose values are all distinct (and are not
+    numbers or dates). Used by the schema suggestions and
     by the numeric column choice alike, so both leave identifiers out with the same note.
 
     Parameters
@@ -685,14 +686,14 @@ def identifier_reason(name: object, values) -> str | None:
         return None
     if pd.api.types.is_bool_dtype(s.dtype):
         return None
-    if pd.api.types.is_numeric_dtype(s.dtype):
+    if pd.api.types.is_integer_dtype(s.dtype):     # a running index is written as integers
         x = pd.to_numeric(s, errors="coerce").to_numpy(dtype=float)
         if np.all(np.isfinite(x)) and np.all(x == np.round(x)):
             lo = float(x.min())
             if lo in (0.0, 1.0) and float(x.max()) == lo + n - 1:
                 return "a running number (every value once, from 0 or 1 up): a row identifier"
         return None
-    if pd.api.types.is_datetime64_any_dtype(s.dtype):
+    if pd.api.types.is_numeric_dtype(s.dtype) or pd.api.types.is_datetime64_any_dtype(s.dtype):
         return None
     cells = s.astype(str).str.strip()
     if pd.to_numeric(cells, errors="coerce").notna().all():
@@ -701,4 +702,6 @@ def identifier_reason(name: object, values) -> str | None:
         warnings.simplefilter("ignore")
         if pd.to_datetime(cells, errors="coerce", format="mixed").notna().all():
             return None                                # dates written as text: data
-    return "every value is different: an identifier or free text, not a category"
+    hint = (" (or dates in a format not recognised? declare the column datetime with its date_format, e.g. "
+            "'%d %b %Y')") if cells.str.contains(r"\d", regex=True).all() else ""
+    return "every value is different: an identifier or free text, not a category" + hint

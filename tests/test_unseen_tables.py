@@ -13,7 +13,7 @@ from test_app_shared import new_app, ok
 
 from dpkme.schema import suggest_schema
 from ui import state as S
-from ui.schema_editor import MAX_CATEGORIES_KEY, state_key
+from ui.schema_editor import MAX_CATEGORIES_KEY, editor_key, state_key
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -101,10 +101,22 @@ def test_the_owner_is_told_when_a_column_without_gaps_is_declared_missing_catego
     at = _upload(new_app().run(), "gaps.csv", df.to_csv(index=False).encode())
     at.radio(key="data.mode").set_value("schema").run()
     assert not at.exception
+    # suggestions declare missing = category only where a cell is missing (issue 25: no invented gaps)
+    key = "upload:" + at.session_state[S.UPLOAD]["hash"]
+    src = state_key(key)
+    original = at.session_state[src]["original"]
+    assert original["symbol"].missing == "category" and original["price"].missing == "error"
+    assert not [m.value for m in at.markdown if "no cell is missing" in m.value]
+    # the owner declares 'price' missing = category: the page says no cell is missing there
+    state = at.session_state[src]
+    base = state["base"]
+    row = int(base.index[base["column"] == "price"][0])
+    at.session_state[editor_key(key, state["version"])] = {
+        "edited_rows": {row: {"missing": "category"}}, "added_rows": [], "deleted_rows": []}
+    at.run()
+    assert not at.exception
     notes = [m.value for m in at.markdown if "no cell is missing" in m.value]
-    assert len(notes) == 1
-    # suggestions from private rows declare missing = category everywhere: 'price' has no gap, 'symbol' has
-    assert "'price'" in notes[0] and "'symbol'" not in notes[0] and "missing = error" in notes[0]
+    assert len(notes) == 1 and "'price'" in notes[0] and "'symbol'" not in notes[0] and "missing = error" in notes[0]
 
 
 def test_the_owner_is_told_when_times_of_day_are_declared_away():
