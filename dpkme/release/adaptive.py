@@ -138,6 +138,18 @@ def zcdp_epsilon(rho: float, delta: float) -> float:
     r""":math:`\varepsilon = \rho + 2\sqrt{\rho\ln(1/\delta)}`: a :math:`\rho`-zCDP mechanism is
     :math:`(\varepsilon, \delta)`-DP (Bun & Steinke 2016, Prop. 1.3).
 
+    Parameters
+    ----------
+    rho : float
+        The zCDP parameter :math:`\rho \ge 0`.
+    delta : float
+        The target :math:`\delta` in :math:`(0, 1)`.
+
+    Returns
+    -------
+    float
+        The :math:`\varepsilon` of the conversion.
+
     Examples
     --------
     >>> round(zcdp_epsilon(0.5, 1e-6), 4)
@@ -155,6 +167,18 @@ def zcdp_rho(epsilon: float, delta: float) -> float:
     :math:`\rho = \bigl(\sqrt{L + \varepsilon} - \sqrt L\bigr)^2 = \varepsilon^2/(\sqrt{L+\varepsilon}+\sqrt L)^2`
     with :math:`L = \ln(1/\delta)` (the stable form), then lowered float by float until the conversion,
     evaluated in floating point, is at most :math:`\varepsilon` (rounding toward more noise).
+
+    Parameters
+    ----------
+    epsilon : float
+        The target :math:`\varepsilon > 0`.
+    delta : float
+        The target :math:`\delta` in :math:`(0, 1)`.
+
+    Returns
+    -------
+    float
+        The zCDP parameter :math:`\rho`.
 
     Examples
     --------
@@ -179,6 +203,16 @@ def default_rounds(n_columns: int) -> int:
     AIM uses :math:`16p`; every round here re-fits the synthetic rows, so fewer, larger rounds (each column
     measured first takes :math:`0.9/T` of the budget; about :math:`2p` selections remain before annealing).
 
+    Parameters
+    ----------
+    n_columns : int
+        Number of columns :math:`p` of the table.
+
+    Returns
+    -------
+    int
+        The number of rounds :math:`T`.
+
     Examples
     --------
     >>> default_rounds(8), default_rounds(2), default_rounds(30)
@@ -190,6 +224,16 @@ def default_rounds(n_columns: int) -> int:
 
 def default_synthetic_rows(n_private: int) -> int:
     """The public default number of synthetic rows: :math:`\\min(\\max(N, 1000), 5000)`.
+
+    Parameters
+    ----------
+    n_private : int
+        Public (replace-one) or declared (add-remove) size :math:`N` of the private table.
+
+    Returns
+    -------
+    int
+        The number of synthetic rows.
 
     Examples
     --------
@@ -209,6 +253,17 @@ def default_n_frequencies(sigma: float) -> int:
     signal, the mean of unit-norm features, has norm at most 1 whatever :math:`F`; the random features
     approximate their kernel to about :math:`1/\sqrt{2F}`. The two meet at :math:`2F = 1/\sigma`, the rule of
     :func:`dpkme.release.tabular.default_n_features` for the same reason.
+
+    Parameters
+    ----------
+    sigma : float
+        Noise standard deviation per feature of the column's first measurement (not finite or
+        :math:`\le 0`: the upper bound).
+
+    Returns
+    -------
+    int
+        The number of frequencies :math:`F`.
 
     Examples
     --------
@@ -244,6 +299,18 @@ def default_workload(schema: Any, *, max_candidates: int = MAX_CANDIDATES) -> li
     """All 1- and 2-way column subsets, then 3-way ones (nearest in the schema's order first) up to ``max_candidates``.
 
     A rule of the schema alone (public).
+
+    Parameters
+    ----------
+    schema : TableSchema
+        The declared schema.
+    max_candidates : int, default=MAX_CANDIDATES
+        Most subsets in the workload (never fewer than the number of columns).
+
+    Returns
+    -------
+    list of tuple of str
+        The column subsets.
 
     Examples
     --------
@@ -377,18 +444,37 @@ class _Oracle:
 class AdaptiveTableRelease:
     """The result of :func:`adaptive_release` (a :class:`~dpkme.privacy.result.PrivateResult`).
 
-    Attributes
+    Parameters
     ----------
     schema : TableSchema
+        The declared schema of the table.
     rows : pandas.DataFrame
         The synthetic rows (the schema's columns and types).
     charge : PrivacyCharge
         The whole release's charge (:func:`adaptive_release_charge` plus the realised parts).
+    epsilon : float
+        The release's :math:`\\varepsilon`.
+    delta : float
+        The release's :math:`\\delta`.
+    neighbouring : {"replace-one", "add-remove"}
+        Neighbouring relation.
+    n_private : int
+        Public (replace-one) or declared (add-remove) size :math:`N` of the private table.
+    rho : float
+        The zCDP budget :math:`\\rho` (:func:`zcdp_rho` of ``epsilon``, ``delta``).
     rounds : list of dict
         Per round: the measured columns, the query kind, the :math:`\\rho` of the selection and of the
         measurement, :math:`\\sigma`, whether the budget was annealed after it.
     measurements : list of dict
         The noisy measurements (public: the release's privatised statistics).
+    n_candidates : int, default=0
+        Number of candidate queries (column subsets) of the workload.
+    seed : int, optional
+        The seed of a seeded (replayable, not private) demo release; None for a real release.
+    decode : {"sample", "argmax"}, default="sample"
+        How a relaxed row's levels become one level (also used by :meth:`sample`).
+    _fit : RelaxedFit, optional
+        Internal: the fitted relaxed table, kept for :meth:`sample`.
     """
 
     schema: Any

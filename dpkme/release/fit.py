@@ -104,7 +104,35 @@ SETTLE = 0.01
 
 @dataclass(frozen=True)
 class RelaxedColumn:
-    """One column of a :class:`RelaxedDomain` (public: derived from the schema alone)."""
+    """One column of a :class:`RelaxedDomain` (public: derived from the schema alone).
+
+    Parameters
+    ----------
+    name : str
+        The column's name in the schema.
+    discrete : bool
+        Whether the column is relaxed as level probabilities (categories or few declared numeric levels).
+    n_levels : int
+        Discrete: the number of levels :math:`K` (missing included); continuous: 2 with a missing level, else 0.
+    has_missing : bool
+        Whether the column has a missing level.
+    lo : float
+        Lower bound of a numeric column's range (0 for a categorical one).
+    hi : float
+        Upper bound of a numeric column's range (1 for a categorical one).
+    level_values : tuple of float
+        Discrete numeric: the values of the levels (missing excluded); else ``()``.
+    level_coords : numpy.ndarray or None
+        Discrete: the ``(K, d)`` coordinates of each level; continuous: None.
+    coord_kinds : tuple of str
+        Per coordinate of the column: ``"num"`` or ``"cat"``.
+    impute_z : float
+        Numeric with a missing level: the range coordinate (in [0, 1]) of the impute value; else 0.
+    rff_slice : slice
+        The column's coordinates among all columns' (random-feature inputs).
+    level_offset : int
+        First index of its levels in the concatenated level probabilities (-1: none).
+    """
 
     name: str
     discrete: bool
