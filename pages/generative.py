@@ -330,12 +330,13 @@ if go_btn and plan is not None and run_ok:
             def cb(step, total, loss, eps_now):
                 return prog.update(step / total, GN.progress_text(step, total, loss, run_plan[0]))
 
+            # session-state writes before the run: after a Stop request Streamlit refuses them
+            ss.setdefault(S.LEDGER_NAMES, {}).setdefault(ds.data_key, ds.name)
             gated = G.run_private(
                 page="generative", ds=ds, charges=charges, noise_source=noise,
                 relation=NeighbouringRelation.ADD_REMOVE, uses_kernel=False,
                 compute=lambda inputs: GN.run(gd, run_plan[0], {**params, "batch_size": min(batch, inputs.rows.n)},
                                               n_private=inputs.rows.n, rng=used_seed, progress=cb))
-            ss.setdefault(S.LEDGER_NAMES, {}).setdefault(ds.data_key, ds.name)
             result, note = gated.result, gated.note
             charge = gated.charges[0] if gated.charges else None
             problems = list(gated.reasons)

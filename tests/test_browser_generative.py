@@ -52,5 +52,5 @@ def test_stop_keeps_the_stopped_models_and_charges_once(app_page, nav, wait_idle
     wait_idle(page)
     expect(main(page).get_by_role("button", name="Stop training")).to_have_count(0)
     expect(main(page).get_by_text(re.compile(r"What is released: 10 trained models"))).to_be_visible()
-    expect(side.get_by_text("(1 charge in its ledger.)", exact=False)).to_be_visible()   # charged once, not twice
+    expect(side.get_by_text("(2 charges in its ledger.)", exact=False)).to_be_visible()   # the private row count and the run, once each
     assert_no_exception(page)
