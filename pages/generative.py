@@ -183,12 +183,16 @@ with right:
     with guard("plan the run"):
         if eps is None:
             raise ValueError("choose a positive ε.")
-        if batch > ds.n:
+        # in presentation mode the check is against the public N̂ once counted (the run caps L at N̂ anyway):
+        # a refusal at the exact N would tell the audience whether N < L
+        n_check = ds.n if owner else (st.session_state.get(G.ROW_COUNTS, {}).get(ds.key).value
+                                      if ds.key in st.session_state.get(G.ROW_COUNTS, {}) else None)
+        if n_check is not None and batch > n_check:
             raise ValueError(f"the batch size L = {batch} exceeds the {ds.n:,} private rows; choose L ≤ {ds.n:,}."
-                             if owner else f"the batch size L = {batch} exceeds the number of private rows; "
+                             if owner else f"the batch size L = {batch} exceeds the counted N̂ = {n_check:,}; "
                                            "choose a smaller L.")
         with st.spinner("Calibrating the noise (public inputs only)…"):
-            plan = GN.plan(epsilon=eps, delta=delta, n_private=ds.n, batch_size=batch, epochs=epochs, k=k,
+            plan = GN.plan(epsilon=eps, delta=delta, n_private=ds.n, batch_size=min(batch, ds.n), epochs=epochs, k=k,
                            kmeans_share=kshare, kmeans_iter=kiter, accountant=accountant, partition=partition)
     # What is shown: the owner's preview (planned with the exact N); in presentation mode only a plan from a public
     # N -- the privately counted N̂ once a run has made it -- since σ, q and T_S follow from N.
@@ -285,10 +289,15 @@ box = ss.setdefault("gen.box", {})          # mutated, never reassigned (a stop 
 stop_signal = None                          # a Stop (or input change) during training: re-raised at the page's end
 with left:
     run_ok = True
-    if plan is not None:
+    if plan is not None and (owner or view is not None):
+        # projected: the estimate of the plan from the counted N̂ (its steps and memory follow from N)
         with guard("estimate the cost of the run"):
-            run_ok = size_guard(GN.estimate(gd, params, plan), key="gen.size", what="this training run",
-                                stoppable=True)
+            run_ok = size_guard(GN.estimate(gd, params, plan if owner else view,
+                                            n_rows=None if owner else counted.value),
+                                key="gen.size", what="this training run", stoppable=True)
+    elif plan is not None:
+        P.hidden_note("The predicted time of the run (it follows from the exact row count until a run has counted "
+                      "it privately)")
     go_btn = st.button("Train the generative models", type="primary", key="gen.go", width="stretch",
                        disabled=plan is None or not run_ok)
     why_not = GN.train_disabled_reason(plan_ok=plan is not None, run_ok=run_ok)

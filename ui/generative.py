@@ -560,7 +560,7 @@ def run(gd: GenData, p, params: dict, *, n_private: int, rng=None, progress=None
                 kmeans_iter=params["kmeans_iter"], accountant=params["accountant"], rng=rng, progress=progress)
 
 
-def estimate(gd: GenData, params: dict, p):
+def estimate(gd: GenData, params: dict, p, *, n_rows: int | None = None):
     """Predicted cost of a run and of what the page shows after it (public sizes only; a quiet 2-core CPU, within a
     factor of ~3): compiling the models (and the private k-means), each SGD step (all models at once), then sampling
     and the owner's evaluation.
@@ -583,7 +583,8 @@ def estimate(gd: GenData, params: dict, p):
     compile_s = 5.5 if (by_label or params["k"] > 1) else 4.0
     after_s = 8.0
     seconds = compile_s + p.steps * per_step + after_s
-    nbytes = 4.0 * (gd.ds.n * D * 3 + models * cap * n_par * 3)
+    n_rows = gd.ds.n if n_rows is None else int(n_rows)      # a public N (the counted N̂) for a projected estimate
+    nbytes = 4.0 * (n_rows * D * 3 + models * cap * n_par * 3)
     return CostEstimate(mechanism="dpgm", seconds=float(seconds), nbytes=float(nbytes),
                         breakdown={"compile" if (by_label or params["k"] == 1) else "compile and k-means": compile_s,
                                    "SGD steps": p.steps * per_step, "sampling and evaluation": after_s},

@@ -121,10 +121,9 @@ def _split_epsilon(epsilon: float, share: float) -> tuple[float, float, float]:
     eps_s = float(epsilon) - eps_n
     while eps_n + eps_s > epsilon:
         eps_s = math.nextafter(eps_s, 0.0)
-    scale = 1.0 / eps_n
-    while scale * eps_n < 1.0:
-        scale = math.nextafter(scale, math.inf)
-    return eps_n, eps_s, scale
+    from ..privacy.calibration import _ratio_up
+
+    return eps_n, eps_s, _ratio_up(1.0, eps_n)      # b >= 1/eps_N exactly (the real quotient), not in floats
 
 
 def _private_count(count: int, *, epsilon: float, share: float, rng: np.random.Generator

@@ -58,7 +58,7 @@ from scipy.special import ndtri_exp
 
 from .._validation import _short, check_delta, check_epsilon, check_in, noise_rng
 from .accounting import PrivacyCharge, pure_dp_charge
-from .calibration import analytic_sigma
+from .calibration import _ratio_up, analytic_sigma
 from .result import charge_record
 from .sensitivity import NEIGHBOURING
 from .spec import NeighbouringRelation
@@ -392,7 +392,7 @@ def category_threshold(*, epsilon: float, delta: float, mechanism: str = "gaussi
     check_in(neighbouring, NEIGHBOURING, name="neighbouring")
     log1pe = float(np.logaddexp(0.0, eps))                   # ln(1 + e^eps), overflow-free
     if mechanism == "laplace":
-        scale = (2.0 if neighbouring == "replace-one" else 1.0) / eps
+        scale = _ratio_up(2.0 if neighbouring == "replace-one" else 1.0, eps)     # toward more noise
         tau = scale * (log1pe - math.log(2.0 * dlt))
     else:
         scale = analytic_sigma(epsilon=eps, delta=dlt / 2.0, sensitivity=math.sqrt(2.0) if neighbouring ==
