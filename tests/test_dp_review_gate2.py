@@ -30,7 +30,6 @@ stays green and a fix shows up as an XPASS.
 from __future__ import annotations
 
 import json
-import math
 import warnings
 from fractions import Fraction
 

@@ -1034,11 +1034,11 @@ class BudgetLedger:
         if not isinstance(other, BudgetLedger):
             raise ValueError(f"expected a BudgetLedger, got {other!r}.")
         mine = self.neighbouring
-        theirs = {c.relation.value if c.relation is not None else None for c in other.all_charges}
+        theirs: set[str | None] = {c.relation.value if c.relation is not None else None for c in other.all_charges}
         if mine is not None and None in theirs:
             raise ValueError(f"the imported ledger has charges without a neighbouring relation; this ledger holds "
                              f"{mine} charges and cannot tell how they compose. Nothing was imported.")
-        typed = theirs - {None}
+        typed = {t for t in theirs if t is not None}
         if len(typed) > 1 or (mine is not None and typed - {mine}):
             raise ValueError(f"the imported ledger is for {sorted(typed)} neighbours; this ledger holds {mine} "
                              "charges, and guarantees for different relations do not compose. Nothing was imported.")
