@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from .._validation import check_in, check_positive_int
 from ..privacy.accounting import PrivacyCharge
 from ..privacy.spec import NeighbouringRelation
-from .private import DEFAULT_MEAN_FRACTION, calibrate_moments
+from .private import DEFAULT_MEAN_FRACTION, calibrate_moments, union_charges
 from .sensitivity import (
     paired_mean_sensitivity,
     paired_second_moment_sensitivity,
@@ -114,11 +114,4 @@ def test_charges(method: str, *, n_x: int, n_y: int | None = None, features, eps
             mean_fraction=mean_fraction, calibration=calibration)
         holders[name] = tuple(c.with_(relation=NeighbouringRelation.REPLACE_ONE) for c in cal.charges(
             f"{label} (holder {name})", {"test": method, "holder": name, "n": nh, "J": features.n_features}))
-    key = "Y" if "Y" in holders else "X"
-    union = tuple(
-        PrivacyCharge(label=f"{label}: {c.details['release']}", mechanism=c.mechanism, epsilon=c.epsilon,
-                      delta=c.delta, noise_multiplier=c.noise_multiplier, relation=NeighbouringRelation.REPLACE_ONE,
-                      details={**c.details, "holder": "+".join(sorted(holders)),
-                               "composition": "parallel across holders" if len(holders) > 1 else "one holder"})
-        for c in holders[key])
-    return TestCharges(union=union, holders=holders)
+    return TestCharges(union=union_charges(holders, label), holders=holders)

@@ -191,6 +191,30 @@ class MomentCalibration:
         }
 
 
+def union_charges(holder: dict[str, tuple[PrivacyCharge, ...]], label: str) -> tuple[PrivacyCharge, ...]:
+    """What a ledger of all the holders' individuals pays: one holder's charges (parallel composition -- every
+    individual is in exactly one holder's data and the holders use the same (epsilon, delta)).
+
+    Parameters
+    ----------
+    holder : dict
+        ``{"X": charges, "Y": charges}`` of the private holders.
+    label : str
+        The test's label.
+
+    Returns
+    -------
+    tuple of PrivacyCharge
+    """
+    key = "Y" if "Y" in holder else "X"
+    return tuple(
+        PrivacyCharge(label=f"{label}: {c.details['release']}", mechanism=c.mechanism, epsilon=c.epsilon,
+                      delta=c.delta, noise_multiplier=c.noise_multiplier, relation=c.relation,
+                      details={**c.details, "holder": "+".join(sorted(holder)),
+                               "composition": "parallel across holders" if len(holder) > 1 else "one holder"})
+        for c in holder[key])
+
+
 def _component(z: float, sensitivity: float, delta_part: float) -> GaussianCalibration:
     """Calibration record of one component of a jointly calibrated Gaussian pair."""
     sigma = z * sensitivity
@@ -549,13 +573,7 @@ def _two_sample(
     # parallel composition: every individual is in exactly one holder's data, and the holders use
     # the same (epsilon, delta) -- the union pays one holder's charges.
     if cals:
-        key = "Y" if "Y" in holder else "X"
-        charges = tuple(
-            PrivacyCharge(label=f"{label}: {c.details['release']}", mechanism=c.mechanism, epsilon=c.epsilon,
-                          delta=c.delta, noise_multiplier=c.noise_multiplier, relation=c.relation,
-                          details={**c.details, "holder": "+".join(sorted(holder)),
-                                   "composition": "parallel across holders" if len(holder) > 1 else "one holder"})
-            for c in holder[key])
+        charges = union_charges(holder, label)
         delta_total = next(iter(cals.values())).delta
     else:
         charges, delta_total = (), 0.0
