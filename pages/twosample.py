@@ -14,7 +14,7 @@ import streamlit as st
 
 from dpkme.cost import estimate_cost
 from dpkme.two_sample import make_features, nonprivate_test, nte_test, release_test, tcmc_test
-from dpkme.two_sample.charges import test_charges
+from dpkme.two_sample.charges import private_test_charges
 from dpkme.two_sample.curves import chi2_reference, curve_series, curve_table, run_rejection_curve
 from dpkme.two_sample.lab import CASES, LAB_METHODS, make_case, split_public
 from ui import compute as C
@@ -93,7 +93,7 @@ def build_features(kind: str, J: int, public, *, seed: int, lengthscale: float |
 
 
 def test_run_charges(tc, label: str, parts_of=None) -> list:
-    """The charges of a test (:func:`dpkme.two_sample.charges.test_charges`, computed before it reads a row) as the
+    """The charges of a test (:func:`dpkme.two_sample.charges.private_test_charges`, computed before it reads a row) as the
     gate records them: per holder with its part (parallel composition) when ``parts_of`` maps holders to parts,
     else the union's charges (in the part ``parts_of["*"]`` if given)."""
     if parts_of and "*" not in parts_of and len(tc.holders) > 1:
@@ -279,7 +279,7 @@ if mode == "release":
             streams = test_streams(noise, seed, f"two-sample test of release #{rec.id}")
             public = ds.public if ds.n_public >= 2 else r.points[w > 0]
             feats = build_features(kind, J, public, seed=streams["seed"], lengthscale=kernel.lengthscale)
-            tc = test_charges("release", n_x=n_syn, n_y=ds.n_heldout, features=feats, epsilon=eps, delta=delta)
+            tc = private_test_charges("release", n_x=n_syn, n_y=ds.n_heldout, features=feats, epsilon=eps, delta=delta)
             run = G.run_private(
                 page="twosample", ds=ds, noise_source=noise, uses_kernel=kind in ("me", "rff"), parts=None,
                 charges=lambda rows: test_run_charges(tc, f"#{rec.id} vs held-out", {"*": S.PART_HELDOUT}),
@@ -437,8 +437,8 @@ if mode == "one":
                 note = (f"Columns: {', '.join(map(str, cols))}. Publishable rows (used for the features, not in the "
                         f"test): {info['n_public'][0]:,} + {info['n_public'][1]:,}; tested: {info['n_test'][0]:,} + "
                         f"{info['n_test'][1]:,}.")
-            tc = (test_charges("tcmc", n_x=len(X), features=feats, epsilon=eps, delta=delta) if design == "tcmc" else
-                  test_charges("nte", n_x=len(X), n_y=len(Y), features=feats, epsilon=eps, delta=delta))
+            tc = (private_test_charges("tcmc", n_x=len(X), features=feats, epsilon=eps, delta=delta) if design == "tcmc" else
+                  private_test_charges("nte", n_x=len(X), n_y=len(Y), features=feats, epsilon=eps, delta=delta))
 
             def _test(inputs, X=X, Y=Y, feats=feats):
                 if design == "tcmc":

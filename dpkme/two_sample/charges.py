@@ -4,7 +4,7 @@ Each test of :mod:`dpkme.two_sample.private` releases, for every private holder,
 moment of its features (two Gaussian mechanisms calibrated jointly by
 :func:`~dpkme.two_sample.private.calibrate_moments`). Their sensitivities depend only on public quantities -- the
 holder's number of rows (public under replace-one), the feature map's bounds and, for TCMC, the privacy unit -- so
-the charges are a function of the test's public parameters. :func:`test_charges` computes them the way the test
+the charges are a function of the test's public parameters. :func:`private_test_charges` computes them the way the test
 does, for a caller (the app's gate) that must charge a ledger *before* the test reads its rows; the tests check
 that they equal the finished test's ``charges`` and ``holder_charges``.
 
@@ -12,9 +12,9 @@ Examples
 --------
 >>> import numpy as np
 >>> from dpkme.two_sample import make_features
->>> from dpkme.two_sample.charges import test_charges
+>>> from dpkme.two_sample.charges import private_test_charges
 >>> feats = make_features("rff", n_features=8, public_sample=np.zeros((5, 2)), lengthscale=1.0, random_state=0)
->>> tc = test_charges("nte", n_x=500, n_y=400, features=feats, epsilon=1.0, delta=1e-6)
+>>> tc = private_test_charges("nte", n_x=500, n_y=400, features=feats, epsilon=1.0, delta=1e-6)
 >>> sorted(tc.holders), len(tc.union), tc.union[0].relation.value
 (['X', 'Y'], 2, 'replace-one')
 """
@@ -34,7 +34,7 @@ from .sensitivity import (
     sample_second_moment_sensitivity,
 )
 
-__all__ = ["TestCharges", "test_charges"]
+__all__ = ["TestCharges", "private_test_charges"]
 
 _LABELS = {"tcmc": "TCMC two-sample test", "nte": "NTE two-sample test", "release": "release vs held-out test"}
 #: Which holders are private, per test (X, Y); ``release`` tests a public release against private held-out rows.
@@ -59,7 +59,7 @@ class TestCharges:
     holders: dict[str, tuple[PrivacyCharge, ...]]
 
 
-def test_charges(method: str, *, n_x: int, n_y: int | None = None, features, epsilon: float, delta: float,
+def private_test_charges(method: str, *, n_x: int, n_y: int | None = None, features, epsilon: float, delta: float,
                  unit: str = "pair", mean_fraction: float = DEFAULT_MEAN_FRACTION,
                  calibration: str = "joint") -> TestCharges:
     r"""The charges of :func:`~dpkme.two_sample.tcmc_test`, :func:`~dpkme.two_sample.nte_test` or
