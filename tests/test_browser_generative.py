@@ -22,13 +22,20 @@ def main(page: Page):
 
 
 @pytest.mark.slow
-def test_stop_keeps_the_stopped_models_and_charges_once(app_page, nav, wait_idle, assert_no_exception):
+def test_stop_keeps_the_stopped_models_and_charges_once(app_page, nav, wait_idle, expect_rerun, assert_no_exception):
     page = app_page
     page.set_viewport_size({"width": 1400, "height": 900})
     nav(page, "Generative release")
     side = page.get_by_test_id("stSidebar")
     expect(side.get_by_text("This page trains on")).to_be_visible()                 # not the sidebar's current data
     expect(side.get_by_text("nothing yet in this session.", exact=False)).to_be_visible()
+    # the longest run the page allows (200 epochs): Stop must land before the run ends however slow the machine or
+    # the server (at the default 40 epochs a loaded CI machine finished the run before the click reached it)
+    epochs = main(page).get_by_role("spinbutton", name="Epochs")
+    with expect_rerun(page):
+        epochs.fill("200")
+        epochs.press("Enter")
+    expect(epochs).to_have_value("200")
     main(page).get_by_role("button", name="Train the generative models", exact=True).click()
     # stop once some steps are reported, whatever the machine's speed: the bar's text says "step s of T"
     expect(main(page).get_by_test_id("stProgress")).to_contain_text(re.compile(r"step [1-9][\d,]* of"),
