@@ -121,7 +121,7 @@ from dataclasses import KW_ONLY, dataclass, field
 from dataclasses import replace as _dc_replace
 from functools import cached_property
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -2134,11 +2134,16 @@ class SchemaSuggestion:
         from the private rows).
     excluded : dict
         Column name -> why it was left out (e.g. too many distinct values for a category list).
+    excluded_from_private : tuple of str
+        The columns of ``excluded`` left out by a test on the private rows (all values distinct, too many
+        categories, ...): which columns a release has is then a statistic of the private data, so
+        :attr:`warning` says so even when every kept value came from public rows.
     """
 
     schema: TableSchema
     notes: dict
     excluded: dict = field(default_factory=dict)
+    excluded_from_private: tuple = ()
 
     @property
     def data_dependent(self) -> DataDependence:
@@ -2147,20 +2152,28 @@ class SchemaSuggestion:
 
     @property
     def warning(self) -> str | None:
-        """The data-dependence warning (None when every value came from public rows)."""
-        if not self.data_dependent:
+        """The data-dependence warning (None when every value, and every column left out, came from public
+        knowledge)."""
+        if not self.data_dependent and not self.excluded_from_private:
             return None
-        return _data_dependent_message(self.data_dependent.fields)
+        return _data_dependent_message(self.data_dependent.fields, self.excluded_from_private)
 
 
-def _data_dependent_message(fields: Mapping) -> str:
-    detail = "; ".join(f"{n}: {', '.join(sorted(f))}" for n, f in fields.items())
-    return (f"suggest_schema read the private rows for column(s) {list(fields)} ({detail}): these values are "
-            "statistics of the private data, and a release that uses them is not differentially private. "
-            "Declare them from public knowledge (TableSchema.redeclare, or replace_column(..., declared=...) for a "
-            "value you confirm), pass public rows (public=...), or release bounds and categories privately "
-            "(dpkme.privacy.discovery.private_bounds / private_categories, charged to the ledger). Which columns "
-            "were left out was decided from the private rows too.")
+def _data_dependent_message(fields: Mapping, excluded: Sequence[str] = ()) -> str:
+    parts = []
+    if fields:
+        detail = "; ".join(f"{n}: {', '.join(sorted(f))}" for n, f in fields.items())
+        parts.append(f"suggest_schema read the private rows for column(s) {list(fields)} ({detail}): these values "
+                     "are statistics of the private data, and a release that uses them is not differentially "
+                     "private. Declare them from public knowledge (TableSchema.redeclare, or replace_column(..., "
+                     "declared=...) for a value you confirm), pass public rows (public=...), or release bounds and "
+                     "categories privately (dpkme.privacy.discovery.private_bounds / private_categories, charged to "
+                     "the ledger).")
+    if excluded:
+        parts.append(f"Column(s) {list(excluded)} were left out by a test on the PRIVATE rows (e.g. every value "
+                     "distinct): which columns a release has is then a statistic of the private data. Decide the "
+                     "columns to release from public knowledge (the data's documentation) and declare the schema.")
+    return " ".join(parts)
 
 
 def _decimals_of(values: np.ndarray, max_decimals: int = 6) -> int | None:
@@ -2378,6 +2391,7 @@ def suggest_schema(df, *, public=None, max_categories: int = 50, uniform_sq_dist
             or max_levels < 0:
         raise ValueError(f"max_levels must be an integer >= 0 (0: propose no levels), got {_short(max_levels)}.")
     specs, notes, excluded, dependent = [], {}, {}, {}
+    private_exclusions: list[str] = []          # left out by a test on the private rows: flagged like a value
     for col in df.columns:
         name = str(col)
         s = df[col]
@@ -2392,7 +2406,10 @@ def suggest_schema(df, *, public=None, max_categories: int = 50, uniform_sq_dist
         where = "public rows" if from_public else "the PRIVATE rows"
         ident = identifier_reason(name, source)
         if ident is not None:
-            excluded[name] = f"left out: {ident}" + ("" if ident.startswith("its name") else f" (decided from {where})")
+            by_name = ident.startswith("its name")
+            excluded[name] = f"left out: {ident}" + ("" if by_name else f" (decided from {where})")
+            if not by_name and not from_public:
+                private_exclusions.append(name)
             continue
         spec, note, read = _suggest_column(name, source, max_categories, private=not from_public,
                                            max_levels=int(max_levels))
@@ -2400,6 +2417,8 @@ def suggest_schema(df, *, public=None, max_categories: int = 50, uniform_sq_dist
             dependent[name] = read
         if spec is None:
             excluded[name] = note + f" (decided from {where})"
+            if not from_public:
+                private_exclusions.append(name)
             continue
         specs.append(spec)
         notes[name] = note + (f"; read from {where}" if from_public else
@@ -2408,6 +2427,7 @@ def suggest_schema(df, *, public=None, max_categories: int = 50, uniform_sq_dist
         raise ValueError(f"no column of the table could be suggested: {excluded}; declare the schema by hand.")
     kept = {n: f for n, f in dependent.items() if n in {sp.name for sp in specs}}
     schema = TableSchema(tuple(specs), data_dependent=kept, uniform_sq_distance=uniform_sq_distance)
-    if dependent:
-        warnings.warn(_data_dependent_message(dependent), PrivacyLeakWarning, stacklevel=2)
-    return SchemaSuggestion(schema=schema, notes=notes, excluded=excluded)
+    if dependent or private_exclusions:
+        warnings.warn(_data_dependent_message(kept, private_exclusions), PrivacyLeakWarning, stacklevel=2)
+    return SchemaSuggestion(schema=schema, notes=notes, excluded=excluded,
+                            excluded_from_private=tuple(private_exclusions))

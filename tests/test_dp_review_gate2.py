@@ -171,8 +171,6 @@ def test_3b_rows_tested_privately_do_not_become_publishable_with_another_partner
 
 
 # ---------------------------------------------------------------------------------------------- finding 4
-@pytest.mark.xfail(strict=True, reason="finding 4: suggest_schema drops an 'identifier' column decided from the "
-                                       "private rows without flagging the schema as data-dependent")
 def test_4_an_identifier_left_out_from_the_private_rows_is_flagged():
     import pandas as pd
 
