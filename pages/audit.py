@@ -34,6 +34,7 @@ from dpkme.audit.membership import (
 from dpkme.cost import estimate_cost
 from ui import compute as C
 from ui import state as S
+from ui.charts import plotly_chart
 from ui.figures import PALETTE
 from ui.frame import require_frame
 from ui.widgets import guard, require_dataset, size_guard
@@ -386,7 +387,7 @@ def show_audit_result(res: AuditResult, stale: bool) -> None:
                     f"on all runs {res.p_hat:.3g} and {res.q_hat:.3g}.")
         st.caption("Synthetic datasets built by the library for this mechanism — never your data.")
 
-    st.plotly_chart(privacy_loss_figure(res), key="aud.loss_fig")
+    plotly_chart(privacy_loss_figure(res), key="aud.loss_fig")
     pl = res.privacy_loss
     how = ("exact: the mechanism's density of the scalar is known" if pl.exact
            else "estimated by binning the pooled scalars (add-½ smoothing), so it is only approximate")
@@ -395,7 +396,7 @@ def show_audit_result(res: AuditResult, stale: bool) -> None:
                + (" The dashed curves are the exact Gaussian privacy-loss distributions of the pair."
                   if pl.analytic_mean is not None else ""))
     fig, note = epsilon_delta_figure(res)
-    st.plotly_chart(fig, key="aud.curve_fig")
+    plotly_chart(fig, key="aud.curve_fig")
     st.caption("Black: the ε(δ) the mechanism claims. Red dashed: the exact curve of this pair (the best an auditor "
                "of the full output could reach). Blue dots: the audited lower bounds, each valid at the chosen "
                "confidence — for a correct mechanism they stay below the black curve. Green dotted: the plug-in "
@@ -647,7 +648,7 @@ with mia_right:
     if isinstance(mia_res, MembershipAttack):
         if ss.get("mia.result_cfg") != mia_cfg:
             st.info("The attack below was run with other settings; press **Run the attack** to update it.")
-        st.plotly_chart(membership_figure(mia_res), key="aud.mia_fig")
+        plotly_chart(membership_figure(mia_res), key="aud.mia_fig")
         st.markdown(membership_reading(mia_res))
         if mia_res.above_bound.any():
             st.error("The attack beat the bound at some ε beyond its confidence interval: the release is not as "
@@ -715,7 +716,7 @@ with guard("compute the feature norms"):
     fig.add_vline(x=1.0, line_dash="dot", annotation_text="‖φ‖² = 1 (assumed)")
     fig.update_layout(barmode="overlay", height=320, xaxis_title="‖φ(x)‖² over 20 000 points of a public box",
                       margin=dict(l=10, r=10, t=30, b=10))
-    st.plotly_chart(fig, key="aud.norms")
+    plotly_chart(fig, key="aud.norms")
     st.caption(f"dpkme's paired cos/sin features on the same points: ‖φ(x)‖² = 1 up to "
                f"{ex.paired_deviation:.1e} (rounding) — the proof's assumption holds exactly.")
     b, true_eps, pair, true_eps_r = ex.largest_norm, ex.epsilon_add_remove, ex.pair_distance, ex.epsilon_replace_one

@@ -14,6 +14,7 @@ from ui import gate as G
 from ui import noise as N
 from ui import presentation as PM
 from ui import state as S
+from ui.charts import plotly_chart
 from ui.export import privacy_fields
 from ui.figures import PALETTE, PRIVATE_COLOR
 from ui.frame import require_frame
@@ -170,7 +171,7 @@ with right:
             fig.add_hline(y=eps, line_dash="dot", line_color="red", annotation_text=f"total ε = {eps:g}")
             fig.update_layout(height=260, margin=dict(l=10, r=10, t=30, b=10), yaxis_title="ε",
                               title="Each iteration alone (label: its share of (Δ/σ)²)", showlegend=False)
-            st.plotly_chart(fig, key="clu.split_fig")
+            plotly_chart(fig, key="clu.split_fig")
         with c2:
             tot = plan.total_charge("x")
             st.metric("Whole run", f"ε = {plan.epsilon():.3g}", f"δ = {delta:.0e}", delta_color="off")
@@ -286,7 +287,7 @@ def show_run(stored: dict) -> None:
         fig.update_layout(height=520, margin=dict(l=10, r=10, t=40, b=10), legend=dict(orientation="h", y=-0.15),
                           title="Released centres (paths from the public start)" + (" over the private rows" if own
                                                                                     else ""))
-        st.plotly_chart(fig, key="clu.fig")
+        plotly_chart(fig, key="clu.fig")
         if not own:
             PM.hidden_note("The private rows behind the released centres (and their local view)")
         if lab is not None:
@@ -389,7 +390,7 @@ def accuracy_view(cstored: dict) -> None:
     fig.update_layout(height=400, margin=dict(l=10, r=10, t=40, b=10), yaxis_title=metrics.get(metric, metric),
                       title="Accuracy against ε — evaluation on the private data, not DP",
                       legend=dict(orientation="h", y=-0.2))
-    st.plotly_chart(fig, key="clu.curve_fig")
+    plotly_chart(fig, key="clu.curve_fig")
     st.caption(f"{curve.params['repetitions']} repetitions per ε, {curve.seconds:.1f} s. These numbers read "
                "the private rows: they are for you and are not differentially private.")
 

@@ -15,6 +15,7 @@ from ui import compute as C
 from ui import noise as N
 from ui import presentation as P
 from ui import state as S
+from ui.charts import plotly_chart
 from ui.export import owner_only_csv
 from ui.figures import PALETTE, curves_figure
 from ui.frame import require_frame
@@ -181,7 +182,7 @@ def comparison_section(kind: str) -> None:
             for name, v, color in refs:
                 if v is not None and v > 0:
                     series.append({"name": name, "x": xs, "y": [v] * len(xs), "dash": "dot", "color": color})
-            st.plotly_chart(curves_figure(xs, series, xlabel="ε (log scale)", title=title, ylabel=ylabel),
+            plotly_chart(curves_figure(xs, series, xlabel="ε (log scale)", title=title, ylabel=ylabel),
                             key="crv.cmp_fig")
             st.caption(f"Data: {out['data']}.")
             if kind == "exp":
@@ -451,7 +452,7 @@ def curves_view(stored: dict) -> None:
             g = t[t["method"] == name].groupby("M")["distance"].mean()
             if len(g) and g.notna().any():
                 series.append({"name": name, "x": list(g.index), "y": g.values, "dash": dash, "color": color})
-        st.plotly_chart(curves_figure(Ms, series, xlabel="number of synthetic points M",
+        plotly_chart(curves_figure(Ms, series, xlabel="number of synthetic points M",
                                       title=f"Distance against M — {stored['label']}"), key="crv.fig_m")
         st.caption("Bands: min–max over repetitions. More points let the span cover the data better, but every "
                    "point adds a noisy coordinate: with small ε the error grows with M (as in the paper's Figure 1).")
@@ -478,7 +479,7 @@ def curves_view(stored: dict) -> None:
             if len(v):
                 e_series.append({"name": name, "x": eps_list, "y": [float(v.iloc[0])] * len(eps_list), "dash": dash,
                                  "color": color})
-        st.plotly_chart(curves_figure(eps_list, e_series, xlabel="ε (log scale)",
+        plotly_chart(curves_figure(eps_list, e_series, xlabel="ε (log scale)",
                                       title=f"Distance against ε at M = {m_pick}"), key="crv.fig_eps")
 
     st.download_button("Download the curve data (CSV, owner only)", data=owner_only_csv(t), file_name="dpkme_curves.csv",

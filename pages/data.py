@@ -24,6 +24,7 @@ from ui import presentation as P
 from ui import state as S
 from ui import table_views as TV
 from ui import tables as T
+from ui.charts import plotly_chart
 from ui.datasets import (
     PUBLIC_STATEMENT,
     SCALING_MODES,
@@ -577,7 +578,7 @@ def preview(shown) -> None:
             projection = pca_basis(ref)
             title = ("PCA projection " + ("fitted on the publishable subset" if shown.n_public >= 3
                                           else "fitted on the private rows (owner's preview only)"))
-        st.plotly_chart(data_figure(shown.X, shown.public, columns=shown.columns, labels=shown.labels, title=title,
+        plotly_chart(data_figure(shown.X, shown.public, columns=shown.columns, labels=shown.labels, title=title,
                                     projection=projection), key="data.fig")
     with tab_table:
         if shown.is_table:

@@ -16,6 +16,7 @@ from ui import generative as GN
 from ui import noise as N
 from ui import presentation as P
 from ui import state as S
+from ui.charts import plotly_chart
 from ui.export import privacy_fields
 from ui.figures import PALETTE, PRIVATE_COLOR
 from ui.frame import require_frame
@@ -250,7 +251,7 @@ with right:
             fig.update_layout(height=330, margin=dict(l=10, r=10, t=40, b=10), xaxis_title="SGD epochs",
                               yaxis_title=f"ε at δ = {delta:.0e}", legend=dict(orientation="h", y=-0.25),
                               title=f"Planning: ε against epochs at this noise (σ = {plan_shown.noise_multiplier:.3g})")
-            st.plotly_chart(fig, key="gen.curve_fig")
+            plotly_chart(fig, key="gen.curve_fig")
             st.caption(("Computed from public inputs only (N, L, σ, δ; no k-means in one model per class): "
                         if by_label else "Computed from public inputs only (N, L, k, T_K, σ, δ): ")
                        + "no data is read and nothing is charged. "
@@ -276,7 +277,7 @@ with st.expander("The paper's Figure 2: ε against SGD epochs (MNIST, δ = 1e-5,
                                       line=dict(dash=dash)))
         fig2.update_layout(height=300, margin=dict(l=10, r=10, t=30, b=10), xaxis_title="SGD epochs (⌈1/q⌉ steps each)",
                            yaxis_title="ε at δ = 1e-5", legend=dict(orientation="h", y=-0.3))
-        st.plotly_chart(fig2, key="gen.fig2")
+        plotly_chart(fig2, key="gen.fig2")
         st.caption("The shape of the paper's Figure 2: ε rises quickly over the first epochs, then roughly like the "
                    "square root of the number of steps; larger q gives larger ε, larger σ_G and σ_K smaller. Public "
                    "inputs only (no data).")
@@ -406,7 +407,7 @@ def show_run(stored: dict) -> None:
             fig = go.Figure(go.Scatter(y=smooth.tolist(), mode="lines", line=dict(color=PALETTE[3])))
             fig.update_layout(height=220, margin=dict(l=10, r=10, t=30, b=10), xaxis_title="SGD step",
                               yaxis_title="noisy loss", title="Training loss (the noisy loss released by DP-SGD)")
-            st.plotly_chart(fig, key="gen.loss_fig")
+            plotly_chart(fig, key="gen.loss_fig")
     with wc:
         if per_class:
             st.dataframe({"class": names, "weight (public, equal)": np.round(np.asarray(result.weights,
@@ -474,7 +475,7 @@ def show_run(stored: dict) -> None:
         fig.update_layout(height=480, margin=dict(l=10, r=10, t=40, b=10), xaxis_title=cols[dims[0]],
                           yaxis_title=cols[dims[1]], legend=dict(orientation="h", y=-0.15),
                           title="Generated rows (coloured) over the real held-out rows (grey)")
-        st.plotly_chart(fig, key="gen.scatter")
+        plotly_chart(fig, key="gen.scatter")
 
     # ---------------------------------------------------------------- MMD
     st.subheader("How close? MMD to the held-out rows — owner's evaluation (not DP, not released)")

@@ -10,6 +10,7 @@ from ui import compute as C
 from ui import glossary as G
 from ui import presentation as P
 from ui import state as S
+from ui.charts import plotly_chart
 from ui.datasets import PAPER_EXAMPLE_SPEC
 from ui.figures import release_figure, template_figure
 from ui.frame import require_frame
@@ -51,7 +52,7 @@ def _template_example():
 
 st.subheader("The template: three steps")
 X_t, kme_t, noisy_t, xs_t, ys_t, Z_t, w_t = _template_example()
-st.plotly_chart(template_figure(X_t, kme_t, noisy_t, xs_t, ys_t, Z_t, w_t), key="home.template")
+plotly_chart(template_figure(X_t, kme_t, noisy_t, xs_t, ys_t, Z_t, w_t), key="home.template")
 c1, c2, c3 = st.columns(3)
 c1.markdown("**① Estimate.** Average a kernel bump k(xₙ, ·) over the private rows: "
             "μ̂ = (1/N) Σₙ k(xₙ, ·). One row moves μ̂ by at most √2/N.")
@@ -133,7 +134,7 @@ if rec is not None and ds is not None and rec.dataset_key == ds.key:
     c.metric("Noise σ", S.fmt(r.sigma), help=G.help_text("σ"))
     d.metric("Runtime", f"{r.seconds:.2f} s")
     P.OwnerOnly(m, "How close the example's release is to the private rows (RKHS distances)").render(_closeness)
-    st.plotly_chart(release_figure(P.owner_rows(ds.X), r.points, r.weights, columns=[str(c) for c in ds.columns],
+    plotly_chart(release_figure(P.owner_rows(ds.X), r.points, r.weights, columns=[str(c) for c in ds.columns],
                                    window=C.plot_window(ds), title="Paper example: released weighted points"),
                     key="home.example_fig")
     st.page_link(PAGE_RELEASE, label="Explore this release (heat-maps, downloads, repeat draws) →", icon=":material/rocket_launch:")

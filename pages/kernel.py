@@ -25,6 +25,7 @@ from ui import gate as GATE
 from ui import glossary as G
 from ui import presentation as P
 from ui import state as S
+from ui.charts import plotly_chart
 from ui.datasets import median_heuristic
 from ui.figures import kernel_profile, sigma_figure
 from ui.frame import require_frame
@@ -347,10 +348,10 @@ with left:
     with guard("build the kernel"):
         kernel = C.current_kernel()
     if kernel is not None and ds.is_table:     # one column at a time: the additive kernel has no radial profile
-        st.plotly_chart(table_profile_figure(ds.schema, kernel), key="kern.table_profile")
+        plotly_chart(table_profile_figure(ds.schema, kernel), key="kern.table_profile")
     elif kernel is not None:
         r_max = 4 * kernel.lengthscale
-        st.plotly_chart(kernel_profile(kernel, r_max), key="kern.profile")
+        plotly_chart(kernel_profile(kernel, r_max), key="kern.profile")
 
 with right:
     st.subheader("2. Privacy level")
@@ -466,7 +467,7 @@ with st.expander("σ against ε for both calibrations"):
     grid = np.geomspace(0.01, 10, 40)
     an = [analytic_sigma(epsilon=e, delta=delta, sensitivity=sens) for e in grid]
     cl = [classic_sigma(epsilon=e, delta=delta, sensitivity=sens) for e in grid]
-    st.plotly_chart(sigma_figure(grid, an, cl, eps), key="kern.sigma")
+    plotly_chart(sigma_figure(grid, an, cl, eps), key="kern.sigma")
     st.caption("The classic formula is only proven for ε < 1; for ε ≥ 1 the app checks the exact condition.")
 
 st.page_link(PAGE_RELEASE, label="Next: release the data →", icon=":material/rocket_launch:")

@@ -9,6 +9,7 @@ import streamlit as st
 from dpkme.privacy.accounting import basic_composition
 from ui import glossary as G
 from ui import state as S
+from ui.charts import plotly_chart
 from ui.frame import require_frame
 from ui.widgets import PAGE_DATA, guard, require_dataset
 
@@ -108,7 +109,7 @@ else:
         fig.update_xaxes(dtick=1)
         fig.update_layout(title=f"Total ε after each charge (at δ = {delta_b:.0e})", xaxis_title="charges so far",
                           yaxis_title="ε", height=340, margin=dict(l=10, r=10, t=40, b=10))
-        st.plotly_chart(fig, key="bud.fig")
+        plotly_chart(fig, key="bud.fig")
         rows = led.to_records()
         st.dataframe(pd.DataFrame([{
             "#": rec["index"] + 1, "charge": rec["label"], "ε": rec["epsilon"], "δ": rec["delta"],

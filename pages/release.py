@@ -14,6 +14,7 @@ from ui import presentation as P
 from ui import state as S
 from ui import table_views as TV
 from ui.budget_hint import release_budget_hint
+from ui.charts import plotly_chart
 from ui.export import function_csv, function_json
 from ui.figures import function_figure, kme_heatmaps, release_figure, repeat_figure, weight_histogram
 from ui.frame import require_frame
@@ -194,9 +195,9 @@ if rec.kind == "function":
                 st.subheader("Released function vs the private one" if own else "The released function")
             # the private μ̂ and the noise next to the released function: owner-only (else the released one alone)
             if not P.OwnerOnly(r.true_values, "The private μ̂ and the noise next to the released function").render(
-                    lambda truth: st.plotly_chart(function_figure(r.axes, r.values, truth, columns=cols),
+                    lambda truth: plotly_chart(function_figure(r.axes, r.values, truth, columns=cols),
                                                   key="rel.gp_fig")):
-                st.plotly_chart(function_figure(r.axes, r.values, None, columns=cols), key="rel.gp_fig")
+                plotly_chart(function_figure(r.axes, r.values, None, columns=cols), key="rel.gp_fig")
             if ds.dim > 2:
                 st.caption("A slice through the middle of the other grid axes.")
     if ds.dim > 1 and r.axes is not None:
@@ -282,12 +283,12 @@ else:
             dims = (ix, iy)
         if ds.dim >= 2:
             window = C.plot_window(ds, *([] if P.show_owner_details() else [r.points]), dims=dims)
-            st.plotly_chart(release_figure(P.owner_rows(ds.X), r.points, r.weights, columns=ds.model_labels, dims=dims,
+            plotly_chart(release_figure(P.owner_rows(ds.X), r.points, r.weights, columns=ds.model_labels, dims=dims,
                                            window=window, title=("Private rows (faint) and the released weighted points"
                                                   if P.show_owner_details() else "The released weighted points")),
                             key="rel.scatter")
         else:
-            st.plotly_chart(weight_histogram(r.weights), key="rel.weights1d")
+            plotly_chart(weight_histogram(r.weights), key="rel.weights1d")
 
 for w in rec.warnings:
     st.warning(w)
@@ -349,7 +350,7 @@ def owner_embedding(rec) -> None:
                     wmax[(x.id, gkey)] = float(np.abs(x.release.evaluate(G) - px).max())
             shown = [x for x in recs if x.kind == "points"]
             diff_max = max(wmax[(x.id, gkey)] for x in shown)
-            st.plotly_chart(kme_heatmaps(xs, ys, priv, rel, columns=ds.model_labels, dims=dims,
+            plotly_chart(kme_heatmaps(xs, ys, priv, rel, columns=ds.model_labels, dims=dims,
                                          Z=r.points, w=r.weights, diff_max=diff_max), key="rel.heat")
             if ds.dim > 2:
                 st.caption("A slice through the centre of q: the other coordinates are fixed there.")
@@ -368,7 +369,7 @@ P.OwnerOnly(rec, "The private embedding next to the released one").render(owner_
 
 c1, c2 = st.columns([1, 1])
 with c1:
-    st.plotly_chart(weight_histogram(r.weights), key="rel.hist")
+    plotly_chart(weight_histogram(r.weights), key="rel.hist")
     neg = int((r.weights < 0).sum())
     if neg:
         st.caption(f"{neg} of {r.n_points} weights are negative (black-edged diamonds in the plot); "
@@ -449,7 +450,7 @@ def repeat_view(rep: dict) -> None:
     kern = rep["kernel"]
     priv_line = C.private_kme_on_grid(ds.key, C.kernel_key(kern), C.array_key(L), L, ds.X)
     lines = [rr.evaluate(L) for rr in rels]
-    st.plotly_chart(repeat_figure(xs, priv_line, lines, xlabel=f"{ds.columns[line_dim]} (other coordinates "
+    plotly_chart(repeat_figure(xs, priv_line, lines, xlabel=f"{ds.columns[line_dim]} (other coordinates "
                                   "at the publishable-subset mean)" if ds.n_public else str(ds.columns[line_dim]),
                                   distances=d), key="rel.repeat_fig")
     st.caption(f"{len(rels)} draws of {rep['mechanism']}: RKHS distance {d.mean():.3g} ± {d.std(ddof=1):.2g} "

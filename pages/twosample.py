@@ -22,6 +22,7 @@ from ui import gate as G
 from ui import noise as N
 from ui import presentation as P
 from ui import state as S
+from ui.charts import plotly_chart
 from ui.figures import PALETTE
 from ui.frame import require_frame
 from ui.widgets import (
@@ -150,7 +151,7 @@ def show_result(stored: dict) -> None:
         _reference(ref)
     elif ref is not None:               # the private (or held-out, or uploaded) rows without noise: owner-only
         P.OwnerOnly(ref, "The non-private reference test on the private samples").render(_reference)
-    st.plotly_chart(null_figure(res), key="tst.null")
+    plotly_chart(null_figure(res), key="tst.null")
     st.caption(res.null.description)
     for w in res.warnings:
         st.caption(f"Note: {w}")
@@ -613,7 +614,7 @@ with right:
                       yaxis_title="rejection rate", yaxis_range=[0, 1.02], height=460,
                       margin=dict(l=10, r=10, t=40, b=10), legend=dict(orientation="h", y=-0.22))
     fig.update_xaxes(type="log")
-    st.plotly_chart(fig, key="tst.curve_fig")
+    plotly_chart(fig, key="tst.curve_fig")
     st.caption("Error bars: 95 % Clopper–Pearson intervals. "
                + ("Grey band: where an exact level-α test's rate falls 95 % of the time with this many repetitions — "
                   "a valid test stays in it; the naive χ² null on the paper's statistic does not." if h0 else

@@ -13,6 +13,7 @@ from ui import compute as C
 from ui import presentation as P
 from ui import state as S
 from ui import table_views as TV
+from ui.charts import plotly_chart
 from ui.figures import release_figure
 from ui.frame import require_frame
 from ui.widgets import PAGE_RELEASE, guard, require_dataset
@@ -159,7 +160,7 @@ else:
         fig.add_shape(type="rect", x0=ss["use.box.x0"], x1=ss["use.box.x1"], y0=ss["use.box.y0"], y1=ss["use.box.y1"],
                       line=dict(color="orange", width=3))
         fig.update_layout(dragmode="select")
-        st.plotly_chart(fig, key="use.chart", on_select=_take_selection, selection_mode="box")
+        plotly_chart(fig, key="use.chart", on_select=_take_selection, selection_mode="box")
     b1, b2, b3, b4 = st.columns(4)
     x0 = b1.number_input(f"{cols[dims[0]]} from", key="use.box.x0", format="%.4g", persist_state="session")
     x1 = b2.number_input(f"{cols[dims[0]]} to", key="use.box.x1", format="%.4g", persist_state="session")

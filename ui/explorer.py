@@ -52,6 +52,7 @@ from . import gate as G
 from . import noise as N
 from . import state as S
 from . import tables as T
+from .charts import plotly_chart
 from .figures import witness_panel
 from .mechanisms import REGISTRY, RunContext
 from .presentation import OwnerOnly, show_owner_details
@@ -679,7 +680,7 @@ def _draw(ds: S.Dataset, res: dict, column: str) -> None:
             elif res["grid"] is not None:
                 xs, ys, _ = res["grid"]
                 if decomposed and p.get("noise_witness") is not None:
-                    st.plotly_chart(noise_panel(ds, res, p), key=f"rel.xp_noise.{i}")
+                    plotly_chart(noise_panel(ds, res, p), key=f"rel.xp_noise.{i}")
                 fig = witness_panel(xs, ys, p["witness"], zmax=res["zmax"], epsilon=p["epsilon"],
                                     columns=ds.model_labels, dims=res["dims"], title=title
                                     + ("<br><sub>total: release − planning data (noise + M points)</sub>"
@@ -688,7 +689,7 @@ def _draw(ds: S.Dataset, res: dict, column: str) -> None:
             else:
                 fig = None
             if fig is not None:
-                st.plotly_chart(fig, key=f"rel.xp_fig.{i}")
+                plotly_chart(fig, key=f"rel.xp_fig.{i}")
             st.markdown(f"**ε = {p['epsilon']:g}** · RKHS distance ‖μ̃ − μ̂_plan‖ = {S.fmt(p['distance'])}")
             if decomposed:
                 st.markdown(f"noise ‖μ̃ − μ̃₀‖ = **{S.fmt(p['noise_distance'])}** · M points ‖μ̃₀ − μ̂_plan‖ = "

@@ -16,6 +16,119 @@ _LAYOUT = dict(margin=dict(l=10, r=10, t=40, b=10),
                legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0))
 
 
+#: The one type size of every figure (px): large enough to read on a projector from the back of a lecture room
+#: (Plotly's own default is 12). :data:`PRESENT_FONT_SIZE` in presentation mode.
+FONT_SIZE = 15
+PRESENT_FONT_SIZE = 20
+
+
+def fmt_power(v: float) -> str:
+    """A small or large number in one short e-notation: ``1e-6``, ``2.5e-7``, ``1e12`` (no ``e-06``, no ``e+12``).
+
+    The one way δ and the labels of log axes are written in the app (``ui.state.fmt_delta`` uses it). Exactly
+    0 is ``0``.
+    """
+    v = float(v)
+    if v == 0 or not np.isfinite(v):
+        return "0" if v == 0 else str(v)
+    mant, _, exp = f"{v:.3g}".partition("e")
+    if not exp:                                     # .2g wrote it without an exponent: force one
+        mant, _, exp = f"{v:.2e}".partition("e")
+    mant = mant.rstrip("0").rstrip(".") if "." in mant else mant
+    return f"{mant}e{int(exp)}"
+
+
+def _fmt_tick(v: float, plain: bool) -> str:
+    if plain:
+        return f"{v:,.6g}"                         # 0.001, 0.5, 1, 20, 1,000, 50,000
+    return fmt_power(v)
+
+
+def log_ticks(lo: float, hi: float) -> tuple[list[float], list[str]]:
+    """Tick positions and labels of a log axis showing ``[lo, hi]``: whole numbers, never Plotly's bare digits.
+
+    Plotly labels a log axis that spans less than a few decades with the leading digit alone ("5 6 7 8 9 1 2 3 4
+    5"), which nobody can read off a projector. Here: one tick per decade (every few decades beyond eight) when the
+    data span two decades or more, else the 1-2-5 sequence (1-2-…-9 on a very short span), each labelled with its
+    full value -- plain (``0.01``, ``1``, ``1,000``) between 10⁻³ and 10⁷, else ``1e-6``-style for the whole axis.
+    """
+    lo, hi = float(min(lo, hi)), float(max(lo, hi))
+    k0, k1 = int(np.floor(np.log10(lo) + 1e-9)), int(np.ceil(np.log10(hi) - 1e-9))
+    k1 = max(k1, k0 + 1)
+
+    def within(vals):
+        return [v for v in vals if lo * (1 - 1e-9) <= v <= hi * (1 + 1e-9)]
+
+    decades = [10.0 ** k for k in range(k0, k1 + 1)]
+    if len(within(decades)) >= 3:
+        step = int(np.ceil(len(decades) / 8))
+        ticks = decades[::step]
+    else:
+        ticks = [m * 10.0 ** k for k in range(k0, k1 + 1) for m in (1, 2, 5)]
+        if len(within(ticks)) < 3:
+            ticks = [m * 10.0 ** k for k in range(k0, k1 + 1) for m in range(1, 10)]
+        ticks = [float(f"{t:.12g}") for t in ticks]
+    plain = all(1e-3 <= t < 1e7 for t in within(ticks) or ticks)
+    return ticks, [_fmt_tick(t, plain) for t in ticks]
+
+
+def _positive(values) -> np.ndarray:
+    if values is None:
+        return np.empty(0)
+    try:
+        a = np.asarray(values, dtype=float).ravel()
+    except (TypeError, ValueError, OverflowError):
+        return np.empty(0)
+    return a[np.isfinite(a) & (a > 0)]
+
+
+def _log_axis_span(fig: go.Figure, name: str) -> tuple[float, float] | None:
+    """The positive data range drawn on axis ``name`` (``"xaxis"``, ``"yaxis2"``...), or its fixed range."""
+    axis = fig.layout[name]
+    if axis.range is not None and None not in tuple(axis.range):
+        a, b = (10.0 ** float(r) for r in axis.range)
+        return min(a, b), max(a, b)
+    letter, ref = name[0], name[0] + name[5:]
+    parts = []
+    for tr in fig.data:
+        if (getattr(tr, f"{letter}axis", None) or letter) != ref or letter not in tr:
+            continue
+        parts.append(_positive(tr[letter]))
+    for shape in fig.layout.shapes or ():
+        if shape[f"{letter}ref"] == ref:
+            parts.append(_positive([shape[f"{letter}0"], shape[f"{letter}1"]]))
+    vals = np.concatenate(parts) if parts else np.empty(0)
+    if not vals.size:
+        return None
+    return float(vals.min()), float(vals.max())
+
+
+def themed(fig: go.Figure, *, presentation: bool = False) -> go.Figure:
+    """The one layout every figure of the app is drawn with (``ui.charts.plotly_chart`` applies it).
+
+    * Type of :data:`FONT_SIZE` (:data:`PRESENT_FONT_SIZE` in presentation mode) for the text, the ticks, the
+      legend, the colour bars and the subplot titles; the title a quarter larger.
+    * Every log axis gets explicit ticks (:func:`log_ticks`): labels such as ``0.1 1 10`` or ``1e-6``, never the
+      bare digits Plotly writes on a short log axis.
+
+    Changes ``fig`` in place and returns it.
+    """
+    size = PRESENT_FONT_SIZE if presentation else FONT_SIZE
+    fig.update_layout(font=dict(size=size), title_font_size=round(size * 1.25), legend_font_size=size,
+                      hoverlabel_font_size=size)
+    fig.update_annotations(font_size=size)
+    for name in [k for k in fig.layout.to_plotly_json() if k.startswith(("xaxis", "yaxis"))]:
+        axis = fig.layout[name]
+        if axis.type != "log" or axis.tickvals is not None:
+            continue
+        span = _log_axis_span(fig, name)
+        if span is None:
+            continue
+        vals, text = log_ticks(*span)
+        axis.update(tickmode="array", tickvals=vals, ticktext=text)
+    return fig
+
+
 def _thin(X: np.ndarray, k: int = MAX_PLOTTED) -> np.ndarray:
     if X.shape[0] <= k:
         return X

@@ -13,6 +13,7 @@ import streamlit as st
 
 from . import export as E
 from . import tables as T
+from .charts import plotly_chart
 from .widgets import guard
 
 ss = st.session_state
@@ -130,13 +131,13 @@ def owner_view(rec, ds) -> None:
     cols = st.columns(2)
     for i, spec in enumerate(ds.schema.columns):
         with cols[i % 2]:
-            st.plotly_chart(T.marginal_figure(spec, private[spec.name], released[spec.name], w, sampled[spec.name]),
+            plotly_chart(T.marginal_figure(spec, private[spec.name], released[spec.name], w, sampled[spec.name]),
                             key=f"rel.marg.{i}")
     if len(ds.schema.columns) >= 2:
         with guard("compute the associations"):
             a_priv = T.association_matrix(private, ds.schema)
             a_rel = T.association_matrix(released, ds.schema, w)
-            st.plotly_chart(T.association_figure(a_priv, a_rel))
+            plotly_chart(T.association_figure(a_priv, a_rel))
             err = np.nanmean(np.abs(a_rel.to_numpy() - a_priv.to_numpy())[np.triu_indices(len(a_priv), 1)])
             st.caption(f"Mean absolute difference of the pairwise associations: {err:.3f}. Negative weights count "
                        "as 0 here.")

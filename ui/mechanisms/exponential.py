@@ -21,6 +21,7 @@ from dpkme.release.exponential import (
 )
 
 from .. import state as S
+from ..charts import plotly_chart
 from .spec import MechanismSpec, RunContext, with_noise_source
 
 _EXP_NOTES = "\n\n".join(f"*{v}*" for v in getattr(_exp, "NOTES", {}).values())
@@ -165,7 +166,7 @@ def count_figure(n_now: int | None = None, m_now: int | None = None):
 
 def _exp_teach(ds: S.Dataset, p: dict) -> None:
     n = exp_candidate_count(ds, p)
-    st.plotly_chart(count_figure(n, p["m"]), key="rel.exp_counts")
+    plotly_chart(count_figure(n, p["m"]), key="rel.exp_counts")
     st.caption(_exp.NOTES["combinatorial_growth"])
     with st.expander("Why no faster, approximate sampler?"):
         st.markdown(_exp.NOTES["approximate_sampling"] + "\n\nSo this app offers **exact sampling only**: "
@@ -207,7 +208,7 @@ def _exp_owner_view(rec) -> None:
                       yaxis_title="probability", margin=dict(l=10, r=10, t=30, b=10),
                       title="Where the mechanism puts its probability (owner's view)",
                       legend=dict(orientation="h", y=-0.3))
-    st.plotly_chart(fig, key="rel.exp_mass")
+    plotly_chart(fig, key="rel.exp_mass")
 
 
 SPEC = MechanismSpec(
