@@ -882,22 +882,3 @@ def nonprivate_summary(data, columns: Sequence[str] | None = None) -> pd.DataFra
         }
     return pd.DataFrame.from_dict(rows, orient="index", columns=["count", "missing", "min", "max", "mean", "std"])
 
-
-# ----------------------------------------------------------------------------
-# deprecated names
-# ----------------------------------------------------------------------------
-#: The bundled samples moved to :mod:`dpkme.datasets` (dpkme 0.2); these names still resolve here,
-#: with a :class:`DeprecationWarning`, for one release (see :mod:`dpkme._shim`).
-_MOVED_TO_DATASETS = frozenset({"SAMPLES", "SampleInfo", "load_sample", "SAMPLE_DIR"})
-
-
-def __getattr__(name: str):
-    if name in _MOVED_TO_DATASETS:
-        import warnings
-
-        warnings.warn(f"dpkme.io.{name} is deprecated and will be removed in the next release; "
-                      f"import dpkme.datasets.{name} instead", DeprecationWarning, stacklevel=2)
-        from . import datasets
-
-        return getattr(datasets, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,4 +1,4 @@
-"""Every Examples section in dpkme runs as a doctest (deprecated alias modules are skipped: they only forward)."""
+"""Every Examples section in dpkme runs as a doctest."""
 
 from __future__ import annotations
 
@@ -23,12 +23,8 @@ def _modules():
 
 def _load(name):
     with warnings.catch_warnings():
-        warnings.simplefilter("error", DeprecationWarning)
-        try:
-            module = importlib.import_module(name)
-        except DeprecationWarning:
-            return None                      # a deprecated alias of a module tested under its new name
-    return module if module.__name__ == name else None
+        warnings.simplefilter("error", DeprecationWarning)   # no module of dpkme is deprecated
+        return importlib.import_module(name)
 
 
 MODULES = _modules()
@@ -37,8 +33,6 @@ MODULES = _modules()
 @pytest.mark.parametrize("name", MODULES)
 def test_doctests(name):
     module = _load(name)
-    if module is None:
-        pytest.skip(f"{name} is a deprecated alias")
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE, verbose=False)
     assert result.failed == 0, f"{result.failed} of {result.attempted} doctest(s) failed in {name}"
 

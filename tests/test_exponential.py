@@ -16,7 +16,7 @@ import pytest
 from scipy import stats
 from scipy.special import logsumexp
 
-from dpkme import exponential as ex
+from dpkme.release import exponential as ex
 from dpkme.kernels.kernel import GaussianKernel, LaplacianKernel, MaternKernel
 from dpkme.metrics import rkhs_distance
 from dpkme.privacy.accounting import BudgetLedger

@@ -297,7 +297,7 @@ def test_features_on_hostile_rows(X):
 
 
 # --------------------------------------------------------------------------- sensitivity and mechanisms
-from dpkme import mechanisms as M  # noqa: E402
+from dpkme.privacy import calibration as M  # noqa: E402
 from dpkme.privacy.sensitivity import feature_mean_sensitivity, kme_sensitivity  # noqa: E402
 
 
@@ -361,7 +361,7 @@ def test_noise_samplers(shape, scale):
 
 
 # --------------------------------------------------------------------------- accounting
-from dpkme import accounting as A  # noqa: E402
+from dpkme.privacy import accounting as A  # noqa: E402
 
 
 @examples(2)
@@ -508,7 +508,7 @@ def test_privatise_feature_mean(X, n_private, rel):
 
 
 # --------------------------------------------------------------------------- exponential mechanism
-from dpkme import exponential as EXP  # noqa: E402
+from dpkme.release import exponential as EXP  # noqa: E402
 
 
 @examples()
@@ -803,7 +803,9 @@ def test_paper_statistic(Z, gamma):
 
 # --------------------------------------------------------------------------- audit and guards
 from dpkme import audit as AUD  # noqa: E402
-from dpkme import guards as G  # noqa: E402
+from dpkme import cost as COST  # noqa: E402
+from dpkme.privacy import bandwidth as BW  # noqa: E402
+from dpkme.privacy import leaks as LK  # noqa: E402
 
 
 @examples(2)
@@ -837,13 +839,13 @@ def test_audit_functions_hostile(name, eps, runs):
 
 
 @examples(2)
-@given(st.sampled_from(G.COST_MECHANISMS), st.dictionaries(
+@given(st.sampled_from(COST.COST_MECHANISMS), st.dictionaries(
     st.sampled_from(["n", "n_points", "dim", "m", "n_candidates", "k", "n_features", "n_iter", "runs", "audit",
                      "n_query", "grid_shape", "weights", "solver", "n_null", "grid_size", "pairs", "preset"]),
     st.one_of(hostile_scalar, st.sampled_from(["gaussian", "simplex", "preimage", "all", "interactive"]),
               st.tuples(st.integers(-2, 5000), st.integers(-2, 5000))), max_size=6))
 def test_estimate_cost_hostile(mechanism, params):
-    ok, est = _rejects(G.estimate_cost, mechanism, **params)
+    ok, est = _rejects(COST.estimate_cost, mechanism, **params)
     if ok:
         assert math.isfinite(est.seconds) and est.seconds > 0 and math.isfinite(est.nbytes) and est.nbytes > 0
         assert isinstance(est.needs_confirmation, bool)
@@ -853,7 +855,7 @@ def test_estimate_cost_hostile(mechanism, params):
 @given(float_matrices(min_rows=1, max_rows=8, max_cols=2), mostly(st.just([0.1, 1.0, 10.0]), hostile_arrays(max_dims=1)),
        EPS)
 def test_private_lengthscale_hostile(X, grid, eps):
-    ok, c = _rejects(G.private_lengthscale, X, grid=grid, epsilon=eps, random_state=0)
+    ok, c = _rejects(BW.private_lengthscale, X, grid=grid, epsilon=eps, random_state=0)
     if ok:
         assert c.lengthscale in c.grid and math.isfinite(c.lengthscale) and c.lengthscale > 0
         p = c.probabilities()
@@ -863,6 +865,6 @@ def test_private_lengthscale_hostile(X, grid, eps):
 @examples()
 @given(float_matrices(min_rows=1, max_rows=6, max_cols=2), POS, mostly(st.floats(-5, 5)), POS)
 def test_find_data_dependent_inputs_hostile(X, ell, center, scale):
-    ok, found = _rejects(G.find_data_dependent_inputs, X, lengthscale=ell, center=center, scale=scale)
+    ok, found = _rejects(LK.find_data_dependent_inputs, X, lengthscale=ell, center=center, scale=scale)
     if ok:
-        assert all(isinstance(r, G.LeakRecord) for r in found)
+        assert all(isinstance(r, LK.LeakRecord) for r in found)

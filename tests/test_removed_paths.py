@@ -1,60 +1,64 @@
-"""The deprecated module paths (dpkme/_shim.py): each still imports, is the new module itself, and warns."""
+"""The module paths deprecated in dpkme 0.2 and removed in 0.5.0 are gone; their new homes keep every name.
+
+dpkme 0.2 regrouped its modules into concept-named folders and kept the old paths as aliases that warned
+(``dpkme/_shim.py``, ``dpkme/guards/``, ``dpkme/data.py``, ``dpkme.io``'s sample names). 0.5.0 removed them:
+each old path is now an ImportError (or, for a name of ``dpkme.io``, an AttributeError).
+"""
 
 from __future__ import annotations
 
 import importlib
-import re
-import sys
+import types
 import warnings
 
 import pytest
 
-from dpkme._shim import SHIMS
+#: Old module path -> the module that replaced it (the table dpkme/_shim.py held until 0.5.0).
+REMOVED: dict[str, str] = {
+    "dpkme.features": "dpkme.kernels.random_features",
+    "dpkme.spectral": "dpkme.kernels.spectral",
+    "dpkme.mechanisms": "dpkme.privacy.calibration",
+    "dpkme.sensitivity": "dpkme.privacy.sensitivity",
+    "dpkme.accounting": "dpkme.privacy.accounting",
+    "dpkme.guards": "dpkme.privacy.leaks",
+    "dpkme.guards.leaks": "dpkme.privacy.leaks",
+    "dpkme.guards.bandwidth": "dpkme.privacy.bandwidth",
+    "dpkme.guards.cost": "dpkme.cost",
+    "dpkme.subspace": "dpkme.release.subspace",
+    "dpkme.random_features": "dpkme.release.random_features",
+    "dpkme.exponential": "dpkme.release.exponential",
+    "dpkme.gp_release": "dpkme.release.gp",
+    "dpkme.reproduce_alg2": "dpkme.reproduce",
+    "dpkme.data": "dpkme.datasets.generators",
+    "dpkme._shim": "dpkme",
+}
 
 
-def _fresh_import(name: str):
-    """Import ``name`` as if for the first time (the shim runs again), restoring sys.modules afterwards."""
-    parent, _, child = name.rpartition(".")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        importlib.import_module(parent)
-    saved = sys.modules.pop(name, None)
-    saved_attr = getattr(sys.modules[parent], child, None)
-    try:
-        return importlib.import_module(name)
-    finally:
-        if saved is not None:
-            sys.modules[name] = saved
-        if saved_attr is not None:
-            setattr(sys.modules[parent], child, saved_attr)
+@pytest.mark.parametrize("old, new", sorted(REMOVED.items()))
+def test_old_path_is_gone_and_its_new_home_imports(old, new):
+    with pytest.raises(ImportError):
+        importlib.import_module(old)
+    importlib.import_module(new)
 
 
-@pytest.mark.parametrize("old, new", sorted(SHIMS.items()))
-def test_old_path_is_the_new_module_and_warns(old, new):
-    with pytest.warns(DeprecationWarning, match=re.escape(old) + " is deprecated.*import " + re.escape(new)):
-        module = _fresh_import(old)
-    assert module is importlib.import_module(new)
-    assert sys.modules[old] is sys.modules[new]
+def test_the_old_top_level_names_are_not_attributes_of_the_package():
+    import dpkme
+
+    for name in sorted({old.split(".")[1] for old in REMOVED}):
+        if name in dpkme.__all__:  # gp_release: the function, not the old module
+            assert not isinstance(getattr(dpkme, name), types.ModuleType)
+            continue
+        with pytest.raises(AttributeError):
+            getattr(dpkme, name)
 
 
-def test_monkeypatching_through_an_old_path_reaches_the_new_module(monkeypatch):
-    import dpkme.release.exponential as new
-
-    old = _fresh_import("dpkme.exponential")
-    monkeypatch.setattr(old, "_SAMPLE_BLOCK", 3)
-    assert new._SAMPLE_BLOCK == 3
-
-
-def test_guards_package_reexports_the_moved_names_and_warns():
-    from dpkme.cost import estimate_cost
-    from dpkme.privacy.bandwidth import private_lengthscale
-    from dpkme.privacy.leaks import mark_not_private
-
-    with pytest.warns(DeprecationWarning, match=r"dpkme\.guards is deprecated"):
-        guards = _fresh_import("dpkme.guards")
-    assert guards.estimate_cost is estimate_cost
-    assert guards.private_lengthscale is private_lengthscale
-    assert guards.mark_not_private is mark_not_private
+def test_moved_names_resolve_at_their_new_homes():
+    """What dpkme.guards and dpkme.data re-exported is importable from where it lives."""
+    from dpkme.cost import estimate_cost  # noqa: F401
+    from dpkme.datasets import GENERATORS, paper_mixture  # noqa: F401
+    from dpkme.preprocessing import DeclaredScaling, clip_to_box  # noqa: F401
+    from dpkme.privacy.bandwidth import private_lengthscale  # noqa: F401
+    from dpkme.privacy.leaks import mark_not_private  # noqa: F401
 
 
 def test_packages_that_replaced_modules_keep_their_names():
@@ -67,33 +71,15 @@ def test_packages_that_replaced_modules_keep_their_names():
     assert kernel_from_dict(GaussianKernel(lengthscale=2.0).to_dict()).lengthscale == 2.0
 
 
-def test_data_module_forwards_to_datasets_and_preprocessing_and_warns():
-    import dpkme.data
-    from dpkme.datasets import GENERATORS, paper_mixture
-    from dpkme.preprocessing import DeclaredScaling, clip_to_box
-
-    with pytest.warns(DeprecationWarning, match=r"dpkme\.data is deprecated.*paper_mixture from dpkme\.datasets"):
-        assert dpkme.data.paper_mixture is paper_mixture
-    with pytest.warns(DeprecationWarning, match=r"dpkme\.data is deprecated.*from dpkme\.preprocessing"):
-        assert dpkme.data.clip_to_box is clip_to_box
-    with pytest.warns(DeprecationWarning, match=r"dpkme\.data is deprecated"):
-        from dpkme.data import GENERATORS as G
-        from dpkme.data import DeclaredScaling as D
-    assert G is GENERATORS and D is DeclaredScaling
-    with pytest.raises(AttributeError):
-        dpkme.data.not_a_name  # noqa: B018
-
-
 @pytest.mark.parametrize("name", ["SAMPLES", "SampleInfo", "load_sample", "SAMPLE_DIR"])
-def test_io_sample_names_forward_to_datasets_and_warn(name):
+def test_io_sample_names_are_gone_and_live_in_datasets(name):
     import dpkme.datasets
     import dpkme.io
 
-    with pytest.warns(DeprecationWarning, match=re.escape(f"dpkme.io.{name} is deprecated") + ".*"
-                      + re.escape(f"import dpkme.datasets.{name}")):
-        value = getattr(dpkme.io, name)
-    assert value is getattr(dpkme.datasets, name)
+    with pytest.raises(AttributeError, match=f"no attribute '{name}'"):
+        getattr(dpkme.io, name)
     assert name not in dpkme.io.__all__
+    assert hasattr(dpkme.datasets, name)
 
 
 def test_io_keeps_its_own_names_without_warning():

@@ -58,7 +58,6 @@ with theirs.
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -99,7 +98,7 @@ def public_lengthscale(public_points: npt.ArrayLike, *, max_rows: int = 2000,
 
     ``public_points`` must be public (a publishable subset, a public reference
     sample). At most ``max_rows`` rows (a seeded subsample) are used. This is
-    :func:`dpkme.two_sample.features.public_lengthscale`; it exists here under
+    :func:`dpkme.kernels.median.public_lengthscale`; it exists here under
     the guards' name so that the only median heuristic a private path can
     reach is one that says *public* in its name. On private rows use
     :func:`private_lengthscale` instead.
@@ -126,7 +125,7 @@ def public_lengthscale(public_points: npt.ArrayLike, *, max_rows: int = 2000,
     >>> public_lengthscale(np.array([[0.0, 0.0], [3.0, 4.0], [0.0, 1.0]]))  # distances 5, 1 and sqrt(18)
     4.242640687119285
     """
-    from ..two_sample.features import public_lengthscale as _impl
+    from ..kernels.median import public_lengthscale as _impl
 
     return float(_impl(public_points, max_rows=max_rows, random_state=random_state))
 
@@ -462,21 +461,3 @@ def private_lengthscale(X: npt.ArrayLike, *, grid: npt.ArrayLike, epsilon: float
     return LengthscaleChoice(lengthscale=float(g[k]), index=k, grid=g, epsilon=eps, sensitivity=sens, charge=charge,
                              pairs=mode, quantile=float(quantile), seed=seed, noise_source=source,
                              private_utilities=util)
-
-
-def _median_heuristic_values(X: npt.NDArray[np.float64], *, max_rows: int = 2000) -> list[float]:
-    """Common median-heuristic length scales of ``X`` (for leak detection; reads X)."""
-    X = check_array(X, name="X", min_rows=2)
-    out = []
-    if X.shape[0] <= max_rows:
-        cdf_rows = X
-    else:
-        cdf_rows = X[np.random.default_rng(0).choice(X.shape[0], size=max_rows, replace=False)]
-    sq = np.einsum("ij,ij->i", cdf_rows, cdf_rows)
-    d2 = np.maximum(sq[:, None] + sq[None, :] - 2.0 * cdf_rows @ cdf_rows.T, 0.0)
-    iu = np.triu_indices(cdf_rows.shape[0], k=1)
-    med2 = float(np.median(d2[iu]))
-    if med2 > 0:
-        med = math.sqrt(med2)
-        out += [med, med2, med / math.sqrt(2.0), math.sqrt(med2 / 2.0), 1.0 / med2, 1.0 / (2.0 * med2)]
-    return out

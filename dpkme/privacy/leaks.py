@@ -434,7 +434,7 @@ def _find(X: npt.NDArray[np.float64], found: list[LeakRecord], lengthscale: floa
           domain: tuple[npt.ArrayLike, npt.ArrayLike] | None, center: npt.ArrayLike | None,
           scale: npt.ArrayLike | None, points: npt.ArrayLike | None, points_are_public_rows: bool, rtol: float,
           warn: bool) -> list[LeakRecord]:
-    from .bandwidth import _median_heuristic_values
+    from ..kernels.median import median_heuristic_values
 
 
     def add(param: str, source: str) -> None:
@@ -442,7 +442,7 @@ def _find(X: npt.NDArray[np.float64], found: list[LeakRecord], lengthscale: floa
 
     if lengthscale is not None:
         ell = check_positive_float(lengthscale, name="lengthscale")
-        if any(_close(ell, v, rtol) for v in _median_heuristic_values(X)):
+        if any(_close(ell, v, rtol) for v in median_heuristic_values(X)):
             add("lengthscale", "it equals a median heuristic of the private rows")
     if domain is not None:
         try:

@@ -57,6 +57,7 @@ from .._validation import (
     check_random_state,
 )
 from ..kernels.kernel import LENGTHSCALE_RANGE, GaussianKernel, Kernel, kernel_from_dict
+from ..kernels.median import _public_pool, public_lengthscale
 from ..privacy.sensitivity import check_private_kernel
 
 __all__ = [
@@ -285,18 +286,6 @@ class RFFFeatures(FeatureMap):
 
 
 # --------------------------------------------------------------------------- public choices
-def _public_pool(public_sample) -> np.ndarray:
-    """A public sample, or a tuple of public samples stacked (e.g. held-out parts of X and Y)."""
-    if isinstance(public_sample, (tuple, list)) and public_sample and not np.isscalar(public_sample[0]) \
-            and np.ndim(public_sample[0]) == 2:
-        parts = [check_array(p, name=f"public_sample[{i}]") for i, p in enumerate(public_sample)]
-        dims = {p.shape[1] for p in parts}
-        if len(dims) != 1:
-            raise ValueError(f"the public samples have different numbers of columns: {sorted(dims)}.")
-        return np.concatenate(parts, axis=0)
-    return check_array(public_sample, name="public_sample")
-
-
 def choose_locations(public_sample, n_locations: int = 5, *, method: str = "sample", random_state=None) -> np.ndarray:
     """Test locations from a **public** (or held-out) sample.
 
@@ -328,61 +317,6 @@ def choose_locations(public_sample, n_locations: int = 5, *, method: str = "samp
     w, U = np.linalg.eigh(cov)
     root = U * np.sqrt(np.maximum(w, 0.0))
     return mean + rng.standard_normal((J, pool.shape[1])) @ root.T
-
-
-def public_lengthscale(public_sample, *, max_rows: int = 2000, random_state=0) -> float:
-    r"""Median pairwise Euclidean distance of a **public** sample (median heuristic on public data).
-
-    At most ``max_rows`` rows (a seeded subsample) are used. The result is a
-    public constant; the same heuristic on the private test data would leak.
-
-    .. math:: \ell = \operatorname{median}_{i<j}\|p_i - p_j\|_2 .
-
-    Parameters
-    ----------
-    public_sample : array-like of shape (m, d), or tuple of such arrays
-        Data that is not part of the private test data (a held-out split, a
-        public reference sample); a tuple ``(X_public, Y_public)`` is pooled. At
-        least 2 rows in all.
-    max_rows : int, default 2000
-        Largest number of rows used (at least 2); a larger sample is subsampled
-        without replacement. The pairwise work is :math:`O(\texttt{max\_rows}^2 d)`.
-    random_state : None, int or Generator, default 0
-        Seed of the subsample (used only when the sample has more than ``max_rows`` rows).
-
-    Returns
-    -------
-    float
-        The length scale :math:`\ell > 0`, in the units of the data.
-
-    Raises
-    ------
-    ValueError
-        If the sample has fewer than 2 rows or a median pairwise distance of 0.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from dpkme.two_sample.features import public_lengthscale
-    >>> public_lengthscale(np.array([[0.0, 0.0], [3.0, 4.0], [0.0, 8.0]]))   # distances 5, 8, 5
-    5.0
-    """
-    pool = _public_pool(public_sample)
-    if pool.shape[0] < 2:
-        raise ValueError("public_lengthscale needs at least 2 public rows.")
-    max_rows = check_positive_int(max_rows, name="max_rows", minimum=2)
-    if pool.shape[0] > max_rows:
-        rng, _ = check_random_state(random_state)
-        pool = pool[rng.choice(pool.shape[0], size=max_rows, replace=False)]
-    sq = np.einsum("ij,ij->i", pool, pool)
-    norms = sq[:, None] + sq[None, :]
-    d2 = norms - 2.0 * pool @ pool.T
-    d2[d2 <= 1e-12 * norms] = 0.0      # identical rows: rounding of |p|² + |q|² − 2p·q, not a distance
-    iu = np.triu_indices(pool.shape[0], k=1)
-    med = float(np.sqrt(max(np.median(np.maximum(d2[iu], 0.0)), 0.0)))
-    if not med > 0:
-        raise ValueError("the public sample has median pairwise distance 0; declare a length scale instead.")
-    return med
 
 
 def make_features(
