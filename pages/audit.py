@@ -317,7 +317,7 @@ def epsilon_delta_figure(res: AuditResult) -> tuple[go.Figure, str]:
                       annotation_text=f"audited lower bound at δ = 0: {fmt_num(res.epsilon_lower_bound)}")
     else:
         fig.add_trace(go.Scatter(x=[res.claimed_delta], y=[res.claimed_epsilon], mode="markers",
-                                 name=f"claim (ε = {res.claimed_epsilon:g}, δ = {res.claimed_delta:g})",
+                                 name=f"claim (ε = {res.claimed_epsilon:g}, δ = {S.fmt_delta(res.claimed_delta)})",
                                  marker=dict(symbol="star", size=14, color="black")))
     top, note = c["top"], ""
     if c["pair_cut_off"]:
@@ -336,7 +336,7 @@ def show_audit_result(res: AuditResult, stale: bool) -> None:
         st.info("The audit below was run with other settings; press **Run the audit** to update it.")
     st.subheader(f"Audit: {AUDIT_LABELS.get(res.mechanism, res.mechanism)}")
     st.caption(f"Variant: {VARIANT_LABELS.get(res.variant, res.variant)}.")
-    delta_txt = f"δ = {res.claimed_delta:g}" if res.claimed_delta > 0 else "δ = 0 (pure ε-DP)"
+    delta_txt = f"δ = {S.fmt_delta(res.claimed_delta)}" if res.claimed_delta > 0 else "δ = 0 (pure ε-DP)"
     c = st.columns(3)
     c[0].metric("Claimed ε", f"{res.claimed_epsilon:g}", delta=delta_txt, delta_color="off", delta_arrow="off")
     c[1].metric("Audited lower bound ε_lb", fmt_num(res.epsilon_lower_bound),
@@ -357,10 +357,10 @@ def show_audit_result(res: AuditResult, stale: bool) -> None:
     if res.violation:
         st.error(f"**Claim refuted at confidence {conf:.3g}**: ε_lb = {fmt_num(res.epsilon_lower_bound)} > "
                  f"claimed ε = {res.claimed_epsilon:g}. The mechanism is not ({res.claimed_epsilon:g}, "
-                 f"{res.claimed_delta:g})-DP, unless a {res.alpha:.3g}-probability accident happened.",
+                 f"{S.fmt_delta(res.claimed_delta)})-DP, unless a {res.alpha:.3g}-probability accident happened.",
                  icon=":material/gpp_bad:")
     elif res.curve_violation:
-        st.error(f"**Claimed privacy curve refuted at confidence {conf:.3g}**: at δ′ = {res.curve_delta:.2g} the "
+        st.error(f"**Claimed privacy curve refuted at confidence {conf:.3g}**: at δ′ = {S.fmt_delta(res.curve_delta)} the "
                  f"audited bound exceeds the claimed curve by {res.curve_margin:.3g} (the curve test, below). At "
                  f"the claimed δ itself, ε_lb = {fmt_num(res.epsilon_lower_bound)} ≤ {res.claimed_epsilon:g}.",
                  icon=":material/gpp_bad:")
@@ -374,7 +374,7 @@ def show_audit_result(res: AuditResult, stale: bool) -> None:
     if res.curve_margin is not None:
         outcome = "positive: the claimed curve is refuted" if res.curve_violation else "not positive: no violation"
         st.caption(f"Curve test (every tabulated δ′ at once, jointly valid at {conf:.3g}): largest "
-                   f"ε_lb(δ′) − ε_claimed(δ′) = {res.curve_margin:.3g} at δ′ = {res.curve_delta:.2g} — {outcome}.")
+                   f"ε_lb(δ′) − ε_claimed(δ′) = {res.curve_margin:.3g} at δ′ = {S.fmt_delta(res.curve_delta)} — {outcome}.")
 
     with st.expander("The neighbouring datasets and the scalar", expanded=True):
         st.markdown(describe_neighbours(res.neighbours))
@@ -451,10 +451,10 @@ with aud_left:
                    "implies).")
     else:
         aud_delta = float(st.select_slider(
-            "Claimed δ", options=DELTA_OPTIONS, format_func=lambda d: f"{d:.0e}", key="aud.delta",
+            "Claimed δ", options=DELTA_OPTIONS, format_func=S.fmt_delta, key="aud.delta",
             persist_state="session",
             help="Audits use a large δ on purpose: with a few thousand runs the bound can only resolve events of "
-                 "probability about 1/runs, so at δ = 1e-5 the same runs certify only a smaller ε (no false "
+                 "probability about 1/runs, so at δ = 10⁻⁵ the same runs certify only a smaller ε (no false "
                  "alarm, just less power). Real releases use a much smaller δ."))
         st.caption("δ is large on purpose: n runs can only see events of probability about 1/n.")
     aud_conf = float(st.select_slider("Confidence 1 − α", options=CONFIDENCE_OPTIONS, format_func=lambda c: f"{c:g}",
@@ -618,7 +618,7 @@ mia_left, mia_right = st.columns([1, 2], gap="large")
 with mia_left:
     mia_mech = st.selectbox("Release attacked", list(MIA_LABELS), format_func=MIA_LABELS.get, key="mia.mech",
                             persist_state="session")
-    mia_delta = float(st.select_slider("δ of every release", options=MIA_DELTAS, format_func=lambda d: f"{d:.0e}",
+    mia_delta = float(st.select_slider("δ of every release", options=MIA_DELTAS, format_func=S.fmt_delta,
                                        key="mia.delta", persist_state="session"))
     mia_runs = int(st.select_slider("Releases per table and per ε", options=MIA_RUNS, format_func=lambda r: f"{r:,}",
                                     key="mia.runs", persist_state="session",
@@ -693,7 +693,7 @@ eps, delta = S.epsilon(), S.delta()
 if not eps > 0:
     st.error("ε must be positive: set it on the Kernel & privacy page.")
     st.stop()
-st.caption(f"Claimed guarantee in every exhibit: ε = {eps:g}, δ = {delta:.0e} (Kernel & privacy page).")
+st.caption(f"Claimed guarantee in every exhibit: ε = {eps:g}, δ = {S.fmt_delta(delta)} (Kernel & privacy page).")
 
 # ---------------------------------------------------------------------- 1. feature norms
 st.subheader("1. Random features whose norm can exceed 1")

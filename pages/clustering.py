@@ -174,7 +174,7 @@ with right:
             plotly_chart(fig, key="clu.split_fig")
         with c2:
             tot = plan.total_charge("x")
-            st.metric("Whole run", f"ε = {plan.epsilon():.3g}", f"δ = {delta:.0e}", delta_color="off")
+            st.metric("Whole run", f"ε = {plan.epsilon():.3g}", f"δ = {S.fmt_delta(delta)}", delta_color="off")
             st.metric("Composed noise multiplier", f"{tot.noise_multiplier:.3g}",
                       help="The T Gaussian steps compose exactly into one Gaussian mechanism with multiplier "
                            "(Σ (Δ/σᵢ)²)^(-1/2) (Gaussian DP); the ledger records it as one charge.")
@@ -298,7 +298,7 @@ def show_run(stored: dict) -> None:
     counts = result.noisy_counts
     st.subheader("What is released")
     a, b, c, d = st.columns(4)
-    a.metric("ε spent", f"{result.epsilon:.3g}", help=f"δ = {result.delta:.0e}; charged as one Gaussian charge.")
+    a.metric("ε spent", f"{result.epsilon:.3g}", help=f"δ = {S.fmt_delta(result.delta)}; charged as one Gaussian charge.")
     b.metric("Clusters", str(result.k))
     c.metric("Iterations", str(result.n_iter))
     d.metric("Runtime", f"{result.seconds:.2f} s")
@@ -314,7 +314,7 @@ def show_run(stored: dict) -> None:
     st.dataframe(released, hide_index=True)
     if stored.get("charge") is not None:
         st.caption(f"Charged: {stored['charge'].label} — ε = {stored['charge'].epsilon:.3g}, "
-                   f"δ = {stored['charge'].delta:.0e}, noise multiplier {stored['charge'].noise_multiplier:.3g} (one "
+                   f"δ = {S.fmt_delta(stored['charge'].delta)}, noise multiplier {stored['charge'].noise_multiplier:.3g} (one "
                    f"Gaussian charge for all {result.n_iter} iterations). A centre whose noisy size falls below "
                    "max(1, 3σₙ) keeps its previous position.")
     for p in stored.get("problems") or []:
@@ -461,7 +461,7 @@ with st.expander("Acs et al.'s eq. (3) against the true privacy of the same nois
             rows.append({"accounting": name, "add/remove": cmp_["add-remove"][key_],
                          "replace-one": cmp_["replace-one"][key_]})
         st.dataframe(pd.DataFrame(rows), hide_index=True)
-        st.caption(f"ε at δ = {delta:.0e} for T = {T} iterations with the paper's noise. Under add/remove the "
+        st.caption(f"ε at δ = {S.fmt_delta(delta)} for T = {T} iterations with the paper's noise. Under add/remove the "
                    "paper's two slips (a √2 too large sensitivity and a log moment a factor 2 too small) cancel; "
                    f"under replace-one the true per-step log moment is {cmp_['replace-one']['moment_ratio']:.0f}× the "
                    "paper's, so eq. (3) **understates** ε. This app calibrates with PLD under replace-one.")

@@ -108,7 +108,7 @@ def comparison_section(kind: str) -> None:
                                persist_state="session")
         crv_noise, seed = N.noise_controls("crv.noise", "crv.seed", label="Noise of the runs", what="curves",
                                            labels=N.SIMULATION_LABELS)
-        st.caption(f"δ = {S.delta():.0e} for Algorithms 1 and 2 ({ss[S.CALIBRATION]} calibration, Kernel & privacy "
+        st.caption(f"δ = {S.fmt_delta(S.delta())} for Algorithms 1 and 2 ({ss[S.CALIBRATION]} calibration, Kernel & privacy "
                    "page) and the GP release (analytic calibration); the exponential mechanism spends no δ.")
     eps_values = sorted({round(float(v), 6) for v in np.geomspace(e_lo, e_hi, int(n_eps))}) if e_hi > e_lo \
         else [float(e_lo)]

@@ -208,7 +208,7 @@ with right:
                                partition=partition)
         if view is None:
             st.subheader("Budget split — planning (nothing spent)")
-            st.metric("Whole run", f"ε = {plan.epsilon:.3g}", f"δ = {delta:.0e}", delta_color="off")
+            st.metric("Whole run", f"ε = {plan.epsilon:.3g}", f"δ = {S.fmt_delta(delta)}", delta_color="off")
             P.hidden_note("The noise multiplier, the steps and the ε-vs-epochs curve (they follow from the exact row "
                           "count until a run has counted it privately)")
     if view is not None:
@@ -220,7 +220,7 @@ with right:
                    "private, so the run re-plans with a privately counted N̂ (Laplace, ε = "
                    f"{G.COUNT_EPSILON:g}, charged once per dataset): the released models and files carry N̂, never N."))
         c1, c2, c3 = st.columns(3)
-        c1.metric("Whole run", f"ε = {plan_shown.epsilon:.3g}", f"δ = {delta:.0e}", delta_color="off")
+        c1.metric("Whole run", f"ε = {plan_shown.epsilon:.3g}", f"δ = {S.fmt_delta(delta)}", delta_color="off")
         c2.metric("SGD noise multiplier σ", f"{plan_shown.noise_multiplier:.3g}",
                   help="Noise std on each cluster's sum of clipped gradients, in units of the clip norm C.")
         c3.metric("SGD steps T_S", f"{plan_shown.steps:,}", f"q = {plan_shown.sampling_rate:.3g}", delta_color="off")
@@ -249,7 +249,7 @@ with right:
             fig.add_trace(go.Scatter(x=[epochs], y=[plan_shown.epsilon], mode="markers", name="your setting (charged)",
                                      marker=dict(size=14, symbol="star", color="red", line=dict(width=1, color="black"))))
             fig.update_layout(height=330, margin=dict(l=10, r=10, t=40, b=10), xaxis_title="SGD epochs",
-                              yaxis_title=f"ε at δ = {delta:.0e}", legend=dict(orientation="h", y=-0.25),
+                              yaxis_title=f"ε at δ = {S.fmt_delta(delta)}", legend=dict(orientation="h", y=-0.25),
                               title=f"Planning: ε against epochs at this noise (σ = {plan_shown.noise_multiplier:.3g})")
             plotly_chart(fig, key="gen.curve_fig")
             st.caption(("Computed from public inputs only (N, L, σ, δ; no k-means in one model per class): "
@@ -257,7 +257,7 @@ with right:
                        + "no data is read and nothing is charged. "
                        "ε grows with the number of epochs; more epochs at the same total ε need more noise per step.")
 
-with st.expander("The paper's Figure 2: ε against SGD epochs (MNIST, δ = 1e-5, T_K = 20, σ_C = 4)"):
+with st.expander("The paper's Figure 2: ε against SGD epochs (MNIST, δ = 10⁻⁵, T_K = 20, σ_C = 4)"):
     f1, f2, f3 = st.columns(3)
     ss.setdefault("gen.f2_q", 0.0017)
     fq = float(f1.select_slider("Sampling probability q", options=[0.0017, 0.005, 0.01, 0.02], key="gen.f2_q",
@@ -276,7 +276,7 @@ with st.expander("The paper's Figure 2: ε against SGD epochs (MNIST, δ = 1e-5,
             fig2.add_trace(go.Scatter(x=f2c["epochs"].tolist(), y=f2c[m].tolist(), mode="lines+markers", name=name,
                                       line=dict(dash=dash)))
         fig2.update_layout(height=300, margin=dict(l=10, r=10, t=30, b=10), xaxis_title="SGD epochs (⌈1/q⌉ steps each)",
-                           yaxis_title="ε at δ = 1e-5", legend=dict(orientation="h", y=-0.3))
+                           yaxis_title="ε at δ = 10⁻⁵", legend=dict(orientation="h", y=-0.3))
         plotly_chart(fig2, key="gen.fig2")
         st.caption("The shape of the paper's Figure 2: ε rises quickly over the first epochs, then roughly like the "
                    "square root of the number of steps; larger q gives larger ε, larger σ_G and σ_K smaller. Public "
@@ -394,7 +394,7 @@ def show_run(stored: dict) -> None:
                        "only for a number of steps fixed in advance).")
     st.subheader(f"What is released: {result.k} trained models" + (" (one per class)" if per_class else ""))
     a, b, c, d = st.columns(4)
-    a.metric("ε charged", f"{result.epsilon:.3g}", help=f"δ = {result.delta:.0e}, add/remove one row.")
+    a.metric("ε charged", f"{result.epsilon:.3g}", help=f"δ = {S.fmt_delta(result.delta)}, add/remove one row.")
     b.metric("Models", str(result.k))
     c.metric("SGD steps run", f"{result.steps_run:,}")
     d.metric("Runtime", f"{result.seconds:.1f} s")

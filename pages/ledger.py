@@ -11,6 +11,7 @@ from ui import glossary as G
 from ui import state as S
 from ui.charts import plotly_chart
 from ui.frame import require_frame
+from ui.numbers import MISSING_CELL, cell
 from ui.widgets import PAGE_DATA, guard, require_dataset
 
 require_frame(__file__)
@@ -30,7 +31,7 @@ c1, c2 = st.columns(2)
 c1.number_input("Total ε budget for this data", min_value=0.001, max_value=1000.0, step=0.5, format="%.4g",
                 key=S.BUDGET_EPS, persist_state="session")
 c2.select_slider("Total δ budget", options=[1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3], key=S.BUDGET_DELTA,
-                 format_func=lambda d: f"{d:.0e}", persist_state="session", help=G.help_text("δ"))
+                 format_func=S.fmt_delta, persist_state="session", help=G.help_text("δ"))
 c2.caption("← more privacy · less privacy →, like the ε and δ sliders of the Kernel & privacy page.")
 eps_b, delta_b = S.budget()
 led = S.ledger_for(ds)
@@ -64,7 +65,7 @@ else:
         over = head["over"]
         if over:
             st.error(f"Budget exceeded — {head['text']}. No accountant certifies the releases within ε = {eps_b:g}, "
-                     f"δ = {delta_b:.0e}. Stop releasing this data, or accept a weaker guarantee by raising the budget.")
+                     f"δ = {S.fmt_delta(delta_b)}. Stop releasing this data, or accept a weaker guarantee by raising the budget.")
         else:
             st.success(f"Within budget: {head['text']}.")
         st.progress(min(head["epsilon"] / eps_b, 1.0) if math.isfinite(head["epsilon"]) else 1.0,
@@ -75,13 +76,13 @@ else:
         a, b, c, d = st.columns(4)
         a.metric("Charges", len(led.all_charges), help="A repeat-draw batch of k releases is one charge with count k.")
         b.metric("Basic composition", f"ε = {basic[0]:.3g}",
-                 help=f"The plain sum of the charges' ε and δ (here δ = {basic[1]:.1e}): always valid, never the "
+                 help=f"The plain sum of the charges' ε and δ (here δ = {S.fmt_delta(basic[1])}): always valid, never the "
                       "tightest for many releases.")
-        b.caption(f"with δ = {basic[1]:.1e}")        # a caption, not a metric's delta (no "↑": nothing changed)
-        c.metric(f"Rényi DP at δ = {delta_b:.0e}", f"ε = {tot['rdp'][0]:.4g}")
-        d.metric(f"PLD at δ = {delta_b:.0e}", f"ε = {tot['pld'][0]:.4g}")
+        b.caption(f"with δ = {S.fmt_delta(basic[1])}")        # a caption, not a metric's delta (no "↑": nothing changed)
+        c.metric(f"Rényi DP at δ = {S.fmt_delta(delta_b)}", f"ε = {tot['rdp'][0]:.4g}")
+        d.metric(f"PLD at δ = {S.fmt_delta(delta_b)}", f"ε = {tot['pld'][0]:.4g}")
         st.caption(f"Three valid bounds on the same releases. The headline above is the smallest one valid at the "
-                   f"budget's δ = {delta_b:.0e}, here the {S.ACCOUNTANT_WORDS[head['method']]}; it is the number the "
+                   f"budget's δ = {S.fmt_delta(delta_b)}, here the {S.ACCOUNTANT_WORDS[head['method']]}; it is the number the "
                    "sidebar shows and the one the budget is checked on.")
         if tot.get("parts"):
             st.info("**Parallel composition over disjoint parts.** Some charges read only one part of these "
@@ -107,29 +108,30 @@ else:
                                      mode="lines+markers", line=dict(dash=dash)))
         fig.add_hline(y=eps_b, line_color="red", annotation_text="budget")
         fig.update_xaxes(dtick=1)
-        fig.update_layout(title=f"Total ε after each charge (at δ = {delta_b:.0e})", xaxis_title="charges so far",
+        fig.update_layout(title=f"Total ε after each charge (at δ = {S.fmt_delta(delta_b)})", xaxis_title="charges so far",
                           yaxis_title="ε", height=340, margin=dict(l=10, r=10, t=40, b=10))
         plotly_chart(fig, key="bud.fig")
         rows = led.to_records()
         st.dataframe(pd.DataFrame([{
-            "#": rec["index"] + 1, "charge": rec["label"], "ε": rec["epsilon"], "δ": rec["delta"],
+            "#": rec["index"] + 1, "charge": rec["label"], "ε": rec["epsilon"], "δ": S.fmt_delta(rec["delta"]),
             "count": rec["count"], "part": ", ".join(rec["parts"] or ("everyone",)),
             "total ε so far": eps_so_far,
         } for rec, eps_so_far in zip(rows, best_eps[1:])]), hide_index=True, width="stretch", column_config={
             "charge": st.column_config.TextColumn(width="large"),
             "total ε so far": st.column_config.NumberColumn(
-                format="%.4g", help=f"The headline after this charge: tightest bound at δ = {delta_b:.0e}."),
+                format="%.4g", help=f"The headline after this charge: tightest bound at δ = {S.fmt_delta(delta_b)}."),
         })
         with st.expander("All fields of each charge"):
             st.dataframe(pd.DataFrame([{
                 "#": rec["index"] + 1, "charge": rec["label"], "mechanism": rec["mechanism"], "ε": rec["epsilon"],
-                "δ": rec["delta"], "count": rec["count"], "σ/Δ": rec["noise_multiplier"],
-                "calibration": rec["details"].get("calibration"), "noise": rec["details"].get("noise_source"),
+                "δ": S.fmt_delta(rec["delta"]), "count": rec["count"],
+                "σ/Δ": cell(rec["noise_multiplier"], lambda v: f"{v:.4g}"),
+                "calibration": cell(rec["details"].get("calibration")), "noise": cell(rec["details"].get("noise_source")),
                 "part": ", ".join(rec["parts"] or ("everyone",)),
                 "relation": rec["relation"],
                 "running sum of ε (basic)": rec["cumulative_epsilon_basic"],
             } for rec in rows]), hide_index=True)
-            st.caption("σ/Δ: the noise multiplier (glossary in the sidebar). Relation: which tables count as "
+            st.caption(f"σ/Δ: the noise multiplier (glossary in the sidebar; {MISSING_CELL} where the mechanism has none). Relation: which tables count as "
                        "neighbours (replace one row).")
 
 with st.expander("How are the totals computed?"):
@@ -203,7 +205,7 @@ archived = list(led.archive)
 if archived:
     tot_arch = S.composed(archived, delta_b)
     st.warning(f"{len(archived)} charge(s) of this data were reset earlier in this session or a ledger it imported (together ε = {tot_arch['best'][0]:.3g} "
-               f"at δ = {delta_b:.0e}). A reset only clears the list above: the archived charges still count in the "
+               f"at δ = {S.fmt_delta(delta_b)}). A reset only clears the list above: the archived charges still count in the "
                "headline, in every budget check and in the export, because the people in the data paid for them.")
 confirm = st.checkbox("I understand: clear the list of charges (they stay in the archive and keep counting)",
                       key="bud.confirm")
@@ -214,10 +216,10 @@ if len(ledgers) > 1:
     with st.expander("Other datasets of this session (including two-sample lab cases and uploaded pairs)"):
         st.dataframe(pd.DataFrame([{
             "data": S.ledger_name(k), "charges": len(l.all_charges), "basic ε": basic_composition(l.all_charges)[0],
-            "basic δ": basic_composition(l.all_charges)[1],
+            "basic δ": S.fmt_delta(basic_composition(l.all_charges)[1]),
             "headline ε": S.composed(l.all_charges, delta_b)["best"][0] if l.all_charges else 0.0,
         } for k, l in ledgers.items()]), hide_index=True, width="stretch", column_config={
             "headline ε": st.column_config.NumberColumn(
-                format="%.4g", help=f"Tightest bound at the budget's δ = {delta_b:.0e} (worst part), as in the "
+                format="%.4g", help=f"Tightest bound at the budget's δ = {S.fmt_delta(delta_b)} (worst part), as in the "
                                     "sidebar."),
         })

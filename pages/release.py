@@ -51,7 +51,7 @@ kernel_text = ("Kernel **additive table kernel** (the library's default for tabl
                if C.table_kernel_kind(ds) == "additive" else
                f"Kernel **{C.KERNEL_LABELS[ss[S.KERNEL]]}**, ℓ = {kernel.lengthscale:.4g}"
                + (" (the table's product kernel)" if ds.is_table else ""))
-settings = (f"{kernel_text} · ε = **{eps:g}**, δ = {S.delta():.0e} · {ss[S.CALIBRATION]} calibration")
+settings = (f"{kernel_text} · ε = **{eps:g}**, δ = {S.fmt_delta(S.delta())} · {ss[S.CALIBRATION]} calibration")
 c1, c2 = st.columns([4, 1])
 banner = c1.empty()     # completed below with the Δ and σ of the mechanism that will run (its library charge)
 banner.info(settings)

@@ -139,7 +139,7 @@ def show_result(stored: dict) -> None:
     d.metric("Private statistic", f"{res.statistic:.4g}")
     really_private = res.private and not stored.get("problems")
     e.metric("Privacy of the test", f"ε = {res.epsilon:.3g}" if really_private else "NOT private",
-             help=f"δ = {res.delta:.0e}: the test's noisy moments together are (ε, δ)-DP." if really_private
+             help=f"δ = {S.fmt_delta(res.delta)}: the test's noisy moments together are (ε, δ)-DP." if really_private
              else "; ".join(stored.get("problems") or ["no privacy noise"]))
     ref = stored.get("reference")
 
@@ -166,7 +166,7 @@ def show_result(stored: dict) -> None:
         parts = tot.get("parts")
         st.caption(
             f"That ledger now: {S.budget_headline(led)['text']} (this test alone: ε = {res.epsilon:.3g} at "
-            f"δ = {res.delta:.0e})"
+            f"δ = {S.fmt_delta(res.delta)})"
             + (" — worst part: " + str(tot["worst_part"]) + "; per part: "
                + ", ".join(f"{p}: ε = {v[0]:.3g}" for p, v in parts.items()) if parts else "") + ".")
     st.caption(stored.get("ledger_note", ""))
@@ -177,7 +177,7 @@ def show_result(stored: dict) -> None:
 
 
 def privacy_line() -> None:
-    st.caption(f"Privacy: ε = {eps:g}, δ = {delta:.0e} for the whole test (Kernel & privacy page).")
+    st.caption(f"Privacy: ε = {eps:g}, δ = {S.fmt_delta(delta)} for the whole test (Kernel & privacy page).")
     st.page_link(PAGE_KERNEL, label="Change ε and δ", icon=":material/tune:")
 
 
@@ -537,7 +537,7 @@ with left:
     ss.setdefault("tst.c_seed", 0)
     seed = int(st.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1, key="tst.c_seed",
                                persist_state="session"))
-    st.caption(f"δ = {delta:.0e} (Kernel & privacy page). About 0.02–0.05 s per repetition and test: "
+    st.caption(f"δ = {S.fmt_delta(delta)} (Kernel & privacy page). About 0.02–0.05 s per repetition and test: "
                f"{reps * max(len(values), 1):,} repetitions here. Changing an input or pressing **Stop** during a run "
                "keeps what is done so far.")
     curve_est = None

@@ -130,7 +130,7 @@ def test_basic_composition_shows_delta_as_a_caption_not_as_a_change():
     at = _with_releases(1)
     m = next(m for m in at.metric if m.label == "Basic composition")
     assert m.value == "ε = 1" and not m.delta
-    assert any(c.value == "with δ = 1.0e-06" for c in at.caption)
+    assert any(c.value == "with δ = 10⁻⁶" for c in at.caption)
 
 
 def test_the_ledger_counts_name_private_discovery_among_the_other_private_steps():

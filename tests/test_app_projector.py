@@ -39,10 +39,22 @@ def test_the_shared_layout_sets_legible_type_and_larger_type_for_a_projector():
     assert {a.font.size for a in big.layout.annotations} == {F.PRESENT_FONT_SIZE}      # the subplot titles too
 
 
+_SUP = str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")
+
+
+def value_of(label: str) -> float:
+    """The number a label shows: ``0.1``, ``1,000``, ``10⁻⁶``, ``2.5·10⁻⁷``."""
+    label = label.replace(",", "").replace("−", "-")
+    m = re.fullmatch(r"(?:([0-9.]+)·)?10([⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+)", label)
+    if m:
+        return float(m.group(1) or 1) * 10.0 ** int(m.group(2).translate(_SUP))
+    return float(label)
+
+
 def _labels_are_values(axis) -> None:
     assert axis.tickvals is not None and len(axis.tickvals) >= 2
     for v, t in zip(axis.tickvals, axis.ticktext):
-        assert float(t.replace(",", "")) == pytest.approx(v, rel=1e-9), (v, t)
+        assert value_of(t) == pytest.approx(v, rel=1e-9), (v, t)
 
 
 @pytest.mark.parametrize("lo,hi", [(0.05, 0.5), (3.0, 9.0), (0.1, 10.0), (1e-10, 1e-3), (2e-4, 7e-2), (40, 9e6)])
@@ -58,8 +70,8 @@ def test_a_log_axis_is_labelled_with_whole_values_never_bare_digits(lo, hi):
         assert not any(re.fullmatch(r"\d", t) and float(t) != v for v, t in zip(axis.tickvals, axis.ticktext))
 
 
-def test_fmt_power_is_one_short_e_notation():
-    assert [F.fmt_power(v) for v in (1e-6, 2.5e-7, 1e-10, 1e12, 0)] == ["1e-6", "2.5e-7", "1e-10", "1e12", "0"]
+def test_fmt_power_writes_powers_of_ten_as_the_prose_does():
+    assert [F.fmt_power(v) for v in (1e-6, 2.5e-7, 1e-10, 1e12, 0)] == ["10⁻⁶", "2.5·10⁻⁷", "10⁻¹⁰", "10¹²", "0"]
 
 
 @pytest.mark.parametrize("present", [False, True])
@@ -78,4 +90,49 @@ def test_the_kernel_pages_log_log_sigma_figure_in_the_app(present):
     for f in sigma:
         for ax in ("xaxis", "yaxis"):
             for v, t in zip(f["layout"][ax]["tickvals"], f["layout"][ax]["ticktext"]):
-                assert float(t.replace(",", "")) == pytest.approx(v, rel=1e-9)
+                assert value_of(t) == pytest.approx(v, rel=1e-9)
+
+
+# ------------------------------------------------------------------ δ written one way
+_DELTA_WORD = re.compile(r"δ\s*=\s*([0-9][0-9.e+\-·⁻⁰¹²³⁴⁵⁶⁷⁸⁹]*)(?![0-9/])")
+_ONE_WAY = re.compile(r"0|([1-9](\.\d+)?·)?10⁻[⁰¹²³⁴⁵⁶⁷⁸⁹]+")  # ui.numbers.fmt_power: 10⁻⁶, 2.5·10⁻⁷ (never 1e-06, 0.000001)
+
+
+def test_no_delta_is_formatted_around_the_one_helper():
+    offenders = []
+    for path in sorted([*(REPO / "pages").glob("*.py"), *(REPO / "ui").rglob("*.py")]):
+        for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if re.search(r"\{[^{}]*delta[^{}]*:\.?\d*[eg]\}|lambda d: f\"\{d:", line):
+                offenders.append(f"{path.relative_to(REPO)}:{i}: {line.strip()}")
+    assert not offenders, "write δ with ui.state.fmt_delta:\n" + "\n".join(offenders)
+
+
+def _texts(at) -> list[str]:
+    out = [e.value for kind in ("markdown", "caption", "info", "warning", "error", "success") for e in at.get(kind)]
+    out += [f"{m.label} {m.value} {m.delta or ''} {m.proto.help}" for m in at.metric]
+    for s in at.select_slider:
+        out += [f"δ = {o}" for o in s.options] if "δ" in s.label else []
+    return out
+
+
+def test_delta_is_written_one_way_on_every_page():
+    from ui import state as S
+    at = public_app().run()
+    at.switch_page("pages/release.py").run()
+    at.button(key="rel.go").click().run()
+    ok(at)
+    seen = []
+    for page in ("pages/release.py", "pages/kernel.py", "pages/ledger.py", "pages/twosample.py", "pages/audit.py"):
+        at.switch_page(page).run()
+        ok(at)
+        for text in _texts(at):
+            seen += [(page, m) for m in _DELTA_WORD.findall(text)]
+        if page == "pages/ledger.py":
+            tables = [d.value for d in at.dataframe]
+            deltas = [v for t in tables for c in t.columns if "δ" in str(c) for v in t[c]]
+            assert deltas and all(isinstance(v, str) and _ONE_WAY.fullmatch(v) for v in deltas), deltas
+            assert all("None" not in t.astype(str).to_numpy().tolist().__str__() for t in tables)
+    assert len({p for p, _ in seen}) >= 4, seen
+    bad = [(p, v) for p, v in seen if not _ONE_WAY.fullmatch(v.rstrip("."))]
+    assert not bad, bad
+    assert S.fmt_delta(1e-6) == "10⁻⁶"

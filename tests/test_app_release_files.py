@@ -35,7 +35,7 @@ def test_guarantee_in_words_says_what_epsilon_and_delta_mean_for_one_person():
     text = guarantee_in_words(epsilon=1.0, delta=1e-6, n_private=4275, mechanism="algorithm1", n_public=250,
                               n_heldout=475)
     for needle in ("4,275 private rows", "unit of privacy is one row", "Replacing any one person's row",
-                   "factor e^ε = 2.72", "δ = 1e-06", "right at most 73 %", "coin flip", "250 rows declared public",
+                   "factor e^ε = 2.72", "δ = 10⁻⁶", "right at most 73 %", "coin flip", "250 rows declared public",
                    "not protected", "475 held-out rows", "Algorithm 1"):
         assert needle in text, needle
     assert 2 <= text.count(". ") + 1 <= 5                               # a few sentences, not a paper

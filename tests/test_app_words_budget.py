@@ -182,7 +182,7 @@ def test_a_single_release_shows_what_it_was_charged_and_why_the_headline_differs
     ok(at)
     side = _sidebar_text(at)
     assert "ε = 0.87" in _headline(at)
-    assert "calibrated to ε = 1, δ = 1e-06" in side, side
+    assert "calibrated to ε = 1, δ = 10⁻⁶" in side, side
     assert "both are true" in side
 
 

@@ -6,6 +6,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from .numbers import fmt_power
+
 PRIVATE_COLOR = "rgba(120, 120, 120, 0.25)"
 PUBLIC_COLOR = "#1f77b4"
 POS_SYMBOL, NEG_SYMBOL = "circle", "diamond"
@@ -22,25 +24,9 @@ FONT_SIZE = 15
 PRESENT_FONT_SIZE = 20
 
 
-def fmt_power(v: float) -> str:
-    """A small or large number in one short e-notation: ``1e-6``, ``2.5e-7``, ``1e12`` (no ``e-06``, no ``e+12``).
-
-    The one way δ and the labels of log axes are written in the app (``ui.state.fmt_delta`` uses it). Exactly
-    0 is ``0``.
-    """
-    v = float(v)
-    if v == 0 or not np.isfinite(v):
-        return "0" if v == 0 else str(v)
-    mant, _, exp = f"{v:.3g}".partition("e")
-    if not exp:                                     # .2g wrote it without an exponent: force one
-        mant, _, exp = f"{v:.2e}".partition("e")
-    mant = mant.rstrip("0").rstrip(".") if "." in mant else mant
-    return f"{mant}e{int(exp)}"
-
-
 def _fmt_tick(v: float, plain: bool) -> str:
     if plain:
-        return f"{v:,.6g}"                         # 0.001, 0.5, 1, 20, 1,000, 50,000
+        return f"{v:,.10g}"                        # 0.001, 0.5, 1, 20, 1,000, 50,000
     return fmt_power(v)
 
 
@@ -50,7 +36,7 @@ def log_ticks(lo: float, hi: float) -> tuple[list[float], list[str]]:
     Plotly labels a log axis that spans less than a few decades with the leading digit alone ("5 6 7 8 9 1 2 3 4
     5"), which nobody can read off a projector. Here: one tick per decade (every few decades beyond eight) when the
     data span two decades or more, else the 1-2-5 sequence (1-2-…-9 on a very short span), each labelled with its
-    full value -- plain (``0.01``, ``1``, ``1,000``) between 10⁻³ and 10⁷, else ``1e-6``-style for the whole axis.
+    full value -- plain (``0.01``, ``1``, ``1,000``) between 10⁻³ and 10⁶, else powers of ten (``10⁻⁶``) for the whole axis.
     """
     lo, hi = float(min(lo, hi)), float(max(lo, hi))
     k0, k1 = int(np.floor(np.log10(lo) + 1e-9)), int(np.ceil(np.log10(hi) - 1e-9))
@@ -68,7 +54,7 @@ def log_ticks(lo: float, hi: float) -> tuple[list[float], list[str]]:
         if len(within(ticks)) < 3:
             ticks = [m * 10.0 ** k for k in range(k0, k1 + 1) for m in range(1, 10)]
         ticks = [float(f"{t:.12g}") for t in ticks]
-    plain = all(1e-3 <= t < 1e7 for t in within(ticks) or ticks)
+    plain = all(1e-3 <= t <= 1e6 for t in within(ticks) or ticks)
     return ticks, [_fmt_tick(t, plain) for t in ticks]
 
 
@@ -108,7 +94,7 @@ def themed(fig: go.Figure, *, presentation: bool = False) -> go.Figure:
 
     * Type of :data:`FONT_SIZE` (:data:`PRESENT_FONT_SIZE` in presentation mode) for the text, the ticks, the
       legend, the colour bars and the subplot titles; the title a quarter larger.
-    * Every log axis gets explicit ticks (:func:`log_ticks`): labels such as ``0.1 1 10`` or ``1e-6``, never the
+    * Every log axis gets explicit ticks (:func:`log_ticks`): labels such as ``0.1 1 10`` or ``10⁻⁶``, never the
       bare digits Plotly writes on a short log axis.
 
     Changes ``fig`` in place and returns it.

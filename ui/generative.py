@@ -359,7 +359,7 @@ def expected_result(data: str, partition: str, settings: dict, *, epsilon: float
         hi = min(g for g in grid if g > eps)
         value = f"between {at[lo]} (ε = {lo:g}) and {at[hi]} (ε = {hi:g})"
     return (f"Expected at ε = {eps:g} (benchmark, not this run; {bench.get('source', 'benchmarks/results/dpgm.md')}, "
-            f"δ = 1e-5): {bench['what']}: {value}. For reference: {bench['refs']}.")
+            f"δ = 10⁻⁵): {bench['what']}: {value}. For reference: {bench['refs']}.")
 
 
 def settings_differ(defaults: dict, settings: dict, *, partition: str) -> bool:
@@ -504,7 +504,7 @@ def budget_split(p, *, partition: str = "kmeans") -> pd.DataFrame:
                  "noise": f"σ = {p.noise_multiplier:.3g} × clip norm per "
                           + ("class's model" if partition == "labels" else "cluster")})
     rows.append({"part": "whole run (composed: the ledger's charge)", "ε alone": p.epsilon,
-                 "noise": f"δ = {p.delta:.0e}, add/remove one row"})
+                 "noise": f"δ = {S.fmt_delta(p.delta)}, add/remove one row"})
     return pd.DataFrame(rows)
 
 
@@ -529,7 +529,7 @@ def planning_curve(_plan, *, key: str, epochs: tuple) -> dict:
 @st.cache_resource(show_spinner=False, max_entries=16)
 def paper_figure2(*, sampling_rate: float, sigma_G: float, sigma_K: float, sigma_C: float = 4.0,
                   kmeans_iter: int = 20, max_epochs: int = 20, pld: bool = False) -> dict:
-    """The paper's Figure 2 setting: ε against SGD epochs at δ = 1e-5, T_K = 20 k-means steps, σ_C = 4."""
+    """The paper's Figure 2 setting: ε against SGD epochs at δ = 10⁻⁵, T_K = 20 k-means steps, σ_C = 4."""
     from dpkme.generative import epsilon_vs_epochs
 
     grid = [int(v) for v in np.unique(np.linspace(0, max_epochs, 11).round())]

@@ -60,8 +60,8 @@ def _checked_final(spec: MechanismSpec, charged: PrivacyCharge, release, ds: S.D
     final = spec.final_charge(release)
     if (final.mechanism, final.epsilon, final.delta, final.noise_multiplier) != (
             charged.mechanism, charged.epsilon, charged.delta, charged.noise_multiplier):
-        raise RuntimeError(f"the release reports a charge ({final.epsilon:g}, {final.delta:g}) other than the one "
-                           f"charged before it ran ({charged.epsilon:g}, {charged.delta:g}); it is not shown.")
+        raise RuntimeError(f"the release reports a charge ({final.epsilon:g}, {S.fmt_delta(final.delta)}) other than the one "
+                           f"charged before it ran ({charged.epsilon:g}, {S.fmt_delta(charged.delta)}); it is not shown.")
     described = {k: v for k, v in final.details.items() if k not in ("run_id", "page", "release_id")}
     return S.ledger_for(ds).annotate(charged.id, described)
 

@@ -436,7 +436,7 @@ def _discovery(ctx: dict, st_key: str, edited: pd.DataFrame, private_index: np.n
                                      persist_state="session"))
         ss.setdefault("data.disc_delta", 1e-6)
         delta = float(st.select_slider("δ per categorical column", options=[1e-4, 1e-5, 1e-6, 1e-7, 1e-8],
-                                       format_func=lambda d: f"{d:.0e}", key="data.disc_delta",
+                                       format_func=S.fmt_delta, key="data.disc_delta",
                                        persist_state="session"))
         jobs = []
         for name in chosen:
@@ -460,7 +460,7 @@ def _discovery(ctx: dict, st_key: str, edited: pd.DataFrame, private_index: np.n
             jobs.append(job)
         total = eps * len(jobs)
         if jobs:
-            st.caption(f"Total: ε = {total:g}" + (f", δ = {delta * sum(j['kind'] not in T.NUMERIC_KINDS for j in jobs):.0e}"
+            st.caption(f"Total: ε = {total:g}" + (f", δ = {S.fmt_delta(delta * sum(j['kind'] not in T.NUMERIC_KINDS for j in jobs))}"
                                                    if any(j["kind"] not in T.NUMERIC_KINDS for j in jobs) else "")
                        + ". The coarse ranges must come from public knowledge (e.g. 'a body mass is between 0 and "
                        "20 000 g'), not from the rows. Real releases: fresh OS-entropy noise, no seed.")

@@ -50,6 +50,8 @@ import streamlit as st
 from dpkme.privacy.accounting import BudgetLedger, PrivacyCharge
 from dpkme.release import Release
 
+from .numbers import fmt_power
+
 # --------------------------------------------------------------------------- keys
 DATASET = "dataset"
 RELEASES = "releases"
@@ -631,8 +633,9 @@ ACCOUNTANT_WORDS = {"pld": "privacy-loss-distribution accountant", "rdp": "Rény
 
 
 def fmt_delta(d: float) -> str:
-    """δ as the sliders show it (``1e-06``); exactly 0 (pure DP) as ``0``."""
-    return "0" if d == 0 else f"{d:.0e}"
+    """δ, written one way on every page, slider and table: ``10⁻⁶`` (``ui.numbers.fmt_power``); exactly 0 (pure
+    DP) as ``0``."""
+    return fmt_power(d)
 
 
 def budget_headline(led: BudgetLedger) -> dict:
@@ -652,7 +655,7 @@ def budget_headline(led: BudgetLedger) -> dict:
     -------
     dict
         ``{"epsilon", "delta", "method", "over", "text", "explain"}``: ``text`` is the headline sentence
-        (``"ε = 0.872 of 5 spent at δ = 1e-05 — tightest bound (…accountant)"``); ``explain`` (or None) says how it
+        (``"ε = 0.872 of 5 spent at δ = 10⁻⁵ — tightest bound (…accountant)"``); ``explain`` (or None) says how it
         relates to the (ε, δ) the charges were calibrated to, when those differ.
     """
     eps_b, delta_b = budget()

@@ -195,7 +195,7 @@ def delta_control(n: int | None) -> float:
     st.select_slider(
         "Failure probability δ",
         options=DELTA_CHOICES,
-        format_func=lambda d: f"{d:.0e}",
+        format_func=S.fmt_delta,
         key=S.DELTA,
         persist_state="session",
         help=G.help_text("δ"),
@@ -205,7 +205,7 @@ def delta_control(n: int | None) -> float:
     d = S.delta()
     if n and d >= 1.0 / n:
         st.warning(
-            f"δ = {d:.0e} is not much smaller than 1/N = {1 / n:.1e}: a mechanism that publishes one "
+            f"δ = {S.fmt_delta(d)} is not much smaller than 1/N = {S.fmt_delta(1 / n)}: a mechanism that publishes one "
             "random row in full would satisfy it. Choose δ ≪ 1/N."
         )
     return d

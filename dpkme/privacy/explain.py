@@ -28,7 +28,7 @@ from typing import Any
 
 from .._validation import check_delta, check_in, check_positive_int
 
-__all__ = ["guarantee_in_words", "release_guarantee_in_words", "attack_accuracy_bound", "MECHANISM_WORDS"]
+__all__ = ["guarantee_in_words", "release_guarantee_in_words", "attack_accuracy_bound", "MECHANISM_WORDS", "power_of_ten"]
 
 #: How each mechanism is named in the sentences (other names are used as given).
 MECHANISM_WORDS = {
@@ -39,6 +39,39 @@ MECHANISM_WORDS = {
     "clusterwise-algorithm2": "the cluster-wise release (Algorithm 2 per cluster)",
     "uniform-baseline": "the uniform baseline",
 }
+
+
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def power_of_ten(v: float) -> str:
+    """A small or large number written as a power of ten, the one way δ is written: ``10⁻⁶``, ``2.5·10⁻⁷``,
+    ``10¹²`` (never ``1e-06`` or ``0.000001``); exactly 0 as ``0``.
+
+    Parameters
+    ----------
+    v : float
+        The number.
+
+    Returns
+    -------
+    str
+        Its text.
+
+    Examples
+    --------
+    >>> power_of_ten(1e-6), power_of_ten(2.5e-7), power_of_ten(0.0)
+    ('10⁻⁶', '2.5·10⁻⁷', '0')
+    """
+    v = float(v)
+    if v == 0 or not math.isfinite(v):
+        return "0" if v == 0 else str(v)
+    mant, _, exp = f"{v:.2e}".partition("e")
+    mant = mant.rstrip("0").rstrip(".")
+    power = "10" + str(int(exp)).translate(_SUPERSCRIPT)
+    if mant in ("1", "-1"):
+        return power if mant == "1" else "−" + power
+    return f"{mant}·{power}"
 
 
 def attack_accuracy_bound(epsilon: float, delta: float = 0.0) -> float:
@@ -157,7 +190,7 @@ def guarantee_in_words(*, epsilon: float, delta: float, neighbouring: str = "rep
     else:
         change = "Adding or removing any one person's row"
         attack = "whether a given person's row is in the table"
-    delta_text = "0 (pure ε-differential privacy)" if d == 0 else f"{d:.0e}"
+    delta_text = "0 (pure ε-differential privacy)" if d == 0 else power_of_ten(d)
     acc = attack_accuracy_bound(eps, d)
     acc_text = f"{100 * acc:.1f} %" if acc < 0.6 else f"{100 * acc:.0f} %"
     sentences = [
