@@ -136,3 +136,21 @@ def test_delta_is_written_one_way_on_every_page():
     bad = [(p, v) for p, v in seen if not _ONE_WAY.fullmatch(v.rstrip("."))]
     assert not bad, bad
     assert S.fmt_delta(1e-6) == "10⁻⁶"
+
+
+# ------------------------------------------------------------------ a message says what was typed
+def test_a_typed_negative_epsilon_is_named_in_the_message_not_shown_as_zero():
+    """Typing −1 in the exact-ε box showed "ε must be a positive number (got 0)": the box clamped it to its minimum."""
+    from ui import state as S
+    at = public_app().run()
+    at.switch_page("pages/kernel.py").run()
+    at.toggle(key=S.EPS_TYPED).set_value(True).run()
+    box = at.number_input(key=S.EPS_VALUE)
+    assert box.min is None or box.min < 0 or box.min > 0     # a minimum of 0 turns −1 into 0 before the page sees it
+    box.set_value(-1.0).run()
+    assert not at.exception
+    msgs = " | ".join(e.value for e in at.error)
+    assert "got -1" in msgs and "got 0" not in msgs, msgs
+    for page in ("pages/release.py", "pages/audit.py", "pages/twosample.py", "pages/curves.py"):
+        at.switch_page(page).run()
+        assert not at.exception, page

@@ -169,8 +169,10 @@ def epsilon_control(*, key_suffix: str = "") -> float | None:
                    "typed ε. Either way one ε is used on every page.")
     st.session_state[_EPS_TYPED_SEEN] = bool(st.session_state.get(S.EPS_TYPED))
     if st.session_state.get(S.EPS_TYPED):
+        # no min_value: a minimum of 0 clamped a typed -1 to 0 and the message below said "(got 0)" (issue 26); the
+        # typed number reaches the check below, which names it
         st.number_input(
-            "Exact ε", min_value=0.0, max_value=1000.0, step=0.01, format="%.4g", key=S.EPS_VALUE,
+            "Exact ε", max_value=1000.0, step=0.01, format="%.4g", key=S.EPS_VALUE,
             persist_state="session",
         )
     eps = S.epsilon()
