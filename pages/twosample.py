@@ -1,6 +1,5 @@
 """Private two-sample tests (Raj et al. 2019 via dpkme.two_sample): test a release, run one test, curves."""
 
-import hashlib
 import io
 import json
 import math
@@ -214,7 +213,7 @@ def read_upload(label: str, key: str):
             data = up.getvalue()
             df = load_table(data, filename=up.name)
             ss[state_key] = {"file_id": up.file_id, "name": up.name, "df": df,
-                             "hash": hashlib.sha256(data).hexdigest()[:16]}
+                             "hash": S.upload_file_hash(data)}
             del data
     state = ss.get(state_key)
     return None if state is None else (state["name"], state["df"], state["hash"])
@@ -366,6 +365,14 @@ if mode == "one":
             paired = st.checkbox("Paired: row i of X and row i of Y belong to the same person",
                                  key="tst.up_paired", persist_state="session", disabled=not paired_possible)
             design = "tcmc" if paired and paired_possible else "nte"
+            if upx is not None and upy is not None:
+                with guard("choose the publishable split"):
+                    lseed, lfrac, locked = S.upload_split((upx[2], upy[2]), seed=int(ss["tst.data_seed"]),
+                                                          fraction=float(ss["tst.up_public"]))
+                    if locked:
+                        st.caption(f":material/lock: Publishable split fixed at seed {lseed}, fraction {lfrac:g}: "
+                                   "these people were already tested privately under it (another split would make "
+                                   "rows they were tested on public). The seed and fraction above do not apply.")
         kind, J = feature_controls()
         ss.setdefault("tst.alpha", 0.05)
         alpha = float(st.select_slider("Significance level α", options=[0.01, 0.05, 0.1], key="tst.alpha",
@@ -424,14 +431,15 @@ if mode == "one":
                 if not cols:
                     raise ValueError("the two tables have no numeric column in common.")
                 Xu, Yu = numeric_matrix(upx[1], cols), numeric_matrix(upy[1], cols)
-                X, Y, public, info = split_public(Xu, Yu, public_fraction=float(ss["tst.up_public"]),
-                                                  random_state=data_seed)
-                feats = build_features(kind, J, public, seed=data_seed)
+                split_seed, split_fraction, _ = S.upload_split((upx[2], upy[2]), seed=data_seed,
+                                                               fraction=float(ss["tst.up_public"]))
+                X, Y, public, info = split_public(Xu, Yu, public_fraction=split_fraction, random_state=split_seed)
+                feats = build_features(kind, J, public, seed=split_seed)
                 # each uploaded sample's people have a ledger of their own (keyed by the file's content, whatever
                 # its role or partner): NTE charges each holder's sample, a paired TCMC charges both
                 part_x, part_y = f"upload {upx[2]}", f"upload {upy[2]}"
-                by_part = {part_x: (f"upload-sample:{upx[2]}", f"uploaded sample '{upx[0]}'"),
-                           part_y: (f"upload-sample:{upy[2]}", f"uploaded sample '{upy[0]}'")}
+                by_part = {part_x: (S.upload_ledger_key(upx[2]), f"upload '{upx[0]}'"),
+                           part_y: (S.upload_ledger_key(upy[2]), f"upload '{upy[0]}'")}
                 lkey, lname = by_part[part_x]
                 label = "uploads"
                 parts = {"X": part_x, "Y": part_y} if design == "nte" else None
@@ -450,11 +458,16 @@ if mode == "one":
                         nonprivate_test(X, Y, features=feats, design="two-sample", alpha=alpha,
                                         null_random_state=streams["null_random_state"]))
 
+            def _charges(rows):
+                if by_part:          # the files' people are charged now: their publishable split is fixed for good
+                    S.lock_upload_split((upx[2], upy[2]), seed=split_seed, fraction=split_fraction)
+                return test_run_charges(tc, label, parts)
+
             run = G.run_private(page="twosample", ds=ds, noise_source=noise,
                                 uses_kernel=source == "groups" and kind in ("me", "rff"), parts=None,
                                 ledger_key=None if by_part else lkey, ledger_name=None if by_part else lname,
                                 ledgers_by_part=by_part,
-                                charges=lambda rows: test_run_charges(tc, label, parts), compute=_test)
+                                charges=_charges, compute=_test)
             (result, reference), problems, added = run.result, list(run.reasons), list(run.charges)
             if problems:
                 note = "NOT private (" + "; ".join(problems) + "): not charged to the ledger as a private test."

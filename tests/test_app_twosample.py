@@ -143,8 +143,8 @@ def test_two_uploaded_samples_are_tested_without_writing_to_disk(test_page):
     assert metric(at, "Decision") == "reject H₀"
     stored = at.session_state["tst.result"]
     # NTE: each uploaded sample's people have their own ledger (keyed by the file), charged its holder's two releases
-    assert stored["ledger_key"].startswith("upload-sample:") and len(_ledger(at, stored["ledger_key"])) == 2
-    assert sum(k.startswith("upload-sample:") for k in at.session_state[S.LEDGERS]) == 2
+    assert stored["ledger_key"].startswith("upload:") and len(_ledger(at, stored["ledger_key"])) == 2
+    assert sum(k.startswith("upload:") for k in at.session_state[S.LEDGERS]) == 2
 
 
 def test_type_one_error_curve_shows_the_naive_null_inflating():

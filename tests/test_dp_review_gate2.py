@@ -129,8 +129,6 @@ def _upload_run(at, x: bytes, y: bytes):
     at.button(key="tst.go").click().run()
 
 
-@pytest.mark.xfail(strict=True, reason="finding 3: an uploaded file's publishable rows are re-drawn after its people "
-                                       "were charged (another split seed): privately tested rows become public")
 def test_3a_rows_tested_privately_do_not_become_publishable_after_a_new_split_seed(monkeypatch):
     calls = _split_spy(monkeypatch)
     at = new_app(120)
@@ -150,8 +148,6 @@ def test_3a_rows_tested_privately_do_not_become_publishable_after_a_new_split_se
     assert not leaked, f"{len(leaked)} rows tested privately in run 1 are used in the clear in run 2"
 
 
-@pytest.mark.xfail(strict=True, reason="finding 3: an uploaded file's publishable rows depend on its partner's size: "
-                                       "the same file with another partner makes privately tested rows public")
 def test_3b_rows_tested_privately_do_not_become_publishable_with_another_partner(monkeypatch):
     calls = _split_spy(monkeypatch)
     at = new_app(120)
@@ -235,9 +231,6 @@ def _csv(seed: int, shift: float = 0.0) -> bytes:
     return ("a,b,c\n" + "\n".join(",".join(f"{v:.5f}" for v in row) for row in A) + "\n").encode()
 
 
-@pytest.mark.xfail(strict=True, reason="finding 7a: the Data page keys an upload's ledger by hash(bytes + encoding "
-                                       "tag): the same ASCII file read as UTF-8 and as cp1252 (identical rows) gets "
-                                       "two data keys, i.e. a fresh, empty ledger for the same people")
 def test_7a_the_same_rows_read_with_another_encoding_keep_their_ledger():
     at = new_app(120)
     at.run()
@@ -255,9 +248,6 @@ def test_7a_the_same_rows_read_with_another_encoding_keep_their_ledger():
     assert first.data_key == second.data_key, (first.data_key, second.data_key)
 
 
-@pytest.mark.xfail(strict=True, reason="finding 7b: a file loaded on the Data page (ledger 'upload:<hash>') and the "
-                                       "same file uploaded on the Two-sample page (ledger 'upload-sample:<hash>') "
-                                       "are charged to two ledgers: neither budget check sees the other's spending")
 def test_7b_the_same_file_on_the_data_and_two_sample_pages_has_one_ledger():
     at = new_app(120)
     at.run()

@@ -420,7 +420,9 @@ def run_private(*, page: str, ds: S.Dataset, charges: Callable[[PublicRows], Seq
         routed: list[tuple[BudgetLedger, list[PrivacyCharge]]] = []
         if ledgers_by_part:
             for part, (key, name) in ledgers_by_part.items():
-                mine = [c for c in stamped if part in c.parts or not set(c.parts) & set(ledgers_by_part)]
+                # in the target ledger the charge reads that ledger's people, any of its rows: no part of its split
+                # (the routing part is another split's: composing it in parallel there would be wrong)
+                mine = [c.with_(parts=()) for c in stamped if part in c.parts or not set(c.parts) & set(ledgers_by_part)]
                 if mine:
                     routed.append((S.ledger_for_key(key, name), mine))
         else:

@@ -520,6 +520,55 @@ def ledger_import(ds: Dataset, content: bytes) -> LedgerImport:
     return LedgerImport(added=len(merge.added), already_recorded=len(merge.already_recorded), same_file_again=again)
 
 
+def upload_file_hash(data: bytes) -> str:
+    """Identity of an uploaded file's people: a hash of its bytes, whatever encoding it is read with and whichever
+    page it is uploaded on (the Data page, a Two-sample sample)."""
+    import hashlib
+
+    return hashlib.sha256(bytes(data)).hexdigest()[:16]
+
+
+def upload_ledger_key(file_hash: str) -> str:
+    """The ledger key of an uploaded file's people (one ledger per file, on every page)."""
+    return "upload:" + str(file_hash)
+
+
+def upload_identity(state: dict) -> dict:
+    """The spec fields that identify the Data page's upload: ``upload_hash`` (the file's people: its ledger) and, for
+    a reading in another encoding than UTF-8, ``reading`` (another table of the same people: another dataset)."""
+    out = {"upload_hash": state.get("file_hash", state["hash"])}
+    if state.get("file_hash") not in (None, state["hash"]):
+        out["reading"] = state["hash"]
+    return out
+
+
+#: Session key: file hash -> (seed, fraction) of the publishable split under which its people were charged.
+UPLOAD_SPLITS = "tst.upload_splits"
+
+
+def upload_split(file_hashes, *, seed: int, fraction: float) -> tuple[int, float, bool]:
+    """The publishable split to use for uploaded files: the chosen (seed, fraction), unless one of the files was
+    already tested privately, whose people were charged under a split that is then fixed for good (another split
+    would make rows tested privately public). ``(seed, fraction, locked)``; ``ValueError`` when the files were
+    charged under different splits."""
+    locks = {tuple(v) for h in file_hashes if (v := st.session_state.get(UPLOAD_SPLITS, {}).get(h)) is not None}
+    if len(locks) > 1:
+        raise ValueError("these two files were tested privately under different publishable splits (seeds or "
+                         "fractions); testing them together would make rows of one of them public that were "
+                         "tested privately. Test each with the partner of its first test, or with a new file.")
+    if locks:
+        (lseed, lfrac), = locks
+        return int(lseed), float(lfrac), True
+    return int(seed), float(fraction), False
+
+
+def lock_upload_split(file_hashes, *, seed: int, fraction: float) -> None:
+    """Fix the publishable split of files whose people were just charged (see :func:`upload_split`)."""
+    locks = st.session_state.setdefault(UPLOAD_SPLITS, {})
+    for h in file_hashes:
+        locks.setdefault(h, (int(seed), float(fraction)))
+
+
 def ledger_for_key(data_key: str, name: str) -> BudgetLedger:
     """The ledger of another group of individuals (a two-sample lab case, an uploaded pair of samples),
     created on first use with the current budget; ``name`` is shown on the Budget ledger page."""

@@ -238,9 +238,10 @@ def split_public(X, Y, *, public_fraction: float = 0.1, random_state=None):
     For uploaded data, the feature map must come from rows the data owner
     declares **publishable** (the paper's "publishable subset"): they are used
     in the clear to choose locations and bandwidths (ME locations *are* public
-    rows) and are excluded from the private test. Equal-sized samples are
-    split with the same row indices (pairs stay together); otherwise each
-    sample is split on its own. The alternative that touches no data at all:
+    rows) and are excluded from the private test. Each sample is split on its
+    own by a stream of the seed, so its publishable rows depend on the seed, the
+    fraction and its own size only, never on the other sample; equal-sized
+    samples get the same row indices (pairs stay together). The alternative that touches no data at all:
     SCF/RFF features with a declared ``scale`` (:func:`make_features`).
 
     Parameters
@@ -279,11 +280,12 @@ def split_public(X, Y, *, public_fraction: float = 0.1, random_state=None):
     X = check_array(X, name="X", min_rows=2)
     Y = check_array(Y, name="Y", min_rows=2, n_features=X.shape[1])
     rng, seed = check_random_state(random_state)
-    Xp, Xt, ix = public_private_split(X, public_fraction=public_fraction, random_state=rng)
-    if X.shape[0] == Y.shape[0]:
-        Yp, Yt = Y[ix.public], Y[ix.private]
-    else:
-        Yp, Yt, _ = public_private_split(Y, public_fraction=public_fraction, random_state=rng)
+    # each sample is split by a stream of its own from the same root: which of its rows are publishable depends on
+    # the seed, the fraction and its own size only, never on its partner (a file tested privately next to one
+    # partner must not have those rows made public next to another); equal sizes give the same indices
+    root = int(seed) if seed is not None else int(rng.integers(0, 2**63 - 1))
+    Xp, Xt, _ = public_private_split(X, public_fraction=public_fraction, random_state=np.random.default_rng(root))
+    Yp, Yt, _ = public_private_split(Y, public_fraction=public_fraction, random_state=np.random.default_rng(root))
     info = {"public_fraction": float(public_fraction), "seed": seed, "paired_split": X.shape[0] == Y.shape[0],
             "n_public": (int(Xp.shape[0]), int(Yp.shape[0])), "n_test": (int(Xt.shape[0]), int(Yt.shape[0]))}
     return Xt, Yt, (Xp, Yp), info
