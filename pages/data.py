@@ -336,8 +336,8 @@ with left:
             c_ok, c_forget = st.columns([4, 1])
             c_ok.success(f"Read {state['name']!r}: {upload_df.shape[0]:,} rows × {upload_df.shape[1]} columns"
                          + ("" if up is not None else " (kept in this session's memory)") + ".")
-            c_forget.button("Forget this file", key="data.upload_forget", on_click=_forget_upload,
-                            help="Removes the parsed table from this session's memory.")
+            c_forget.button("Forget", key="data.upload_forget", on_click=_forget_upload, icon=":material/delete:",
+                            help="Forget this file: removes the parsed table from this session's memory.")
             if table_mode:
                 table_ctx = {"frame": upload_df, "src_key": f"upload:{state['hash']}", "bundled": None,
                              "label": state["name"].rsplit(".", 1)[0],

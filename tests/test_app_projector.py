@@ -154,3 +154,28 @@ def test_a_typed_negative_epsilon_is_named_in_the_message_not_shown_as_zero():
     for page in ("pages/release.py", "pages/audit.py", "pages/twosample.py", "pages/curves.py"):
         at.switch_page(page).run()
         assert not at.exception, page
+
+
+# ------------------------------------------------------------------ labels that fit
+def _call_labels(path: Path, attr: str):
+    import ast
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == attr:
+            label = next((k.value for k in node.keywords if k.arg == "label"), node.args[0] if node.args else None)
+            if attr == "page_link" and len(node.args) > 1:
+                label = node.args[1]
+            if isinstance(label, ast.Constant) and isinstance(label.value, str):
+                yield node, label.value
+
+
+def test_the_over_budget_links_fit_the_release_pages_control_column():
+    """"Plan ε without spending (Kernel & privacy" was cut off in the Release page's column."""
+    labels = [s for _, s in _call_labels(REPO / "ui" / "budget_hint.py", "page_link")]
+    assert len(labels) == 2 and all(len(s) <= 28 for s in labels), labels
+
+
+def test_the_forget_button_fits_its_narrow_column():
+    """"Forget this file" showed as "Forget …" in the fifth of the row beside the upload's message."""
+    labels = [s for n, s in _call_labels(REPO / "pages" / "data.py", "button")
+              if any(k.arg == "key" and getattr(k.value, "value", None) == "data.upload_forget" for k in n.keywords)]
+    assert labels and all(len(s) <= 8 for s in labels), labels

@@ -118,6 +118,6 @@ def release_budget_hint(ds: S.Dataset, spec: MechanismSpec, params: dict | None,
         "ε from the accuracy you need on the Kernel & privacy page;\n"
         "- for teaching only, tick *Allow exceeding the budget for the next run* on this page (that one release is then recorded as over budget).",
         icon=":material/account_balance_wallet:")
-    st.page_link(PAGE_LEDGER, label="Raise the budget (Budget ledger)", icon=":material/account_balance_wallet:")
-    st.page_link(PAGE_KERNEL, label="Plan ε without spending (Kernel & privacy)", icon=":material/target:")
+    st.page_link(PAGE_LEDGER, label="Raise the budget (ledger)", icon=":material/account_balance_wallet:")
+    st.page_link(PAGE_KERNEL, label="Plan ε on Kernel & privacy", icon=":material/target:")
     return True
