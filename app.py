@@ -6,10 +6,14 @@ summary (current data, privacy spent) and the navigation. Pages live in
 ``pages/``; helpers shared by pages in ``ui/`` (not a page).
 """
 
+from pathlib import Path
+
 import streamlit as st
 
-st.set_page_config(page_title="dpkme — private data release with kernel mean embeddings", page_icon=":material/lock:",
-                   layout="wide")
+# The page icon is a bundled image: a ":material/…:" or emoji icon is fetched by the browser from an outside host
+# (fonts.gstatic.com, a CDN), and the app makes no outside request (tests/test_browser_offline.py).
+st.set_page_config(page_title="dpkme — private data release with kernel mean embeddings",
+                   page_icon=str(Path(__file__).resolve().parent / "ui" / "assets" / "icon.png"), layout="wide")
 
 from ui import state as S  # noqa: E402
 from ui.datasets import load_default  # noqa: E402
