@@ -52,7 +52,7 @@ def test_composition_is_within_epsilon_delta(penguins, release):
     meas = [r for r in release.rounds]
     rho_from_noise = 0.0
     for r in meas:
-        l2 = (math.sqrt(2.0) if r["query"] == "cells" else 2.0) / N
+        l2 = math.sqrt(2.0) / N        # every query: nonnegative features summing to 1 (cells or landmarks)
         rho_from_noise += l2 ** 2 / (2.0 * r["sigma"] ** 2)
         if r["step"] == "select":
             rho_from_noise += r["epsilon_select"] ** 2 / 8.0
@@ -93,7 +93,7 @@ def test_post_processing_same_measurements_give_identical_rows(penguins, monkeyp
         def __init__(self, true, rng):
             self.i = 0
 
-        def select(self, model, biases, norms, epsilon, sensitivity):
+        def select(self, model, biases, epsilon, sensitivity):
             return recorded[self.i]["candidate"]
 
         def measure(self, index, sigma):

@@ -111,9 +111,9 @@ from ..privacy.accounting import PrivacyCharge
 from ..privacy.result import charge_record
 from ..privacy.sensitivity import NEIGHBOURING
 from ..privacy.spec import NeighbouringRelation
-from .fit import FINAL_STEPS, ROUND_STEPS, RelaxedDomain, RelaxedFit
+from .fit import FINAL_STEPS, LANDMARKS, MAX_WIDTH3, ROUND_STEPS, RelaxedDomain, RelaxedFit
 
-__all__ = ["MECHANISM_NAME", "SELECTION_SHARE", "MAX_CELLS", "N_FREQUENCIES", "SHRINK_FEATURES", "default_n_frequencies", "MAX_CANDIDATES", "zcdp_rho",
+__all__ = ["MECHANISM_NAME", "SELECTION_SHARE", "MAX_FEATURES", "BLOCK_ROWS", "LANDMARK_NOISE", "default_landmarks", "MAX_CANDIDATES", "zcdp_rho",
            "zcdp_epsilon", "default_rounds", "default_synthetic_rows", "default_workload",
            "adaptive_release_charge", "adaptive_release", "AdaptiveTableRelease"]
 
@@ -121,13 +121,13 @@ __all__ = ["MECHANISM_NAME", "SELECTION_SHARE", "MAX_CELLS", "N_FREQUENCIES", "S
 MECHANISM_NAME = "adaptive-kme"
 #: Share of each round's zCDP budget spent on the selection (the rest on the measurement), as in AIM.
 SELECTION_SHARE = 0.1
-#: A discrete column subset with more cells than this is measured through random features instead.
-MAX_CELLS = 1024
-#: Bounds of the number of frequencies :math:`F` of a random-feature query (:math:`2F` features); see
-#: :func:`default_n_frequencies`.
-N_FREQUENCIES = (8, 64)
-#: Shrink the noisy random features of a measurement toward 0 (positive-part James-Stein; post-processing).
-SHRINK_FEATURES = True
+#: A 2- or 3-way query with more entries than this (product of its columns' widths) is left out of the
+#: candidates (a public rule of the schema).
+MAX_FEATURES = 2048
+#: The constant :math:`c` of :func:`default_landmarks` (noise L1 norm of a first measurement about 0.8 c).
+LANDMARK_NOISE = 0.6
+#: Rows per block of the one pass over the private table (memory bounded in N).
+BLOCK_ROWS = 8192
 #: Most candidates of the default workload (all 1- and 2-way subsets, then 3-way ones up to this).
 MAX_CANDIDATES = 200
 _DECODE = ("sample", "argmax")
@@ -244,44 +244,36 @@ def default_synthetic_rows(n_private: int) -> int:
     return int(min(max(n, 1000), 5000))
 
 
-def default_n_frequencies(sigma: float) -> int:
-    r"""The public number of frequencies :math:`F` of a random-feature query: :math:`1/(2\sigma)`, clipped to
-    :data:`N_FREQUENCIES`.
+def default_landmarks(sigma: float) -> tuple[int, int, int]:
+    r"""The public numbers of landmarks :math:`(m_1, m_2, m_3)` of a continuous column in a 1-, 2- and 3-way
+    query: :math:`m_k = \operatorname{round}((c/\sigma)^{1/k})` with :math:`c` = :data:`LANDMARK_NOISE`,
+    clipped to :math:`[3, M_k]` with :math:`(M_1, M_2, M_3)` = :data:`dpkme.release.fit.LANDMARKS`.
 
-    :math:`\sigma` is the noise per feature of a column's first measurement (public: from :math:`N`, the
-    budget and the rounds). The noise of a measurement has norm :math:`\approx\sigma\sqrt{2F}` while its
-    signal, the mean of unit-norm features, has norm at most 1 whatever :math:`F`; the random features
-    approximate their kernel to about :math:`1/\sqrt{2F}`. The two meet at :math:`2F = 1/\sigma`, the rule of
-    :func:`dpkme.release.tabular.default_n_features` for the same reason.
+    :math:`\sigma` is the noise per entry of a first-round measurement (public: from :math:`N`, the budget and
+    the rounds). The L1 norm of the noise of a query on :math:`k` continuous columns is about
+    :math:`\sqrt{2/\pi}\,\sigma m^k`, while its resolution error falls like :math:`1/m`: the rule keeps the
+    noise's L1 norm near :math:`0.8c`, so a small table or budget gets coarser (less noisy) features and a
+    large one finer features.
 
     Parameters
     ----------
     sigma : float
-        Noise standard deviation per feature of the column's first measurement (not finite or
-        :math:`\le 0`: the upper bound).
+        Noise standard deviation per entry of a first-round measurement (not finite or :math:`\le 0`: the
+        upper bounds).
 
     Returns
     -------
-    int
-        The number of frequencies :math:`F`.
+    (int, int, int)
 
     Examples
     --------
-    >>> default_n_frequencies(0.055), default_n_frequencies(0.011), default_n_frequencies(1e-4)
-    (9, 45, 64)
+    >>> default_landmarks(0.039), default_landmarks(0.0013), default_landmarks(0.0)
+    ((15, 4, 3), (32, 16, 8), (32, 16, 8))
     """
-    lo, hi = N_FREQUENCIES
     if not (math.isfinite(sigma) and sigma > 0):
-        return hi
-    return int(min(max(round(1.0 / (2.0 * sigma)), lo), hi))
-
-
-def _shrink(y: np.ndarray, sigma: float) -> np.ndarray:
-    """Positive-part James-Stein shrinkage of a noisy vector toward 0 (post-processing of ``y`` alone)."""
-    norm2 = float(np.dot(y, y))
-    if norm2 <= 0.0:
-        return y
-    return np.asarray(y * max(0.0, 1.0 - (y.size - 2) * sigma ** 2 / norm2))
+        return tuple(LANDMARKS)  # type: ignore[return-value]
+    return tuple(int(min(max(round((LANDMARK_NOISE / sigma) ** (1.0 / k)), 3), LANDMARKS[k - 1]))
+                 for k in (1, 2, 3))  # type: ignore[return-value]
 
 
 def _check_schema(schema: Any) -> Any:
@@ -428,9 +420,8 @@ class _Oracle:
         self._true = true
         self._rng = rng
 
-    def select(self, model: list[np.ndarray], biases: np.ndarray, norms: list[int], epsilon: float,
-               sensitivity: float) -> int:
-        q = np.array([np.linalg.norm(t - m, ord=o) for t, m, o in zip(self._true, model, norms)]) - biases
+    def select(self, model: list[np.ndarray], biases: np.ndarray, epsilon: float, sensitivity: float) -> int:
+        q = np.array([float(np.abs(t - m).sum()) for t, m in zip(self._true, model)]) - biases
         g = self._rng.gumbel(size=q.size)
         return int(np.argmax(epsilon * q / (2.0 * sensitivity) + g))
 
@@ -609,14 +600,21 @@ def adaptive_release(df_or_encoded: Any, *, schema: Any = None, epsilon: float, 
     decode = check_in(decode, _DECODE, name="decode")
     round_steps = check_positive_int(round_steps, name="round_steps")
     final_steps = check_positive_int(final_steps, name="final_steps")
+    frame: pd.DataFrame | None = None
+    Z: np.ndarray | None = None
     if isinstance(df_or_encoded, pd.DataFrame):
-        Z = schema.encode(df_or_encoded)
+        frame = df_or_encoded
+        if len(frame) == 0:
+            raise ValueError("the private table has no rows.")
+        schema.encode(frame.iloc[:1])            # fails early (ValueError naming the column) on a bad table
+        n_rows = len(frame)
     else:
         Z = np.asarray(df_or_encoded, dtype=np.float64)
         if Z.ndim != 2 or Z.shape[1] != schema.dim or Z.shape[0] == 0 or not np.isfinite(Z).all():
             raise ValueError(f"encoded rows must be a finite (N, {schema.dim}) array (schema.encode), got shape "
                              f"{Z.shape}.")
-    N = public_size(Z.shape[0], n_private, neighbouring=neighbouring)
+        n_rows = Z.shape[0]
+    N = public_size(n_rows, n_private, neighbouring=neighbouring)
     p = len(schema)
     charge = adaptive_release_charge(schema=schema, n_private=N, epsilon=epsilon, delta=delta,
                                      neighbouring=neighbouring, rounds=rounds)
@@ -626,54 +624,45 @@ def adaptive_release(df_or_encoded: Any, *, schema: Any = None, epsilon: float, 
         synthetic_rows, name="synthetic_rows")
     subsets = _check_workload(workload, schema)
 
+    l2_sens = (math.sqrt(2.0) if neighbouring == "replace-one" else 1.0) / N
+    score_sens = (2.0 if neighbouring == "replace-one" else 1.0) / N
     rng, seed = check_random_state(random_state)
     private_rng, public_rng = spawn_streams(rng, 2, fresh=random_state is None)
 
-    # public: the candidates' queries (kind, frequencies, sensitivities) from the schema alone
-    dom = RelaxedDomain(schema)
-    rho_meas0 = (1.0 - SELECTION_SHARE) * charge.details["rho"] / T
-    n_freq = default_n_frequencies((2.0 if neighbouring == "replace-one" else 1.0) / N / math.sqrt(2.0 * rho_meas0))
+    # public: the candidates' queries (sizes, sensitivities) from the schema alone
+    sigma0 = l2_sens / math.sqrt(2.0 * (1.0 - SELECTION_SHARE) * rho_total / T)    # a first measurement's noise
+    dom = RelaxedDomain(schema, default_landmarks(sigma0))
+    eligible3 = [dom.width(j, 3) <= MAX_WIDTH3 for j in range(p)]
     cands: list[dict[str, Any]] = []
     for sub in subsets:
-        discrete = all(dom.columns[j].discrete for j in sub)
-        cells = int(np.prod(dom.cell_shape(sub))) if discrete else 0
-        if discrete and cells <= MAX_CELLS:
-            l2 = (math.sqrt(2.0) if neighbouring == "replace-one" else 1.0) / N
-            cands.append({"subset": sub, "kind": "cells", "size": cells, "l2": l2, "norm": 1, "query": ("cells", sub)})
+        k = len(sub)
+        if k > 1 and (dom.query_size(sub) > MAX_FEATURES or (k == 3 and not all(eligible3[j] for j in sub))):
+            continue                      # a public rule: too many features, or a column too wide for 3-way
+        kind = "cells" if all(dom.columns[j].discrete for j in sub) else "kernel"
+        cands.append({"subset": sub, "kind": kind, "size": dom.query_size(sub), "l2": l2_sens})
+    n_triples = sum(len(c["subset"]) == 3 for c in cands)
+
+    # private: the true answers of every candidate, in one pass over blocks of rows (memory bounded in N)
+    sums = [np.zeros(c["size"]) for c in cands]
+    subs = [c["subset"] for c in cands]
+    for start in range(0, n_rows, BLOCK_ROWS):
+        if frame is not None:
+            Zb = schema.encode(frame.iloc[start:start + BLOCK_ROWS])
         else:
-            Om = dom.frequencies(sub, n_freq, public_rng)
-            l2 = (2.0 if neighbouring == "replace-one" else 1.0) / N
-            cands.append({"subset": sub, "kind": "features", "size": 2 * n_freq, "l2": l2, "norm": 2,
-                          "query": ("rff", sub, Om)})
-    score_sens = (2.0 if neighbouring == "replace-one" else 1.0) / N
+            Zb = Z[start:start + BLOCK_ROWS]
+        dom.accumulate(dom.hard_states(Zb), subs, sums)
+        del Zb
+    oracle = _Oracle([s / float(N) for s in sums], private_rng)
+    del sums, frame, Z
 
-    # private: the true answers, held by the oracle only
-    states = dom.hard_states(Z)
-    true = [dom.true_cells(states, c["subset"], N) if c["kind"] == "cells"
-            else dom.true_features(states, c["subset"], c["query"][2], N) for c in cands]
-    del states, Z
-    oracle = _Oracle(true, private_rng)
-    del true
-
-    slots = (max(sum(dom.columns[j].discrete for j in c["subset"]) for c in cands),
-             max(sum(not dom.columns[j].discrete for j in c["subset"]) for c in cands))
-    init_cells = sum(c["size"] for c in cands[:p] if c["kind"] == "cells")
-    init_freq = sum(c["kind"] == "features" for c in cands[:p]) * n_freq
-    fit = RelaxedFit(dom, n_syn, public_rng, slots=slots,
-                     capacity=(max(64, 2 * init_cells), init_freq + 3 * n_freq))
+    fit = RelaxedFit(dom, n_syn, public_rng, eligible3=eligible3, slots3=max(1, min(n_triples, T - p)))
     names = schema.names
 
     def sigma_of(c: dict[str, Any], rho_m: float) -> float:
         return float(c["l2"]) / math.sqrt(2.0 * rho_m)
 
     def bias_of(c: dict[str, Any], sigma: float) -> float:
-        return math.sqrt(2.0 / math.pi) * sigma * c["size"] if c["kind"] == "cells" else sigma * math.sqrt(c["size"])
-
-    def add(c: dict[str, Any], y: np.ndarray, sigma: float) -> None:
-        if c["kind"] == "cells":
-            fit.add_cells(c["subset"], y, sigma)
-        else:
-            fit.add_features(c["subset"], c["query"][2], _shrink(y, sigma) if SHRINK_FEATURES else y, sigma)
+        return math.sqrt(2.0 / math.pi) * sigma * c["size"]
 
     rho_budget = rho_total * (1.0 - 1e-12)        # the parts add up to at most rho_total despite rounding
     rho_meas = (1.0 - SELECTION_SHARE) * rho_budget / T
@@ -686,7 +675,7 @@ def adaptive_release(df_or_encoded: Any, *, schema: Any = None, epsilon: float, 
         c = cands[i]
         sigma = sigma_of(c, rho_meas)
         y = oracle.measure(i, sigma)
-        add(c, y, sigma)
+        fit.add(c["subset"], y, sigma)
         used += rho_meas
         parts.append({"round": i + 1, "part": "measure", "columns": [names[j] for j in c["subset"]],
                       "rho": rho_meas})
@@ -695,12 +684,8 @@ def adaptive_release(df_or_encoded: Any, *, schema: Any = None, epsilon: float, 
                     "annealed": False})
         measurements.append({"candidate": i, "columns": [names[j] for j in c["subset"]], "query": c["kind"],
                              "sigma": sigma, "value": y})
-    for m in measurements:                   # start each continuous column from its measured (smoothed) density
-        c = cands[m["candidate"]]
-        if c["kind"] == "features":
-            y0 = _shrink(m["value"], m["sigma"]) if SHRINK_FEATURES else m["value"]
-            fit.initialise_from_features(c["subset"][0], c["query"][2], y0, public_rng)
-    fit.fit(3 * round_steps)
+        fit.initialise(c["subset"][0], y, public_rng)       # start from the measured marginals
+    fit.fit(round_steps)
     t = p
     while True:
         t += 1
@@ -714,20 +699,20 @@ def adaptive_release(df_or_encoded: Any, *, schema: Any = None, epsilon: float, 
             break
         used += rho_meas + rho_sel
         eps_sel = math.sqrt(8.0 * rho_sel)
-        model = [fit.answer(c["query"]) for c in cands]
+        model = fit.answers(subs)
         biases = np.array([bias_of(c, sigma_of(c, rho_meas)) for c in cands])
-        k = oracle.select(model, biases, [c["norm"] for c in cands], eps_sel, score_sens)
+        k = oracle.select(model, biases, eps_sel, score_sens)
         c = cands[k]
         sigma = sigma_of(c, rho_meas)
         y = oracle.measure(k, sigma)
-        add(c, y, sigma)
+        fit.add(c["subset"], y, sigma)
         before = model[k]
         fit.fit(round_steps)
-        after = fit.answer(c["query"])
+        after = fit.answers([c["subset"]])[0]
         cols = [names[j] for j in c["subset"]]
         parts += [{"round": t, "part": "select", "rho": rho_sel, "epsilon": eps_sel},
                   {"round": t, "part": "measure", "columns": cols, "rho": rho_meas}]
-        annealed = (not last) and float(np.linalg.norm(after - before, ord=int(c["norm"]))) <= bias_of(c, sigma)
+        annealed = (not last) and float(np.abs(after - before).sum()) <= bias_of(c, sigma)
         log.append({"round": t, "step": "select", "columns": cols, "query": c["kind"], "rho_select": rho_sel,
                     "epsilon_select": eps_sel, "rho_measure": rho_meas, "sigma": sigma, "annealed": bool(annealed)})
         measurements.append({"candidate": k, "columns": cols, "query": c["kind"], "sigma": sigma, "value": y})
