@@ -16,15 +16,15 @@ The data is read from a path given by the caller (the paper's files are
 ``mixture_of_Gaussians_N100000_D{2,5}.npz`` with key ``X_private``).
 
 * Figure 2, Algorithm 2 part (:func:`fig2_alg2`), setting of Appendix B: private data :math:`X` (N × D), Gaussian kernel
-:math:`k(x,y) = \exp(-\gamma\|x-y\|^2)` with :math:`\gamma = 10^{-4}/D`,
-:math:`J` unit-norm random Fourier features (drawn once), for each
-:math:`\varepsilon` a fresh noisy mean feature vector (classic calibration with
-:math:`\Delta = 2/N` by default, :math:`\delta = 10^{-6}`), then a reduced-set
-solver initialised from :math:`q = \mathcal N(0, 500^2 I)` (the same public
-draws for every :math:`\varepsilon`). Reported: the RKHS distance under the
-**exact** kernel between the private empirical KME and the release, at
-:math:`M \in \{1, 3, 10, 31, 100, 316, 1000, 3162, 10000\}` (those
-:math:`\le` ``max_m``), as in Figure 2 (right).
+  :math:`k(x,y) = \exp(-\gamma\|x-y\|^2)` with :math:`\gamma = 10^{-4}/D`,
+  :math:`J` unit-norm random Fourier features (drawn once), for each
+  :math:`\varepsilon` a fresh noisy mean feature vector (classic calibration with
+  :math:`\Delta = 2/N` by default, :math:`\delta = 10^{-6}`), then a reduced-set
+  solver initialised from :math:`q = \mathcal N(0, 500^2 I)` (the same public
+  draws for every :math:`\varepsilon`). Reported: the RKHS distance under the
+  **exact** kernel between the private empirical KME and the release, at
+  :math:`M \in \{1, 3, 10, 31, 100, 316, 1000, 3162, 10000\}` (those
+  :math:`\le` ``max_m``), as in Figure 2 (right).
 
 This module reads the private data twice: once in the private step of every
 release, and once for evaluation (:math:`\overline{K_{XX}}` and the row means),

@@ -16,10 +16,10 @@ import pytest
 from scipy import stats
 from scipy.special import logsumexp
 
-from dpkme.release import exponential as ex
 from dpkme.kernels.kernel import GaussianKernel, LaplacianKernel, MaternKernel
 from dpkme.metrics import rkhs_distance
 from dpkme.privacy.accounting import BudgetLedger
+from dpkme.release import exponential as ex
 from dpkme.release.exponential import (
     DEFAULT_MAX_DATABASES,
     HARD_MAX_DATABASES,

@@ -13,18 +13,18 @@ Each ``audit_*`` function
 4. attaches the exact privacy curves of the pair and of the claim, and the
    privacy-loss histogram, for plots.
 
-=================  ==========================================================  ===============================
-audit              released output -> scalar                                   exact curve of the pair
-=================  ==========================================================  ===============================
-``gaussian``       noisy clipped mean, projected on :math:`f(D)-f(D')`          Gaussian, :math:`\mu=\|\Delta\|/\sigma`
-``laplace``        noisy feature mean, Laplace log-likelihood ratio             composed Laplace PLD
-``algorithm1``     :math:`\beta = L^\top w_A` projected on :math:`\alpha(D)-\alpha(D')`   Gaussian
-``algorithm2``     :math:`\tilde\mu` projected on :math:`\bar\phi(D)-\bar\phi(D')`        Gaussian
-``exponential``    released database -> its exact log-likelihood ratio          exact (finite outputs)
-``gp``             values at the points, Mahalanobis direction :math:`\Sigma^{-1}h`   Gaussian
-``kmeans``         noisy sizes and centres of one Lloyd step (approximate LLR)  Gaussian (of the raw step)
-``two-sample``     TCMC: noisy mean and second moment (LLR); perturbed statistic  Gaussian
-=================  ==========================================================  ===============================
+===============  ====================================================================  =======================================
+audit            released output -> scalar                                             exact curve of the pair
+===============  ====================================================================  =======================================
+``gaussian``     noisy clipped mean, projected on :math:`f(D)-f(D')`                   Gaussian, :math:`\mu=\|\Delta\|/\sigma`
+``laplace``      noisy feature mean, Laplace log-likelihood ratio                      composed Laplace PLD
+``algorithm1``   :math:`\beta = L^\top w_A` projected on :math:`\alpha(D)-\alpha(D')`  Gaussian
+``algorithm2``   :math:`\tilde\mu` projected on :math:`\bar\phi(D)-\bar\phi(D')`       Gaussian
+``exponential``  released database -> its exact log-likelihood ratio                   exact (finite outputs)
+``gp``           values at the points, Mahalanobis direction :math:`\Sigma^{-1}h`      Gaussian
+``kmeans``       noisy sizes and centres of one Lloyd step (approximate LLR)           Gaussian (of the raw step)
+``two-sample``   TCMC: noisy mean and second moment (LLR); perturbed statistic         Gaussian
+===============  ====================================================================  =======================================
 
 Mis-calibrated variants (``variant=``), which an audit must catch:
 

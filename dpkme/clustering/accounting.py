@@ -9,7 +9,7 @@ charged to a ledger) **before** the private data are read.
 Composition
 -----------
 Every step is a Gaussian mechanism with sensitivity :math:`\mu_t` in units of
-its noise (:mod:`.sensitivity`), i.e. a :class:`~dpkme.privacy.accounting.PrivacyCharge`
+its noise (:mod:`dpkme.clustering.sensitivity`), i.e. a :class:`~dpkme.privacy.accounting.PrivacyCharge`
 with noise multiplier :math:`z_t = 1/\mu_t`. The steps are composed with
 :func:`dpkme.privacy.accounting.rdp_epsilon` (Rényi DP through ``dp_accounting``) or
 :func:`dpkme.privacy.accounting.pld_epsilon` (privacy loss distributions; for
@@ -20,7 +20,7 @@ inverts the chosen accountant for :math:`\mu_{\rm tot}` and splits
 :math:`\mu_{\rm tot}^2` between the steps.
 
 The paper's accountant (Acs et al., Section II-C and III-D)
-----------------------------------------------------------
+-----------------------------------------------------------
 The paper writes the Gaussian mechanism as :math:`f(D) + \mathcal N(0, (\Delta\sigma)^2)`
 and states (Lemma 1) :math:`\alpha_G(\lambda) = (\lambda^2+\lambda)/(4\sigma^2)`
 for its log moment. The true value is
@@ -491,7 +491,7 @@ def paper_plan(*, sigma_K: float, n_iter: int, delta: float, sigma_C: float | No
     r"""The noise of Acs et al.'s Algorithm 2: :math:`\sqrt2\sigma_K` (sizes), :math:`\sqrt2\sigma_K C` (sums), :math:`\sqrt2\sigma_C` (histogram, once).
 
     The plan charges this noise with the **true** sensitivities
-    (:mod:`.sensitivity`), so ``paper_plan(...).epsilon()`` is what the paper's
+    (:mod:`dpkme.clustering.sensitivity`), so ``paper_plan(...).epsilon()`` is what the paper's
     parameters actually give; :func:`paper_epsilon` is what the paper reports.
 
     Parameters

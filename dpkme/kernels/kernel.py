@@ -63,8 +63,8 @@ _TRI_ROW_BLOCK = 512
 # Largest (|a|^2 + |b|^2) / lengthscale^2 for which GEMM-based squared distances
 # are used (relative kernel error <~ 1e-13 below it).
 _GEMM_RADIUS2 = 1e3
-#: Largest |coordinate| accepted by kernel evaluations: squared distances of such points stay far below the
-#: float64 range (|x|^2 <= 1e300), so nothing overflows; larger values are refused with a ValueError.
+#: Largest ``|coordinate|`` accepted by kernel evaluations: squared distances of such points stay far below the
+#: float64 range (``|x|^2 <= 1e300``), so nothing overflows; larger values are refused with a ValueError.
 MAX_ABS_COORDINATE = 1e150
 #: Accepted range of length scales: with coordinates <= MAX_ABS_COORDINATE every scaled squared distance is
 #: finite or cleanly +inf (kernel value 0), never 0 * inf.

@@ -93,7 +93,33 @@ def public_lengthscale(public_sample, *, max_rows: int = 2000, random_state=0) -
 
 
 def median_heuristic_values(X: npt.NDArray[np.float64], *, max_rows: int = 2000) -> list[float]:
-    """Common median-heuristic length scales of ``X`` (for leak detection by :mod:`dpkme.privacy.leaks`; reads X)."""
+    r"""Common median-heuristic length scales of ``X`` (for leak detection by :mod:`dpkme.privacy.leaks`; reads X).
+
+    With :math:`m^2` the median squared pairwise distance of the rows (a seeded subsample of at most
+    ``max_rows``), the values are :math:`m`, :math:`m^2`, :math:`m/\sqrt2`, :math:`\sqrt{m^2/2}`,
+    :math:`1/m^2` and :math:`1/(2m^2)`: the forms in which a length scale or a precision computed from
+    the rows is usually passed on. A declared length scale close to one of them was probably read off ``X``.
+
+    Parameters
+    ----------
+    X : array of shape (N, D)
+        The rows (at least 2). **Private** when called on the private table: the values are compared,
+        never released.
+    max_rows : int, default 2000
+        Largest number of rows used; more are subsampled without replacement with seed 0.
+
+    Returns
+    -------
+    list of float
+        The six values above, or an empty list when the median distance is 0.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpkme.kernels.median import median_heuristic_values
+    >>> [round(v, 6) for v in median_heuristic_values(np.array([[0.0, 0.0], [3.0, 4.0], [0.0, 8.0]]))][:2]
+    [5.0, 25.0]
+    """
     X = check_array(X, name="X", min_rows=2)
     out = []
     if X.shape[0] <= max_rows:

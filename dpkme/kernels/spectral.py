@@ -72,7 +72,7 @@ _BLOCK = 4096  # rows per block (a (2K+1) x 4096 complex phase array: ~6 MB at 2
 
 @dataclass(frozen=True)
 class TrapezoidRule:
-    r"""Nodes ``k h`` (|k| <= K) and weights ``h phi(k h)`` of the truncated trapezoidal rule, and its error bound.
+    r"""Nodes ``k h`` (``|k| <= K``) and weights ``h phi(k h)`` of the truncated trapezoidal rule, and its error bound.
 
     Made by :func:`trapezoid_rule`; the same one-dimensional rule is used on
     every axis (a tensor rule in 2-D).

@@ -186,7 +186,7 @@ def resolve(privacy: PrivacySpec | None, *, epsilon: float | None = None, delta:
     r"""The privacy arguments a function uses: a :class:`PrivacySpec`'s fields, or the loose arguments.
 
     The loose arguments of the functions that take ``privacy=`` default to ``None`` ("not given"). Without a
-    spec a missing :math:`arepsilon` (or :math:`\delta`, where required) is a ``ValueError``, the relation
+    spec a missing :math:`\varepsilon` (or :math:`\delta`, where required) is a ``ValueError``, the relation
     defaults to ``"replace-one"`` and the calibration to ``default_calibration``; the values are returned as
     given (the function validates them as before). With a spec its fields are returned, and every loose
     argument that was given must agree with them: a conflict is a ``ValueError`` naming both values.
@@ -196,7 +196,7 @@ def resolve(privacy: PrivacySpec | None, *, epsilon: float | None = None, delta:
     privacy : PrivacySpec or None
         The typed request, or ``None`` for the loose arguments alone.
     epsilon, delta : float, optional
-        The loose :math:`(arepsilon, \delta)`.
+        The loose :math:`(\varepsilon, \delta)`.
     neighbouring : {"replace-one", "add-remove"}, optional
         The loose relation (a :class:`NeighbouringRelation` or its string).
     calibration : str, optional
@@ -204,7 +204,7 @@ def resolve(privacy: PrivacySpec | None, *, epsilon: float | None = None, delta:
     require_epsilon : bool, default True
         Whether a call without a spec must give ``epsilon`` (False for the planners that compute it).
     require_delta : bool, default True
-        Whether a call without a spec must give ``delta`` (False for pure :math:`arepsilon`-DP mechanisms).
+        Whether a call without a spec must give ``delta`` (False for pure :math:`\varepsilon`-DP mechanisms).
     default_calibration : str, default "analytic"
         The calibration when neither a spec nor the loose argument gives one.
 

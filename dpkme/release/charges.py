@@ -7,15 +7,15 @@ instead of re-deriving sensitivities and calibrations. A finished release carrie
 field (:attr:`dpkme.release.Release.charge`), computed once by the mechanism where it drew its noise, with
 the same constructor as its companion here; the tests check that the two agree.
 
-===========================  ==========================================================  =========================
-function                     sensitivity (replace-one)                                   noise
-===========================  ==========================================================  =========================
-:func:`algorithm1_charge`    :func:`~dpkme.privacy.sensitivity.kme_sensitivity`           Gaussian (Prop. 3)
-                             :math:`\sqrt{2a - 2k_{\min}}/N` (tight) or :math:`2/N`
-:func:`algorithm2_charge`    :math:`2b/N`, :math:`b = \sup\|\phi(x)\|_2 = 1` (Prop. 9)    Gaussian
-:func:`gp_release_charge`    RKHS sensitivity of :math:`f_D` (:func:`~dpkme.release.gp.gp_sensitivity`)  Gaussian process
-:func:`exponential_mechanism_charge`  score sensitivity (Sec. 3.4)                       pure :math:`\varepsilon`-DP
-===========================  ==========================================================  =========================
+====================================  ==========================================================================  ===========================
+function                              sensitivity (replace-one)                                                   noise
+====================================  ==========================================================================  ===========================
+:func:`algorithm1_charge`             :func:`~dpkme.privacy.sensitivity.kme_sensitivity`                          Gaussian (Prop. 3)
+                                      :math:`\sqrt{2a - 2k_{\min}}/N` (tight) or :math:`2/N`
+:func:`algorithm2_charge`             :math:`2b/N`, :math:`b = \sup\|\phi(x)\|_2 = 1` (Prop. 9)                   Gaussian
+:func:`gp_release_charge`             RKHS sensitivity of :math:`f_D` (:func:`~dpkme.release.gp.gp_sensitivity`)  Gaussian process
+:func:`exponential_mechanism_charge`  score sensitivity (Sec. 3.4)                                                pure :math:`\varepsilon`-DP
+====================================  ==========================================================================  ===========================
 
 Examples
 --------

@@ -673,7 +673,7 @@ class DatabaseScores:
 
     Parameters
     ----------
-    candidates : ndarray (|G|, D)
+    candidates : ndarray (:math:`|G|`, D)
         Public candidate points.
     m : int
         Size M of every synthetic database.
@@ -890,7 +890,7 @@ def database_scores(
     ----------
     X : array (N, D)
         Private data (inside ``domain`` if one is declared).
-    candidates : array (|G|, D)
+    candidates : array (:math:`|G|`, D)
         Public candidate points (e.g. :func:`grid_candidates`).
     kernel : Kernel
         :math:`k(x, x) \le 1`.
@@ -982,7 +982,7 @@ def exponential_probabilities(
     ----------
     X : array (N, D)
         Private data (inside ``domain`` if one is declared).
-    candidates : array (|G|, D)
+    candidates : array (:math:`|G|`, D)
         Public candidate points (e.g. :func:`grid_candidates`), chosen without the data.
     kernel : Kernel
         :math:`k(x, x) \le 1`.
@@ -1054,7 +1054,7 @@ def exponential_mechanism(
     ----------
     X : array (N, D)
         Private data (inside ``domain`` if one is declared).
-    candidates : array (|G|, D)
+    candidates : array (:math:`|G|`, D)
         Public candidate points (e.g. :func:`grid_candidates`), chosen without the data.
     kernel : Kernel
         :math:`k(x, x) \le 1`.
@@ -1143,7 +1143,7 @@ def exponential_charge(release: Release, label: str | None = None) -> PrivacyCha
     Returns
     -------
     PrivacyCharge
-        Pure charge at the release's ε, with the score sensitivity, M, |G| and
+        Pure charge at the release's ε, with the score sensitivity, M, :math:`|G|` and
         the number of databases in ``details``.
 
     Examples

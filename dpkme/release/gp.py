@@ -62,7 +62,7 @@ Sensitivities (:func:`gp_sensitivity`):
   is exactly :math:`c` times the KME release (same privacy, same relative error).
 
 Sampling :math:`\mathcal N(0, K)` exactly, and why the jitter is safe
---------------------------------------------------------------------
+---------------------------------------------------------------------
 Kernel matrices on fine grids are numerically singular, so the square root is
 taken of :math:`K + \tau I` (Cholesky), with :math:`\tau` chosen so that the
 covariance actually used **dominates** :math:`K`: :math:`LL^\top \succeq K`.

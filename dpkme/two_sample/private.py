@@ -16,7 +16,8 @@ Four entry points, plus :func:`run_test` which dispatches on ``method``:
     The synthetic rows (resampled from a weighted release if needed) are public
     post-processing of an earlier release; only the held-out private part is
     privatised (mean and second moment) and charged.
-:func:`nonprivate_test` -- the base test (Chwialkowski et al. 2015), for contrast.
+:func:`nonprivate_test` -- the base test (Chwialkowski et al. 2015)
+    Not private; for contrast.
 
 Privacy
 -------
