@@ -8,7 +8,7 @@ Usage::
 
 Sections
 
-1. **audits** -- the README table: every entry of :data:`dpkme.audit.EXHIBITS`
+1. **audits** -- the audit table of docs/audits.md: every entry of :data:`dpkme.audit.EXHIBITS`
    (correct mechanisms and deliberately mis-calibrated variants) audited with
    ``--runs`` runs per dataset at confidence ``1 - --alpha``: claimed ε, the
    audited lower bound, the exact ε of the audited pair, and the verdict.
@@ -31,8 +31,8 @@ Sections
 
 Writes ``benchmarks/results/audit.json`` and ``benchmarks/results/audit.md``
 (``--markdown-only`` rebuilds the markdown from the JSON); ``--readme`` also writes the audit table
-into README.md (between its ``audit-table`` markers) and the power table (between its ``audit-power``
-markers).
+into the documentation's audit page, docs/audits.md (between its ``audit-table`` markers; the page was part of
+README.md until 0.5.0), and the power table (between its ``audit-power`` markers).
 """
 
 from __future__ import annotations
@@ -266,7 +266,7 @@ def _fmt(x, digits=3):
 
 
 def audit_table_lines(a: dict) -> list[str]:
-    """The audit table (markdown lines): used in audit.md and, with ``--readme``, in README.md."""
+    """The audit table (markdown lines): used in audit.md and, with ``--readme``, in docs/audits.md."""
     out = [f"Each mechanism is run {a['runs']:,} times on each of two worst-case neighbouring datasets "
            f"(seed 0); the lower bound holds with probability ≥ {1 - a['alpha']:g} (one-sided "
            "Clopper-Pearson bounds on both error rates, threshold chosen on 30 % of the runs). "
@@ -291,7 +291,7 @@ def audit_table_lines(a: dict) -> list[str]:
 
 
 def power_curve_lines(p: dict) -> list[str]:
-    """The power table (markdown lines): used in audit.md and, with ``--readme``, in README.md."""
+    """The power table (markdown lines): used in audit.md and, with ``--readme``, in docs/audits.md."""
     st = p["setting"]
     conf = 1 - st["alpha"]
     out = ["| runs per dataset | power against a √2 bug | false refutation of the correct mechanism |",
@@ -309,7 +309,8 @@ def power_curve_lines(p: dict) -> list[str]:
     return out
 
 
-README = ROOT / "README.md"
+#: The page that holds the generated tables (the flag keeps its name --readme: the tables were in README.md until 0.5.0)
+README = ROOT / "docs" / "audits.md"
 README_START, README_END = "<!-- audit-table:start (benchmarks/bench_audit.py --readme) -->", "<!-- audit-table:end -->"
 POWER_START = "<!-- audit-power:start (benchmarks/bench_audit.py --sections power-curve --readme) -->"
 POWER_END = "<!-- audit-power:end -->"
@@ -323,7 +324,7 @@ def _replace_between(text: str, start: str, end: str, body: str, path: Path) -> 
 
 
 def update_readme(res: dict, path: Path = README) -> None:
-    """Replace the README's audit table and power table (each between its markers) by those of ``res``."""
+    """Replace the audit page's audit table and power table (each between its markers) by those of ``res``."""
     text = path.read_text()
     if "audits" in res:
         text = _replace_between(text, README_START, README_END, "\n".join(audit_table_lines(res["audits"])), path)
@@ -392,7 +393,7 @@ def main(argv=None) -> int:
                     help="comma-separated: audits, power, power-curve, cost")
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--markdown-only", action="store_true", help="rebuild audit.md from audit.json")
-    ap.add_argument("--readme", action="store_true", help="also write the audit table into README.md")
+    ap.add_argument("--readme", action="store_true", help="also write the audit and power tables into docs/audits.md")
     args = ap.parse_args(argv)
     json_path, md_path = args.out / "audit.json", args.out / "audit.md"
     if args.markdown_only:
@@ -428,7 +429,7 @@ def main(argv=None) -> int:
     md_path.write_text(markdown(res))
     if args.readme:
         update_readme(res)
-    _log(f"wrote {json_path} and {md_path}" + (" and the README's audit table" if args.readme else ""))
+    _log(f"wrote {json_path} and {md_path}" + (" and the tables of docs/audits.md" if args.readme else ""))
     return 0
 
 

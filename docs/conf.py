@@ -1,0 +1,74 @@
+"""Sphinx configuration of dpkme's documentation site.
+
+Build it with (warnings are errors; ``tests/test_docs.py`` runs the same build)::
+
+    sphinx-build -W -b html docs docs/_build/html
+
+Pages are MyST markdown (``*.md``); the API reference is generated from the numpydoc docstrings by autosummary
+(one page per module, ``docs/api/generated/``, written at build time and not tracked).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))          # the checkout's dpkme, also without `pip install -e .`
+
+from dpkme import __version__  # noqa: E402
+
+project = "dpkme"
+author = "dpkme developers"
+copyright = "2026, dpkme developers"  # noqa: A001  (Sphinx's name)
+version = release = __version__
+
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.mathjax",
+    "numpydoc",
+    "myst_parser",
+]
+
+source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+root_doc = "index"
+exclude_patterns = ["_build", "screenshots", "Thumbs.db", ".DS_Store"]
+templates_path = ["_templates"]
+
+# --- API reference -------------------------------------------------------------------------------------------
+autosummary_generate = True
+autosummary_imported_members = False
+autodoc_default_options = {"members": True, "show-inheritance": True}
+autodoc_typehints = "none"             # the numpydoc Parameters sections give the types
+autodoc_member_order = "bysource"
+numpydoc_show_class_members = False    # autodoc lists the members once
+numpydoc_class_members_toctree = False
+numpydoc_validation_checks: set[str] = set()   # tests/test_docstrings.py validates the docstrings
+
+# --- MyST ----------------------------------------------------------------------------------------------------
+myst_enable_extensions = ["dollarmath"]
+myst_heading_anchors = 3
+
+# --- HTML ----------------------------------------------------------------------------------------------------
+html_theme = "alabaster"
+html_title = f"dpkme {__version__}"
+html_static_path: list[str] = []
+
+
+# --- docstrings ----------------------------------------------------------------------------------------------
+def _lengthen_short_underlines(app, what, name, obj, options, lines):
+    """A section title's underline one or two characters short (``:math:`` roles make titles long) is lengthened.
+
+    docutils warns about such titles; with ``-W`` one would fail the build although the text renders. The other
+    docstring problems (substitutions, malformed tables) are fixed in the source.
+    """
+    for i in range(1, len(lines)):
+        under, title = lines[i], lines[i - 1]
+        if under and set(under) <= set("-=~^") and len(set(under)) == 1 and title.strip() \
+                and 0 < len(title) - len(under) <= 2:
+            lines[i] = under[0] * len(title)
+
+
+def setup(app):
+    app.connect("autodoc-process-docstring", _lengthen_short_underlines)
