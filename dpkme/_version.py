@@ -3,4 +3,4 @@
 Bump it together with an entry in ``CHANGELOG.md``.
 """
 
-__version__ = "0.4.0"
+__version__ = "0.5.0"
