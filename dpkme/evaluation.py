@@ -63,7 +63,7 @@ __all__ = ["DistanceReport", "MeanGramEstimate", "rkhs_distance_report", "estima
 #: Measured on the 2-core development machine (``benchmarks/bench_evaluation.py``, the paper's D = 5 data,
 #: ``benchmarks/results/evaluation.md``): at N = 50 000 the exact mean costs about 2x (Gaussian) to 7x
 #: (Laplacian) the estimate with :data:`DEFAULT_N_PAIRS` pairs -- roughly 1 s and 5 s on a quiet machine (the
-#: Gaussian takes 4.3 s at N = 100 000, README) -- paid once per data set and kernel when cached, with no
+#: Gaussian takes 4.3 s at N = 100 000, docs/benchmarks.md) -- paid once per data set and kernel when cached, with no
 #: sampling error; beyond, it grows as N². A module constant, so that a faster kernel-sum engine can raise it.
 EXACT_MAX_ROWS = 50_000
 #: Default number of sampled pairs :math:`P` of the estimate (about 16.8 million): standard error at most

@@ -44,7 +44,7 @@ thousand runs per dataset the bound resolves probabilities of about
 :math:`10^{-3}`, so the exhibits use a claimed :math:`\delta = 10^{-2}` (at
 :math:`\delta = 10^{-5}` the same runs only certify smaller ε). ``runs`` and
 ``(epsilon, delta)`` are parameters; :data:`EXHIBITS` lists the settings of the
-README table. Seeded noise is used for the runs (``noise_source="seeded"``):
+audit table of docs/audits.md. Seeded noise is used for the runs (``noise_source="seeded"``):
 the audit needs reproducible, independent draws, not secret ones.
 """
 
@@ -1418,7 +1418,7 @@ AUDITS: dict[str, Callable[..., AuditResult]] = {
     "two-sample": audit_two_sample,
 }
 
-#: The README table: (mechanism, variant, keyword arguments). Mis-calibrated
+#: The audit table of docs/audits.md: (mechanism, variant, keyword arguments). Mis-calibrated
 #: variants are expected to be caught (epsilon_lower_bound > claimed epsilon).
 EXHIBITS: list[tuple[str, str, dict]] = [
     ("gaussian", "correct", {"epsilon": 2.0, "delta": 1e-2}),
