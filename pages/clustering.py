@@ -18,6 +18,7 @@ from ui.charts import plotly_chart
 from ui.export import privacy_fields
 from ui.figures import PALETTE, PRIVATE_COLOR
 from ui.frame import require_frame
+from ui.numbers import shown_table
 from ui.widgets import PAGE_LEDGER, PAGE_RELEASE, delta_control, epsilon_control, guard, require_dataset, size_guard
 
 require_frame(__file__)
@@ -311,7 +312,7 @@ def show_run(stored: dict) -> None:
         "noisy size (last iteration)": counts,
         "updated in the last iteration": hist[-1].updated if len(hist) > 1 else [False] * result.k,
     })
-    st.dataframe(released, hide_index=True)
+    st.dataframe(shown_table(released, precision=None, counts=["noisy size (last iteration)"]), hide_index=True)
     if stored.get("charge") is not None:
         st.caption(f"Charged: {stored['charge'].label} — ε = {stored['charge'].epsilon:.3g}, "
                    f"δ = {S.fmt_delta(stored['charge'].delta)}, noise multiplier {stored['charge'].noise_multiplier:.3g} (one "

@@ -38,6 +38,7 @@ from ui.datasets import (
 )
 from ui.figures import data_figure, pca_basis
 from ui.frame import require_frame
+from ui.numbers import fill_missing
 from ui.schema_editor import bundled_schema, schema_editor
 from ui.widgets import PAGE_KERNEL, guard
 
@@ -585,7 +586,8 @@ def preview(shown) -> None:
                                     projection=projection), key="data.fig")
     with tab_table:
         if shown.is_table:
-            st.dataframe(shown.decode(shown.X[:200]), height=300, column_config=TV.date_columns(shown.schema))
+            st.dataframe(fill_missing(shown.decode(shown.X[:200]), TV.missing_labels(shown.schema)), height=300,
+                         column_config=TV.date_columns(shown.schema))
             st.caption(f"First {min(200, shown.n)} private rows as the schema reads them (clipped to the declared bounds, "
                        "missing values as declared), in the original columns and types.")
         else:

@@ -179,3 +179,48 @@ def test_the_forget_button_fits_its_narrow_column():
     labels = [s for n, s in _call_labels(REPO / "pages" / "data.py", "button")
               if any(k.arg == "key" and getattr(k.value, "value", None) == "data.upload_forget" for k in n.keywords)]
     assert labels and all(len(s) <= 8 for s in labels), labels
+
+
+# ------------------------------------------------------------------ counts as whole numbers, no "None" cells
+def _display(df_element):
+    """What st.dataframe shows: the Styler's display values when there are some, else the values as text."""
+    import pyarrow as pa
+    a = df_element.proto.arrow_data
+    if a.HasField("styler"):
+        return pa.ipc.open_stream(a.styler.display_values).read_all().to_pandas()
+    import pandas as pd
+    return df_element.value.map(lambda v: "None" if pd.isna(v) else str(v))      # Streamlit writes a null "None"
+
+
+def test_shown_table_writes_counts_whole_and_empty_cells_as_a_dash():
+    import pandas as pd
+
+    from ui.numbers import MISSING_CELL, fill_missing, shown_table
+    df = pd.DataFrame({"cat": ["a", None], "share": [0.12345, float("nan")], "estimated count": [537.83, 537830.2]})
+    html = shown_table(df, counts=["estimated count"], missing_labels={"cat": "(missing)"}).to_html()
+    assert "538" in html and "537,830" in html and "537.830" not in html and "(missing)" in html
+    assert MISSING_CELL in html and "nan" not in html and "None" not in html
+    filled = fill_missing(df, {"cat": "(missing)"})
+    assert filled["cat"].tolist() == ["a", "(missing)"] and filled["share"].isna().tolist() == [False, True]
+
+
+def test_the_use_pages_counts_are_whole_numbers_and_no_cell_says_none():
+    from test_app_shared import new_app
+    from test_app_tables import schema_mode, use
+    at = use(schema_mode(new_app().run()))
+    ok(at)
+    described = [d for d in at.dataframe if "lengthscale" in d.value.columns       # the Data page's schema summary
+                 and not d.proto.editing_mode]                                     # (not the schema editor)
+    assert described and described[0].value.isna().to_numpy().any()                # it has empty cells ...
+    assert "None" not in _display(described[0]).to_numpy().astype(str).tolist().__str__()   # ... shown as —
+    at.switch_page("pages/release.py").run()
+    at.button(key="rel.go").click().run()
+    at.switch_page("pages/use.py").run()
+    ok(at)
+    tables = [d for d in at.dataframe if "estimated count" in d.value.columns]
+    assert tables
+    for d in tables:
+        shown = _display(d)
+        for col in ("estimated count", "true count"):
+            if col in shown.columns:
+                assert all(re.fullmatch(r"-?\d{1,3}(,\d{3})*", str(v)) for v in shown[col]), shown[col].tolist()

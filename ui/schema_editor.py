@@ -21,6 +21,7 @@ import streamlit as st
 from . import gate as G
 from . import state as S
 from . import tables as T
+from .numbers import shown_table
 from .widgets import guard
 
 ss = st.session_state
@@ -287,7 +288,7 @@ def schema_editor(ctx: dict, *, public_rows: pd.DataFrame | None, private_index:
 
     if schema is not None:
         with st.expander("The kernel this schema declares (effective lengthscales and similarities)"):
-            st.dataframe(schema.describe(), width="stretch")
+            st.dataframe(shown_table(schema.describe(), precision=None), width="stretch")
             st.caption("lengthscale: a fraction of the column's declared range; similarity: the kernel value of two "
                        "different categories (or of a present and a missing value). 'default' = the public rule "
                        f"computed from the schema alone. Embedding dimension D = {schema.dim}.")

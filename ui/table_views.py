@@ -14,6 +14,7 @@ import streamlit as st
 from . import export as E
 from . import tables as T
 from .charts import plotly_chart
+from .numbers import fill_missing, shown_table
 from .widgets import guard
 
 ss = st.session_state
@@ -77,6 +78,17 @@ def date_columns(schema) -> dict:
     return out
 
 
+#: The columns of the Use page's tables that are counts (whole numbers with separators, never "537.830").
+COUNTS = ("estimated count", "true count")
+
+
+def missing_labels(schema) -> dict:
+    """The label an empty cell shows in each categorical column whose schema keeps missing values as a category
+    (``missing="category"``): ``ui.tables.MISSING_LABEL``; other empty cells show ``ui.numbers.MISSING_CELL``."""
+    return {c.name: T.MISSING_LABEL for c in schema.columns
+            if c.kind in T.CATEGORICAL_KINDS and getattr(c, "missing", None) == "category"}
+
+
 def boolean_note(schema) -> str | None:
     """What a boolean column's released values look like (True/False) and how to keep a file's own labels."""
     names = [c.name for c in schema.columns if c.kind == "boolean"]
@@ -95,7 +107,8 @@ def release_table_panel(rec, ds) -> None:
     order = np.argsort(-np.abs(tab[wcol].to_numpy()), kind="stable")
     st.markdown(f"**The released table**: {tr.n_points} weighted rows in the original columns and types "
                 "(heaviest first). This is what a recipient gets.")
-    st.dataframe(tab.iloc[order].reset_index(drop=True), height=320, column_config=date_columns(ds.schema))
+    st.dataframe(fill_missing(tab.iloc[order].reset_index(drop=True), missing_labels(ds.schema)),
+                 height=320, column_config=date_columns(ds.schema))
     w = tab[wcol].to_numpy()
     st.caption(f"{int((w != 0).sum())} of {w.size} rows carry weight; Σ w = {w.sum():.4g}, "
                f"{int((w < 0).sum())} negative. Every row lies in the schema's declared domain.")
@@ -193,8 +206,8 @@ def use_view(rec, ds, w: np.ndarray) -> None:
 
     def with_truth(table, what: str, public) -> None:
         """The table with the truth (owner-only), else the estimates alone."""
-        if not OwnerOnly(table, what).render(lambda t: st.dataframe(t.style.format(precision=3))):
-            st.dataframe(public.style.format(precision=3))
+        if not OwnerOnly(table, what).render(lambda t: st.dataframe(shown_table(t, counts=COUNTS))):
+            st.dataframe(shown_table(public, counts=COUNTS))
 
     own = show_owner_details()
     tr = E.table_release(rec, ds)
@@ -253,11 +266,11 @@ def use_view(rec, ds, w: np.ndarray) -> None:
             x_est = T.crosstab(released, a, b, w, levels_a=la, levels_b=lb)
             x1, x2 = st.columns(2)
             x1.markdown("**From the release** (shares of all rows)")
-            x1.dataframe(x_est.style.format(precision=3))
+            x1.dataframe(shown_table(x_est))
 
             def true_crosstab(x_true) -> None:
                 x2.markdown("**True (private)**")
-                x2.dataframe(x_true.style.format(precision=3))
+                x2.dataframe(shown_table(x_true))
                 err = float(np.abs(x_est.to_numpy() - x_true.to_numpy()).sum()) / 2
                 st.caption(f"Total variation distance between the two tables: {err:.3f}.")
 
@@ -285,9 +298,9 @@ def use_view(rec, ds, w: np.ndarray) -> None:
                                 "error": est["mean"] - true["mean"], "estimated share": est["share"],
                                 "true share": true["share"]})
         if not OwnerOnly(tab, f"The true (private) means of {num.name} by {cat.name}").render(
-                lambda t: st.dataframe(t.style.format(precision=3), hide_index=True)):
-            st.dataframe(pd.DataFrame({cat.name: levels, "estimated mean": est["mean"], "estimated share": est["share"]})
-                         .style.format(precision=3), hide_index=True)
+                lambda t: st.dataframe(shown_table(t), hide_index=True)):
+            st.dataframe(shown_table(pd.DataFrame({cat.name: levels, "estimated mean": est["mean"],
+                                                   "estimated share": est["share"]})), hide_index=True)
         if num.kind == "datetime":
             st.caption("Dates as days since 1970-01-01.")
 
@@ -301,8 +314,8 @@ def use_view(rec, ds, w: np.ndarray) -> None:
                                 "error of the mean": est["mean"] - true["mean"], "estimated SD": est["sd"],
                                 "true SD": true["sd"]})
         if not OwnerOnly(tab, "The true (private) means and standard deviations").render(
-                lambda t: st.dataframe(t.style.format(precision=4))):
-            st.dataframe(pd.DataFrame({"estimated mean": est["mean"], "estimated SD": est["sd"]})
-                         .style.format(precision=4))
+                lambda t: st.dataframe(shown_table(t, precision=4))):
+            st.dataframe(shown_table(pd.DataFrame({"estimated mean": est["mean"], "estimated SD": est["sd"]}),
+                                     precision=4))
         if any(c.kind == "datetime" for c in nums):
             st.caption("Dates as days since 1970-01-01.")
