@@ -157,14 +157,15 @@ st.page_link("pages/audit.py", label="Privacy audit — sensitivity bugs found i
              icon=":material/policy:")
 st.page_link(PAGE_LEDGER, label="Budget ledger — how much privacy all releases have used together", icon=":material/account_balance_wallet:")
 
-with st.expander("What does (ε, δ)-differential privacy promise?"):
-    st.markdown(
-        "A randomised release A is (ε, δ)-differentially private if for any two tables D, D′ that differ in one "
-        "row and any set S of outcomes, P(A(D) ∈ S) ≤ e^ε · P(A(D′) ∈ S) + δ. Whatever an analyst does with the "
-        "output, their conclusions about any one person are almost the same whether or not that person's row was "
-        "used. Smaller ε means stronger protection and more noise. Guarantees add up over releases — the "
-        "Budget ledger page keeps the account."
-    )
+# open, not in a collapsed section (issue 26): what ε does is the first thing a lecture explains
+st.subheader("What does (ε, δ)-differential privacy promise?")
+st.markdown(
+    "A randomised release A is (ε, δ)-differentially private if for any two tables D, D′ that differ in one "
+    "row and any set S of outcomes, P(A(D) ∈ S) ≤ e^ε · P(A(D′) ∈ S) + δ. Whatever an analyst does with the "
+    "output, their conclusions about any one person are almost the same whether or not that person's row was "
+    "used. Smaller ε means stronger protection and more noise. Guarantees add up over releases — the "
+    "Budget ledger page keeps the account."
+)
 with st.expander("Honest limits of this tool"):
     st.markdown(
         "* Noise is drawn with numpy in double precision: fine for teaching and experiments, not hardened against "

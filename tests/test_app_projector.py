@@ -224,3 +224,28 @@ def test_the_use_pages_counts_are_whole_numbers_and_no_cell_says_none():
         for col in ("estimated count", "true count"):
             if col in shown.columns:
                 assert all(re.fullmatch(r"-?\d{1,3}(,\d{3})*", str(v)) for v in shown[col]), shown[col].tolist()
+
+
+# ------------------------------------------------------------------ Home: what ε does, open
+def test_home_shows_what_epsilon_does_open_not_in_a_collapsed_section():
+    from test_app_shared import new_app
+    at = new_app().run()
+    ok(at)
+    assert not [e for e in at.expander if "privacy promise" in e.label], "it sits in a collapsed section"
+    assert "What does (ε, δ)-differential privacy promise?" in [h.value for h in at.main.subheader]
+    promise = [m.value for m in at.main.markdown if "P(A(D) ∈ S) ≤ e^ε" in m.value]
+    assert promise and "Smaller ε means stronger protection and more noise" in promise[0]
+    assert not any(el.type == "expandable" for el in _ancestors_of(at, promise[0]))
+
+
+def _ancestors_of(at, text):
+    """The blocks that contain the markdown ``text`` (AppTest's tree)."""
+    path = []
+
+    def walk(node, trail):
+        for child in getattr(node, "children", {}).values():
+            if getattr(child, "type", None) == "markdown" and getattr(child, "value", None) == text:
+                path.extend(trail)
+            walk(child, trail + [child])
+    walk(at._tree, [])
+    return path
