@@ -19,11 +19,15 @@ probability weights, M = 200) the second dominates (~0.15 against a noise part o
 ε = 10, 20 draws), so the totals look alike while the noise row does not.
 
 Planning data (:func:`planning_sources`; the default is the first that applies, the page offers every one that
-does):
+does). The default must answer "what does ε do to *this* data" honestly (issue 26: a re-seeded generator moved the
+paper mixture's components, and the panels said ε barely matters while a real release at ε = 1 was 14× closer):
 
-* ``generated``: a fresh sample of the dataset's generator with another seed (its seed +
-  :data:`PLANNING_SEED_OFFSET`), N rows, the same declared clipping and scaling -- simulated data;
-* ``public``: the publishable subset (public), resampled with replacement to N rows;
+* ``public``: the publishable subset (public), resampled with replacement to N rows -- the default where it exists;
+* ``generated``: a fresh sample of the **same** generator, N rows, the same declared clipping and scaling --
+  simulated data. Where the generator's shape itself is drawn from its seed (the paper mixture's means, the blobs'
+  centres) the seed is kept for the shape and only the rows are drawn anew (``sample_random_state`` = the seed +
+  :data:`PLANNING_SEED_OFFSET`), so the simulation is of the same distribution, never the same rows; other
+  generators (whose shape is fixed by their parameters) are re-seeded with that seed;
 * ``domain`` (a table with a schema) or ``q`` (numeric data): N uniform draws from the schema's declared domain,
   or N draws from the declared :math:`q = \mathcal N(c, s^2 I)`: no row at all, a pessimistic stand-in;
 * ``private``: the private rows -- only when the owner opts in, with :data:`PRIVATE_NOTE` on the page: choosing
@@ -39,6 +43,7 @@ distinct children of the seed (``SeedSequence(seed).spawn(k)``), never the seed 
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import json
 import math
 
@@ -93,7 +98,7 @@ PRIVATE_NOTE = ("**Planning on the private rows is a data-dependent choice.** Th
                 "exactly as private as their own ε says only if you would have chosen the same settings without "
                 "looking. Prefer the public or simulated planning data (untick the box).")
 
-SOURCE_WORDS = {"generated": "simulated: a fresh sample of the same generator (another seed)",
+SOURCE_WORDS = {"generated": "simulated: a fresh sample of the same generator (same shape, other rows)",
                 "public": "public: the publishable subset, resampled to N rows",
                 "domain": "uniform draws from the schema's declared domain",
                 "q": "draws from the declared q",
@@ -115,10 +120,10 @@ class PlanningData:
 def planning_sources(ds: S.Dataset) -> list[str]:
     """The public or simulated planning data available for ``ds``, the default first (see the module docstring)."""
     out = []
-    if ds.schema is None and ds.source == "generated" and ds.generator:
-        out.append("generated")
     if ds.n_public:
         out.append("public")
+    if ds.schema is None and ds.source == "generated" and ds.generator:
+        out.append("generated")
     out.append("domain" if ds.schema is not None else "q")
     return out
 
@@ -144,13 +149,18 @@ def _rows(ds: S.Dataset, source: str, q_scale: float) -> tuple[np.ndarray, str]:
 
         g = ds.generator
         seed = int(g["seed"]) + PLANNING_SEED_OFFSET
-        X = np.asarray(GENERATORS[g["name"]](**{**g["params"], "n": n}, random_state=seed), dtype=float)
+        same_shape = "sample_random_state" in inspect.signature(GENERATORS[g["name"]].function).parameters
+        kw = ({"random_state": int(g["seed"]), "sample_random_state": seed} if same_shape
+              else {"random_state": seed})
+        X = np.asarray(GENERATORS[g["name"]](**{**g["params"], "n": n}, **kw), dtype=float)
         if ds.clip_box is not None:
             X = clip_to_box(X, *ds.clip_box, return_count=False)
         if ds.scaling is not None:
             X = ds.scaling.apply(X)
+        shape = (f" for its rows, its shape (e.g. the mixture's components) from its own seed {g['seed']}: the same "
+                 "distribution" if same_shape else "")
         return X, (f"simulated: a fresh sample of N = {n:,} rows from the same generator ({g['name']}) with another "
-                   f"seed ({seed} instead of {g['seed']}), the same declared clipping and scaling; no private row")
+                   f"seed ({seed} instead of {g['seed']}){shape}, the same declared clipping and scaling; no private row")
     if source == "public":
         X = ds.public[rng.integers(0, ds.n_public, size=n)]
         return X, (f"public: the {ds.n_public:,} publishable rows, resampled with replacement to N = {n:,} rows (so "

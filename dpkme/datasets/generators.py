@@ -110,6 +110,7 @@ def paper_mixture(
     random_state=None,
     return_labels: bool = False,
     legacy: bool = False,
+    sample_random_state=None,
 ):
     r"""The mixture of Gaussians of Balog et al. (2018), Appendix B.
 
@@ -151,6 +152,12 @@ def paper_mixture(
         authors' order of draws. ``paper_mixture(100_000, D, random_state=0,
         legacy=True)`` reproduces the paper's data file for D = 2 and D = 5 to
         within floating-point rounding (about 1e-13). Requires an int seed.
+    sample_random_state : None, int or numpy.random.Generator, default=None
+        Source of the rows' randomness (components and points, steps 2-3) when given; the mixture itself (the
+        component means, step 1) still comes from ``random_state``. So
+        ``paper_mixture(n, random_state=s, sample_random_state=t)`` is a fresh sample of the **same** mixture as
+        ``paper_mixture(n, random_state=s)`` -- e.g. simulated planning data that shares no row with the data --
+        where another ``random_state`` would move the means. Not with ``legacy=True``.
 
     Returns
     -------
@@ -168,6 +175,8 @@ def paper_mixture(
     p = PAPER_MIXTURE_PARAMS
     weights = 1.0 / np.arange(1, C + 1)
     weights /= weights.sum()
+    if legacy and sample_random_state is not None:
+        raise ValueError("sample_random_state is not available with legacy=True (the authors' single stream).")
     if legacy:
         if isinstance(random_state, (bool, np.bool_)) or not isinstance(random_state, (int, np.integer)):
             raise ValueError(
@@ -185,6 +194,8 @@ def paper_mixture(
     else:
         rng, _ = check_random_state(random_state)
         means = rng.normal(loc=p["means_center"], scale=p["means_std"], size=(C, dim))
+        if sample_random_state is not None:
+            rng, _ = check_random_state(sample_random_state)
         labels = rng.choice(C, size=n, p=weights)
         X = means[labels] + p["points_std"] * rng.standard_normal(size=(n, dim))
     return _finish(X, labels, None, return_labels, shuffle=False)
@@ -291,6 +302,7 @@ def gaussian_blobs(
     box_half_width: float = 10.0,
     random_state=None,
     return_labels: bool = False,
+    sample_random_state=None,
 ):
     r"""Isotropic Gaussian blobs with equal weights and random centres.
 
@@ -311,6 +323,9 @@ def gaussian_blobs(
         Centres lie in ``[-box_half_width, box_half_width]^dim``.
     random_state, return_labels
         As in :func:`paper_mixture`; labels are blob indices.
+    sample_random_state : None, int or numpy.random.Generator, default=None
+        Source of the rows' randomness when given (the centres still come from ``random_state``): a fresh
+        sample of the same blobs, as in :func:`paper_mixture`.
     """
     n, dim = _check_size(n, dim)
     k = check_positive_int(n_centers, name="n_centers", minimum=1, maximum=10_000)
@@ -318,6 +333,8 @@ def gaussian_blobs(
     b = check_positive_float(box_half_width, name="box_half_width")
     rng, _ = check_random_state(random_state)
     centers = rng.uniform(-b, b, size=(k, dim))
+    if sample_random_state is not None:
+        rng, _ = check_random_state(sample_random_state)
     labels = rng.integers(0, k, size=n)
     X = centers[labels] + sd * rng.standard_normal((n, dim))
     return _finish(X, labels, rng, return_labels, shuffle=False)
