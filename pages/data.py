@@ -515,15 +515,15 @@ if candidate is not None:
     c1.button("Use this dataset", type="primary", disabled=is_current or bool(locked), key="data.use",
               on_click=_use_candidate)
     if is_current:
-        c2.success(f"In use: {candidate.describe()}")
+        c2.success(f"In use: {candidate.describe(exact_counts=not S.counts_hidden(candidate))}")
     else:
         c2.info("These settings are not in use yet: click **Use this dataset**. "
-                f"(Now in use: {current.describe() if current else 'nothing'}.)")
+                f"(Now in use: {current.describe(exact_counts=not S.counts_hidden(current)) if current else 'nothing'}.)")
 
 if source_failed or (spec is not None and candidate is None) or (table_ctx is not None and spec is None):
     # the settings above failed (their error is shown): no notes or preview of other data next to it
     if current is not None:
-        st.info(f"The data in use is unchanged: {current.describe()}.")
+        st.info(f"The data in use is unchanged: {current.describe(exact_counts=not S.counts_hidden(current))}.")
     st.stop()
 shown = candidate if candidate is not None else current
 if shown is None:
@@ -611,7 +611,7 @@ def preview(shown) -> None:
 
 
 if P.is_on():                           # presentation mode: the guarantee (public) and a note (the stepper leads on)
-    st.info("Guarantee: " + shown.guarantee() + ".")
+    st.info("Guarantee: " + shown.guarantee(exact_counts=not S.counts_hidden(shown)) + ".")
 if not P.OwnerOnly(shown, "The preview of the private rows (plot, table and exact statistics)").render(preview):
     st.stop()
 

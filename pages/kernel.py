@@ -132,10 +132,11 @@ def _plan_target(key: str, label: str, current: float | None, scale: float = 1.0
                                  **kwargs)) / scale
 
 
-def plan_epsilon(n: int, eps: float | None, delta: float, *, is_table: bool = False) -> None:
+def plan_epsilon(n: int, eps: float | None, delta: float, *, is_table: bool = False, hide_n: bool = False) -> None:
     """The planning expander: the ε at which a stated accuracy is reached in expectation (public inputs only)."""
+    size = "size N" if hide_n else f"size N = {n:,}"
     st.caption(":material/info: **Planning: not a release, spends no budget.** It reads no rows: only the public "
-               f"size N = {n:,} (public under replace-one), δ, the calibration and the sizes below. The answer is "
+               f"{size} (public under replace-one), δ, the calibration and the sizes below. The answer is "
                "a recommendation for the *expected* error of the privacy noise, not a guarantee: the guarantee is "
                "the ε you release with, charged to the ledger then.")
     kind = st.radio("The accuracy you need", list(PLAN_KINDS), format_func=PLAN_KINDS.get, key="kern.plan_kind",
@@ -367,7 +368,7 @@ with right:
     with st.expander("Plan ε from the accuracy you need (planning: not a release, spends no budget)",
                      icon=":material/target:"):
         with guard("plan ε"):
-            plan_epsilon(ds.n, eps, delta, is_table=ds.is_table)
+            plan_epsilon(ds.n, eps, delta, is_table=ds.is_table, hide_n=S.counts_hidden(ds))
 
 if kernel is None or eps is None:
     st.stop()

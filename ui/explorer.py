@@ -139,9 +139,11 @@ def planning_source(ds: S.Dataset, *, private: bool = False, choice: str | None 
 
 def _rows(ds: S.Dataset, source: str, q_scale: float) -> tuple[np.ndarray, str]:
     n = ds.n
+    # the words name N only where it is public (presentation mode on an add/remove ledger: no count)
+    nn = "N" if S.counts_hidden(ds) else f"N = {n:,}"
     rng = np.random.default_rng(PLANNING_SEED)
     if source == "private":
-        return ds.X, (f"the N = {n:,} private rows themselves (owner only: the readings compare with private "
+        return ds.X, (f"the {nn} private rows themselves (owner only: the readings compare with private "
                       "values)")
     if source == "generated":
         from dpkme.datasets import GENERATORS
@@ -159,20 +161,20 @@ def _rows(ds: S.Dataset, source: str, q_scale: float) -> tuple[np.ndarray, str]:
             X = ds.scaling.apply(X)
         shape = (f" for its rows, its shape (e.g. the mixture's components) from its own seed {g['seed']}: the same "
                  "distribution" if same_shape else "")
-        return X, (f"simulated: a fresh sample of N = {n:,} rows from the same generator ({g['name']}) with another "
+        return X, (f"simulated: a fresh sample of {nn} rows from the same generator ({g['name']}) with another "
                    f"seed ({seed} instead of {g['seed']}){shape}, the same declared clipping and scaling; no private row")
     if source == "public":
         X = ds.public[rng.integers(0, ds.n_public, size=n)]
-        return X, (f"public: the {ds.n_public:,} publishable rows, resampled with replacement to N = {n:,} rows (so "
+        return X, (f"public: the {ds.n_public:,} publishable rows, resampled with replacement to {nn} rows (so "
                    "the noise is calibrated as for the real release); no private row")
     if source == "domain":
         X = ds.schema.domain.sample(n, rng)
-        return X, (f"N = {n:,} rows drawn uniformly from the schema's declared domain: no publishable subset, so "
+        return X, (f"{nn} rows drawn uniformly from the schema's declared domain: no publishable subset, so "
                    "no row at all is read (a pessimistic stand-in: real data is rarely uniform)")
     if source == "q":
         center = ds.q_center if ds.q_center is not None else np.zeros(ds.dim)
         X = center + float(q_scale) * rng.standard_normal((n, ds.dim))
-        return X, (f"N = {n:,} draws from the declared q = N(c, {q_scale:.4g}² I) ({ds.q_note}): no publishable "
+        return X, (f"{nn} draws from the declared q = N(c, {q_scale:.4g}² I) ({ds.q_note}): no publishable "
                    "subset and no generator, so no row at all is read (a pessimistic stand-in)")
     raise ValueError(f"unknown planning source {source!r}; choose one of {list(SOURCE_WORDS)}.")
 

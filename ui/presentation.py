@@ -25,13 +25,14 @@ from typing import Generic, TypeVar
 
 import streamlit as st
 
+from . import state as S
 from .widgets import PAGE_DATA, PAGE_KERNEL, PAGE_RELEASE, PAGE_USE
 
 __all__ = ["CSS", "HELP", "PRESENT", "OwnerOnly", "QUERY_PARAM", "STEPS", "hidden_note", "is_on", "owner_rows", "setup", "show_owner_details",
            "stepper"]
 
 #: Session key of the toggle (a bool).
-PRESENT = "present"
+PRESENT = S.PRESENT
 #: The URL's query parameter: ``?present=1`` turns presentation mode on, ``?present=0`` off.
 QUERY_PARAM = "present"
 #: Session key: the value of the query parameter already applied (so that a later flip of the toggle wins).

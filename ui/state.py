@@ -212,7 +212,10 @@ class Dataset:
             out += f"; {self.n_heldout:,} held-out rows never released"
         return out
 
-    def describe(self) -> str:
+    def describe(self, *, exact_counts: bool = True) -> str:
+        """Name, row counts and dimension in one line (``exact_counts=False``: no row counts, as under add/remove)."""
+        if not exact_counts:
+            return f"{self.name} — row counts private (add/remove of one row), D = {self.dim}"
         pub = f", {self.n_public:,} public" if self.n_public else ""
         held = f", {self.n_heldout:,} held out" if self.n_heldout else ""
         return f"{self.name} — N = {self.n:,} private rows{pub}{held}, D = {self.dim}"
@@ -439,6 +442,30 @@ def delta() -> float:
 
 def budget() -> tuple[float, float]:
     return float(st.session_state[BUDGET_EPS]), float(st.session_state[BUDGET_DELTA])
+
+
+#: Session key of presentation mode (``ui.presentation`` owns the toggle).
+PRESENT = "present"
+
+
+def counts_hidden(ds: Dataset | None) -> bool:
+    """Whether the row counts of ``ds`` must not be shown: presentation mode is on and its people's ledger holds
+    add/remove charges (a DPGM run, a private row count), under which the number of rows is private. Under
+    replace-one N is public, and the owner (presentation mode off) always sees it.
+
+    Parameters
+    ----------
+    ds : Dataset or None
+        The dataset whose counts a page is about to print.
+
+    Returns
+    -------
+    bool
+    """
+    if ds is None or not st.session_state.get(PRESENT, False):
+        return False
+    led = st.session_state.get(LEDGERS, {}).get(ds.data_key)
+    return led is not None and led.neighbouring == "add-remove"
 
 
 def ledger_for(ds: Dataset) -> BudgetLedger:

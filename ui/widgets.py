@@ -279,8 +279,9 @@ def sidebar_summary() -> None:
 
 
 def _sidebar_budget(ds: S.Dataset) -> None:
-    st.caption(ds.describe())
-    st.caption("Guarantee: " + ds.guarantee() + ".")
+    exact = not S.counts_hidden(ds)
+    st.caption(ds.describe(exact_counts=exact))
+    st.caption("Guarantee: " + ds.guarantee(exact_counts=exact) + ".")
     led = S.ledger_for(ds)
     eps_b, _ = S.budget()
     st.markdown("**Privacy spent on this data**")
