@@ -230,7 +230,7 @@ def test_q_points_mechanism_uses_the_declared_spread(release_page):
     assert r.params["q_scale"] == 250.0 and r.n_points == 100 and r.params["points_source"] == "q"
 
 
-@pytest.mark.skipif("gp" not in REGISTRY, reason="dpkme.gp_release not in this checkout")
+@pytest.mark.skipif("gp" not in REGISTRY, reason="dpkme.release.gp not in this checkout")
 def test_gp_function_release_is_compared_on_its_grid_and_exports_no_private_values(release_page):
     import io
     import json
@@ -258,7 +258,7 @@ def test_gp_function_release_is_compared_on_its_grid_and_exports_no_private_valu
     assert len(led) == 2
 
 
-@pytest.mark.skipif("exponential" not in REGISTRY, reason="dpkme.exponential not in this checkout")
+@pytest.mark.skipif("exponential" not in REGISTRY, reason="dpkme.release.exponential not in this checkout")
 def test_exponential_mechanism_teaches_the_count_explains_exact_sampling_and_records_its_own_charge(release_page):
     from dpkme.release.exponential import DEFAULT_MAX_DATABASES, count_multisets
 
@@ -287,7 +287,7 @@ def test_exponential_mechanism_teaches_the_count_explains_exact_sampling_and_rec
     assert c.details["neighbouring"] == "replace-one" and c.details["parts"] == (S.PART_PRIVATE,)
 
 
-@pytest.mark.skipif("gp" not in REGISTRY, reason="dpkme.gp_release not in this checkout")
+@pytest.mark.skipif("gp" not in REGISTRY, reason="dpkme.release.gp not in this checkout")
 def test_gp_release_explains_it_is_not_in_the_rkhs_and_labels_the_owners_view(release_page):
     at = release_page
     at.selectbox(key=S.MECHANISM).set_value("gp").run()
