@@ -19,6 +19,7 @@ from ui.export import function_csv, function_json
 from ui.figures import function_figure, kme_heatmaps, release_figure, repeat_figure, weight_histogram
 from ui.frame import require_frame
 from ui.mechanisms import REGISTRY, charge_words, default_mechanism, preview_charge
+from ui.numbers import shown_table
 from ui.runner import make_context, perform, private_problems, release_cost, repeat_draws, replay
 from ui.widgets import PAGE_KERNEL, PAGE_LEDGER, PAGE_USE, epsilon_control, guard, require_dataset, size_guard
 
@@ -170,7 +171,7 @@ m = rec.metrics
 def all_releases_table(records) -> None:
     with st.expander("All releases of this dataset"):
         table = pd.DataFrame([{
-            "id": x.id, "mechanism": x.mechanism_label, "ε": x.release.epsilon, "δ": x.release.delta,
+            "id": x.id, "mechanism": x.mechanism_label, "ε": x.release.epsilon, "δ": S.fmt_delta(x.release.delta),
             "size": x.size_text, "σ": getattr(x.release, "sigma", getattr(x.release, "scale", None)),
             "seed": x.release.seed, "noise": x.release.noise_source,
             "RKHS distance": x.metrics.get("distance"), "L2 error on grid": x.metrics.get("l2"),
@@ -178,8 +179,9 @@ def all_releases_table(records) -> None:
         } for x in records])
         # the distances to the private embedding are owner-only: the table with them, or without them
         if not P.OwnerOnly(table, "The distances of each release to the private data").render(
-                lambda t: st.dataframe(t, hide_index=True)):
-            st.dataframe(table.drop(columns=["RKHS distance", "L2 error on grid"]), hide_index=True)
+                lambda t: st.dataframe(shown_table(t, precision=None), hide_index=True)):
+            st.dataframe(shown_table(table.drop(columns=["RKHS distance", "L2 error on grid"]), precision=None),
+                         hide_index=True)
         st.page_link(PAGE_LEDGER, label="Budget ledger", icon=":material/account_balance_wallet:")
 
 

@@ -24,6 +24,7 @@ from ui import state as S
 from ui.charts import plotly_chart
 from ui.figures import PALETTE
 from ui.frame import require_frame
+from ui.numbers import cell
 from ui.widgets import (
     PAGE_DATA,
     PAGE_KERNEL,
@@ -156,7 +157,7 @@ def show_result(stored: dict) -> None:
         st.caption(f"Note: {w}")
     st.markdown(f"**Budget charged** to the ledger of *{stored['ledger_name']}*")
     st.dataframe(pd.DataFrame([{
-        "charge": c.label, "ε": c.epsilon, "δ": c.delta, "σ/Δ": c.noise_multiplier,
+        "charge": c.label, "ε": c.epsilon, "δ": S.fmt_delta(c.delta), "σ/Δ": cell(c.noise_multiplier, lambda v: f"{v:.4g}"),
         "part of the data": ", ".join(c.parts or ("everyone",)),
     } for c in stored["charges"]]), hide_index=True)
     led = ss.get(S.LEDGERS, {}).get(stored["ledger_key"])

@@ -127,6 +127,10 @@ def test_delta_is_written_one_way_on_every_page():
         ok(at)
         for text in _texts(at):
             seen += [(page, m) for m in _DELTA_WORD.findall(text)]
+        if page == "pages/release.py":                   # the table of all releases: δ one way, no "None" cell
+            shown = [_display(d) for d in at.dataframe if "δ" in d.value.columns]
+            assert shown and all(_ONE_WAY.fullmatch(str(v)) for t in shown for v in t["δ"]), shown
+            assert "None" not in str([t.to_numpy().tolist() for t in shown])
         if page == "pages/ledger.py":
             tables = [d.value for d in at.dataframe]
             deltas = [v for t in tables for c in t.columns if "δ" in str(c) for v in t[c]]

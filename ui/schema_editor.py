@@ -475,7 +475,8 @@ def _discovery(ctx: dict, st_key: str, edited: pd.DataFrame, private_index: np.n
             for d in found:
                 if d.get("note"):
                     st.warning(d["note"])
-            st.dataframe(pd.DataFrame([{k: v for k, v in d.items() if k != "note"} for d in found]), hide_index=True)
+            st.dataframe(shown_table(pd.DataFrame([{k: (S.fmt_delta(v) if k == "δ" else v) for k, v in d.items()
+                                                    if k != "note"} for d in found]), precision=None), hide_index=True)
             st.caption("Released privately and charged to the ledger: these values are public now. The rest of each "
                        "row (its kind, read from how the private cells look; its missing-value policy) still comes "
                        "from the private rows: set those cells from public knowledge, then tick *declared*.")
