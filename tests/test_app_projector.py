@@ -33,6 +33,8 @@ def test_the_shared_layout_sets_legible_type_and_larger_type_for_a_projector():
     fig = F.themed(F.kernel_profile(GaussianKernel(lengthscale=1.0), 3.0))
     assert fig.layout.font.size == F.FONT_SIZE >= 14
     assert fig.layout.title.font.size > F.FONT_SIZE
+    # on the axes themselves: Streamlit's chart theme sets 12 px there, which the layout-wide font does not beat
+    assert fig.layout.xaxis.tickfont.size == fig.layout.yaxis.title.font.size == F.FONT_SIZE
     big = F.themed(F.kme_heatmaps(np.linspace(0, 1, 5), np.linspace(0, 1, 5), np.ones(25), np.ones(25),
                                   columns=["a", "b"]), presentation=True)
     assert big.layout.font.size == F.PRESENT_FONT_SIZE > F.FONT_SIZE

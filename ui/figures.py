@@ -103,7 +103,17 @@ def themed(fig: go.Figure, *, presentation: bool = False) -> go.Figure:
     fig.update_layout(font=dict(size=size), title_font_size=round(size * 1.25), legend_font_size=size,
                       hoverlabel_font_size=size)
     fig.update_annotations(font_size=size)
-    for name in [k for k in fig.layout.to_plotly_json() if k.startswith(("xaxis", "yaxis"))]:
+    # explicitly on every axis, legend and colour bar: Streamlit's chart theme sets them in the template (12 px),
+    # which a layout-wide font does not override (tests/test_browser_projector.py measures what the browser draws)
+    fig.update_xaxes(tickfont_size=size, title_font_size=size)
+    fig.update_yaxes(tickfont_size=size, title_font_size=size)
+    fig.update_layout(legend_title_font_size=size)
+    keys = list(fig.layout.to_plotly_json())
+    for name in [k for k in keys if k.startswith("coloraxis")]:
+        fig.layout[name].update(colorbar_tickfont_size=size, colorbar_title_font_size=size)
+    fig.update_traces(colorbar_tickfont_size=size, colorbar_title_font_size=size,
+                      selector=lambda t: "colorbar" in t and t.colorbar is not None and t.colorbar.to_plotly_json())
+    for name in [k for k in keys if k.startswith(("xaxis", "yaxis"))]:
         axis = fig.layout[name]
         if axis.type != "log" or axis.tickvals is not None:
             continue
