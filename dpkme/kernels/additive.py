@@ -63,7 +63,7 @@ import numpy as np
 
 from .._blocked import BLOCK_ELEMENTS
 from .._validation import _short, check_array, check_in, check_positive_float, check_positive_int
-from .kernel import LENGTHSCALE_RANGE, GaussianKernel, Kernel, check_magnitude
+from .kernel import EXTRA_KERNELS, LENGTHSCALE_RANGE, GaussianKernel, Kernel, check_magnitude
 
 __all__ = [
     "AdditiveKernel",
@@ -501,6 +501,9 @@ def _column_pairs(names: tuple[str, ...], pairs, max_pairs: int) -> list[tuple[i
         if (i, j) not in out:
             out.append((i, j))
     return out
+
+
+EXTRA_KERNELS["additive"] = AdditiveKernel   # make_kernel("additive", ...) and kernel_from_dict build it
 
 
 def table_kernel(schema, *, kind: str = "additive", column_resolution: float = DEFAULT_COLUMN_RESOLUTION,

@@ -124,19 +124,36 @@ def _jax_available() -> bool:
     return importlib.util.find_spec("jax") is not None
 
 
+#: The kernel classes the engine evaluates, exactly these types (not subclasses) -> their kind; filled by
+#: :mod:`dpkme.kernels.kernel` when it defines them (it imports this module, so this one imports nothing of it).
+_KERNEL_KINDS: dict[type, str] = {}
+
+
+def register_kernel_kinds(kinds: dict[type, str]) -> None:
+    """Declare the kernel classes the engine evaluates (called by :mod:`dpkme.kernels.kernel`).
+
+    Parameters
+    ----------
+    kinds : dict of type to {"gaussian", "laplacian", "matern", "imq"}
+        Each class and the kernel profile the engine compiles for it.
+    """
+    for cls, kind in kinds.items():
+        if kind not in ("gaussian", "laplacian", "matern", "imq"):
+            raise ValueError(f"unknown kernel kind {kind!r} for {cls.__name__}.")
+        _KERNEL_KINDS[cls] = kind
+
+
 def _spec(kernel):
     """(static description, traced parameters) of a supported kernel, or None."""
-    from .kernel import GaussianKernel, InverseMultiquadricKernel, LaplacianKernel, MaternKernel
-
-    kind = type(kernel)
-    if kind not in (GaussianKernel, LaplacianKernel, MaternKernel, InverseMultiquadricKernel):
+    kind = _KERNEL_KINDS.get(type(kernel))
+    if kind is None:
         return None
     ell, amp = float(kernel.lengthscale), float(kernel.amplitude)
-    if kind is GaussianKernel:
+    if kind == "gaussian":
         return ("gaussian", None), (ell, amp, 0.0)
-    if kind is LaplacianKernel:
+    if kind == "laplacian":
         return ("laplacian", None), (ell, amp, 0.0)
-    if kind is MaternKernel:
+    if kind == "matern":
         return ("matern", float(kernel.nu)), (ell, amp, 0.0)
     return ("imq", float(kernel.beta) == 0.5), (ell, amp, float(kernel.beta))
 
