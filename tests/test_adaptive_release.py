@@ -201,3 +201,88 @@ def test_real_release_under_add_remove_has_no_seed_and_is_private():
     assert "seed" not in meta and "seed_warning" not in meta and meta["differentially_private"] is True
     assert rel.charge.relation.value == "add-remove" and meta["n_private"] == 200
     assert rel.rows["age"].between(18, 90).all() and len(rel.rows) == 100
+
+
+def test_every_query_has_the_stated_sensitivity(penguins):
+    # phi_r(x) is nonnegative and sums to 1 for every row, so two rows' features differ by at most sqrt(2) in L2
+    # and 2 in L1 (the module docstring's table, times N); checked on all pairs of 60 real rows
+    import itertools
+
+    from dpkme.release.fit import RelaxedDomain
+
+    df, schema = penguins
+    dom = RelaxedDomain(schema, (32, 16, 6))
+    states = dom.hard_states(schema.encode(df.iloc[:60]))
+    for sub in [(2,), (0, 3), (2, 4), (0, 2, 6), (2, 3, 4)]:
+        feats = [dom.hard_features(states, j, len(sub)) for j in sub]
+        phi = feats[0]
+        for f in feats[1:]:
+            phi = (phi[:, :, None] * f[:, None, :]).reshape(phi.shape[0], -1)
+        assert phi.shape[1] == dom.query_size(sub)
+        assert (phi >= 0).all() and np.allclose(phi.sum(axis=1), 1.0, atol=1e-12)
+        for a, b in itertools.combinations(range(len(phi)), 2):
+            d = phi[a] - phi[b]
+            assert np.sqrt(d @ d) <= math.sqrt(2.0) + 1e-12 and np.abs(d).sum() <= 2.0 + 1e-12
+
+
+def test_private_pass_in_blocks_equals_one_pass(penguins, monkeypatch):
+    # memory bounded in N: the rows are read in blocks; the true answers must not depend on the block size
+    df, schema = penguins
+    seen = []
+
+    class Capture(adaptive._Oracle):
+        def __init__(self, true, rng):
+            seen.append([np.array(t) for t in true])
+            super().__init__(true, rng)
+
+    monkeypatch.setattr(adaptive, "_Oracle", Capture)
+    settings = dict(schema=schema, epsilon=EPS, delta=DELTA, random_state=5, synthetic_rows=50, round_steps=1,
+                    final_steps=1, rounds=9)
+    adaptive_release(df, **settings)
+    monkeypatch.setattr(adaptive, "BLOCK_ROWS", 37)
+    adaptive_release(df, **settings)
+    assert len(seen) == 2 and len(seen[0]) == len(seen[1])
+    for a, b in zip(*seen):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)        # float64 sums of <= 344 terms in [0, 1]
+    # every answer is a probability vector (features sum to 1 per row)
+    assert all(abs(t.sum() - 1.0) < 1e-12 and (t >= 0).all() for t in seen[0])
+
+
+def test_relaxed_answers_match_the_data_side_for_hard_rows(penguins):
+    # the fit's (JAX, float32) features equal the data side's (numpy, float64) for rows whose relaxed state is
+    # a point: a relaxed table set to real rows answers like those rows, within float32 precision
+    from dpkme.release.fit import RelaxedDomain, RelaxedFit
+
+    df, schema = penguins
+    sub_df = df.iloc[:40].reset_index(drop=True)
+    dom = RelaxedDomain(schema, (12, 5, 4))
+    states = dom.hard_states(schema.encode(sub_df))
+    fit = RelaxedFit(dom, len(sub_df), np.random.default_rng(0), slots3=1)
+    for j, (col, st) in enumerate(zip(dom.columns, states)):
+        if col.discrete:
+            a = fit.disc.index(j)
+            fit.params["L"][:, a, :col.n_levels] = np.where(np.eye(col.n_levels)[st[1]] > 0, 30.0, -30.0)
+        else:
+            b = fit.cont.index(j)
+            fit.params["U"][:, b] = np.arcsin(2.0 * np.clip(st[1], 0.0, 1.0) - 1.0)
+            if col.has_missing:
+                fit.params["M"][:, b] = np.where(np.asarray(st[2])[:, None], [-30.0, 30.0], [30.0, -30.0])
+    subsets = [(0,), (2,), (0, 2), (2, 3), (0, 2, 3), (2, 3, 4)]
+    fit.add((0,), np.zeros(3), 1.0)                  # something to fit; 0 steps leave the rows as set
+    fit.fit(0)
+    sums = [np.zeros(dom.query_size(s)) for s in subsets]
+    dom.accumulate(states, subsets, sums)
+    for s, mine, true in zip(subsets, fit.answers(subsets), sums):
+        np.testing.assert_allclose(mine, true / len(sub_df), atol=2e-5, err_msg=str(s))
+
+
+def test_landmark_rule_is_public_and_bounded():
+    from dpkme.release.adaptive import default_landmarks
+    from dpkme.release.fit import LANDMARKS, RelaxedDomain
+
+    assert default_landmarks(1e-9) == tuple(LANDMARKS)
+    assert default_landmarks(10.0) == (3, 3, 3)
+    m = [default_landmarks(s) for s in (0.2, 0.05, 0.01, 0.002)]
+    assert all(a <= b for x, y in zip(m, m[1:]) for a, b in zip(x, y))     # less noise, finer features
+    with pytest.raises(ValueError, match="landmarks"):
+        RelaxedDomain(load_schema("penguins"), (32, 1, 8))

@@ -5,26 +5,32 @@ the privacy budget as AIM does (McKenna, Mullins, Sheldon & Miklau 2022): it mea
 repeatedly **selects** the worst-fitted query of a workload with the exponential mechanism, **measures** it
 with the Gaussian mechanism, re-fits a synthetic table to all measurements so far, and **anneals** the
 per-round budget when a measurement no longer changes the fit. Unlike AIM, a query on a set of columns
-:math:`r` is a kernel mean embedding on the declared embedding of the rows
-(:class:`~dpkme.schema.TableSchema`), never a binning of continuous values:
+:math:`r` is a kernel mean embedding of the rows evaluated at public points, never a binning of continuous
+values (:mod:`dpkme.release.fit`):
 
-* all columns of :math:`r` discrete (categories, declared levels, missing): the exact normalised cell counts
-  :math:`a_r(D) = \frac1N\sum_{x\in D} \mathbb 1_{x_r}` (one-hot cell features), :math:`C_r` cells;
-* a continuous column in :math:`r`: the mean :math:`a_r(D) = \frac1N\sum_{x\in D}\phi_r(x)` of unit-norm
-  random Fourier features :math:`\phi_r \in \mathbb R^{2F}` on the columns of :math:`r`
-  (:mod:`dpkme.release.fit`), :math:`\|\phi_r(x)\|_2 = 1` for every row; :math:`F` is the public rule
-  :func:`default_n_frequencies` (noise and kernel approximation balanced), the frequencies are drawn from the
-  public stream before any row is read.
+.. math::
+    a_r(D) = \frac1N\sum_{x\in D}\phi_r(x), \qquad \phi_r(x) = \bigotimes_{j\in r}\phi_j(x),
+
+with :math:`\phi_j` the one-hot vector of a discrete column's level, or, for a continuous column, a
+Gaussian kernel evaluated at :math:`m` public landmarks of its declared range with each row's values
+normalised to sum 1 (plus a missing coordinate where declared). Every :math:`\phi_r(x)` is nonnegative and
+sums to 1; for discrete columns only, :math:`a_r` is the table of normalised cell counts. The landmarks per
+arity, :math:`(m_1, m_2, m_3)`, follow the public rule :func:`default_landmarks` (from the noise of a first
+measurement, i.e. from :math:`N`, the budget and the rounds); a 2- or 3-way query with more than
+:data:`MAX_FEATURES` entries, or a 3-way query on a column wider than
+:data:`dpkme.release.fit.MAX_WIDTH3`, is left out of the candidates (public rules of the schema).
 
 Sensitivities (:math:`N` public under replace-one, declared under add-remove)
 ----------------------------------------------------------------------------
+For nonnegative :math:`u, v` with :math:`\|u\|_1 = \|v\|_1 = 1`: :math:`\|u - v\|_1 \le 2` and
+:math:`\|u - v\|_2^2 = \|u\|_2^2 + \|v\|_2^2 - 2\langle u, v\rangle \le 2` (since :math:`\|u\|_2 \le \|u\|_1`
+and :math:`\langle u, v\rangle \ge 0`). Hence, for every query,
+
 ======================  ==========================  =========================
-query                   L2 (measurement)            score (selection)
+relation                L2 (measurement)            L1 score (selection)
 ======================  ==========================  =========================
-cells, replace-one      :math:`\sqrt2/N`            L1 error: :math:`2/N`
-cells, add-remove       :math:`1/N`                 :math:`1/N`
-features, replace-one   :math:`2/N`                 L2 error: :math:`2/N`
-features, add-remove    :math:`1/N`                 :math:`1/N`
+replace-one             :math:`\sqrt2/N`            :math:`2/N`
+add-remove              :math:`1/N`                 :math:`1/N`
 ======================  ==========================  =========================
 
 Selection score
@@ -33,42 +39,40 @@ With :math:`\hat a_r` the current synthetic table's answer and :math:`\sigma_r` 
 :math:`r` would get this round,
 
 .. math::
-    q_r(D) = \|a_r(D) - \hat a_r\| - b_r, \qquad
-    b_r = \begin{cases}\sqrt{2/\pi}\,\sigma_r C_r & \text{cells (L1 norm)}\\
-                       \sigma_r\sqrt{2F} & \text{features (L2 norm)}\end{cases}
+    q_r(D) = \|a_r(D) - \hat a_r\|_1 - \sqrt{2/\pi}\,\sigma_r C_r
 
-(:math:`b_r` is about the norm of the noise the measurement would add: queries already fitted to within
-their noise are not worth measuring). By the triangle inequality :math:`q_r` changes by at most
-:math:`\Delta_q` of the table above between neighbours, the same for every candidate, so choosing :math:`r`
-with probability :math:`\propto\exp(\varepsilon_t q_r / (2\Delta_q))` (done as report-noisy-max with Gumbel
-noise, which has exactly this distribution) is :math:`\varepsilon_t`-DP, hence
-:math:`\varepsilon_t^2/8`-zCDP (Cesar & Rogers 2021).
+(:math:`C_r` entries; the second term is the expected L1 norm of the noise the measurement would add, as in
+AIM: queries already fitted to within their noise are not worth measuring). By the triangle inequality
+:math:`q_r` changes by at most :math:`\Delta_q` of the table above between neighbours, the same for every
+candidate, so choosing :math:`r` with probability :math:`\propto\exp(\varepsilon_t q_r / (2\Delta_q))`
+(done as report-noisy-max with Gumbel noise, which has exactly this distribution) is
+:math:`\varepsilon_t`-DP, hence :math:`\varepsilon_t^2/8`-zCDP (Cesar & Rogers 2021).
 
 Measurement and composition
 ---------------------------
-Round :math:`t` measures with :math:`\sigma_r = \Delta_{2,r}/\sqrt{2\rho_t}`: :math:`\rho_t`-zCDP. The
-budget :math:`\rho` is split as in AIM: with :math:`T` rounds, :math:`\rho_t = 0.9\rho/T` for a measurement
-and :math:`\varepsilon_t^2/8 = 0.1\rho/T` for a selection; the :math:`p` columns are measured first; when the
-fit moved by less than the measurement's expected noise norm, :math:`\sigma` is halved and
-:math:`\varepsilon_t` doubled (both parts cost 4 times more); when less than two rounds' worth is left, the
-last round spends exactly what remains. zCDP composes by adding :math:`\rho`, also when the parts are
-chosen adaptively and the sum is kept within :math:`\rho` by such a filter (Feldman & Zrnic 2021; Whitehouse
-et al. 2023), so the release is :math:`\rho`-zCDP and therefore
+Round :math:`t` measures with :math:`\sigma_r = \Delta_{2}/\sqrt{2\rho_t}`: :math:`\rho_t`-zCDP. The
+budget :math:`\rho` is split as in AIM: with :math:`T` rounds (:func:`default_rounds`),
+:math:`\rho_t = 0.9\rho/T` for a measurement and :math:`\varepsilon_t^2/8 = 0.1\rho/T` for a selection; the
+:math:`p` columns are measured first; when the fit moved by less than the measurement's expected noise norm
+(L1), :math:`\sigma` is halved and :math:`\varepsilon_t` doubled (both parts cost 4 times more); when less
+than two rounds' worth is left, the last round spends exactly what remains. zCDP composes by adding
+:math:`\rho`, also when the parts are chosen adaptively and the sum is kept within :math:`\rho` by such a
+filter (Feldman & Zrnic 2021; Whitehouse et al. 2023), so the release is :math:`\rho`-zCDP and therefore
 :math:`(\rho + 2\sqrt{\rho\ln(1/\delta)},\ \delta)`-DP (Bun & Steinke 2016, Prop. 1.3).
 :func:`zcdp_rho` gives the largest :math:`\rho` whose conversion is at most :math:`\varepsilon` (rounded
 toward more noise), so the whole :math:`(\varepsilon, \delta)` is known before any row is read
-(:func:`adaptive_release_charge`). Every decision -- rounds, annealing, the fit, the decoding -- reads only
-the noisy measurements and public quantities.
+(:func:`adaptive_release_charge`). Every decision -- landmarks, candidates, rounds, annealing, the fit, the
+decoding -- reads only the noisy measurements and public quantities.
+
+The private rows are read once, in blocks of :data:`BLOCK_ROWS` rows (each block encoded, its features
+summed, then dropped), to compute the true answers of all candidates; only :class:`_Oracle` holds them.
 
 Synthetic rows
 --------------
 The rows are fitted by gradient in JAX (:class:`dpkme.release.fit.RelaxedFit`) to all noisy measurements
-jointly (each weighted by :math:`1/\sigma^2`; a measurement of random features is first shrunk toward 0 by the
-positive-part James-Stein factor :math:`\max(0, 1 - (2F-2)\sigma^2/\|y\|^2)` when :data:`SHRINK_FEATURES`),
-then decoded to rows of the declared columns and types: post-processing of the measurements. Each continuous
-column's rows start from the density its first (noisy) measurement implies
-(:meth:`~dpkme.release.fit.RelaxedFit.initialise_from_features`), since gradient steps on random features
-pull rows only locally.
+jointly (each weighted by :math:`1/\sigma^2`), starting from rows drawn from the measured 1-way marginals and
+warm-started round after round, then decoded to rows of the declared columns and types: post-processing of
+the measurements.
 
 Examples
 --------
@@ -111,9 +115,10 @@ from ..privacy.accounting import PrivacyCharge
 from ..privacy.result import charge_record
 from ..privacy.sensitivity import NEIGHBOURING
 from ..privacy.spec import NeighbouringRelation
-from .fit import FINAL_STEPS, LANDMARKS, MAX_WIDTH3, ROUND_STEPS, RelaxedDomain, RelaxedFit
+from .fit import LANDMARKS, MAX_WIDTH3, RelaxedDomain, RelaxedFit
 
-__all__ = ["MECHANISM_NAME", "SELECTION_SHARE", "MAX_FEATURES", "BLOCK_ROWS", "LANDMARK_NOISE", "default_landmarks", "MAX_CANDIDATES", "zcdp_rho",
+__all__ = ["MECHANISM_NAME", "SELECTION_SHARE", "MAX_FEATURES", "BLOCK_ROWS", "LANDMARK_NOISE", "ROUNDS_PER_COLUMN",
+           "default_landmarks", "MAX_CANDIDATES", "zcdp_rho",
            "zcdp_epsilon", "default_rounds", "default_synthetic_rows", "default_workload",
            "adaptive_release_charge", "adaptive_release", "AdaptiveTableRelease"]
 
@@ -128,6 +133,8 @@ MAX_FEATURES = 2048
 LANDMARK_NOISE = 0.6
 #: Rows per block of the one pass over the private table (memory bounded in N).
 BLOCK_ROWS = 8192
+#: Rounds per column of :func:`default_rounds`.
+ROUNDS_PER_COLUMN = 2
 #: Most candidates of the default workload (all 1- and 2-way subsets, then 3-way ones up to this).
 MAX_CANDIDATES = 200
 _DECODE = ("sample", "argmax")
@@ -198,10 +205,11 @@ def zcdp_rho(epsilon: float, delta: float) -> float:
 # --------------------------------------------------------------------------- public rules
 def default_rounds(n_columns: int) -> int:
     """The public default number of rounds :math:`T` (the :math:`p` initial measurements included):
-    :math:`\\min(\\max(3p, 12), 48)`.
+    :math:`\\min(\\max(Rp, 12), 48)` with :math:`R` = :data:`ROUNDS_PER_COLUMN`.
 
     AIM uses :math:`16p`; every round here re-fits the synthetic rows, so fewer, larger rounds (each column
-    measured first takes :math:`0.9/T` of the budget; about :math:`2p` selections remain before annealing).
+    measured first takes :math:`0.9/T` of the budget; about :math:`(R-1)p` selections remain before
+    annealing).
 
     Parameters
     ----------
@@ -216,14 +224,14 @@ def default_rounds(n_columns: int) -> int:
     Examples
     --------
     >>> default_rounds(8), default_rounds(2), default_rounds(30)
-    (24, 12, 48)
+    (16, 12, 48)
     """
     p = check_positive_int(n_columns, name="n_columns")
-    return int(min(max(3 * p, 12), 48))
+    return int(min(max(ROUNDS_PER_COLUMN * p, 12), 48))
 
 
 def default_synthetic_rows(n_private: int) -> int:
-    """The public default number of synthetic rows: :math:`\\min(\\max(N, 1000), 5000)`.
+    """The public default number of synthetic rows: :math:`\\min(\\max(N, 1000), 2000)`.
 
     Parameters
     ----------
@@ -238,10 +246,10 @@ def default_synthetic_rows(n_private: int) -> int:
     Examples
     --------
     >>> default_synthetic_rows(344), default_synthetic_rows(30000)
-    (1000, 5000)
+    (1000, 2000)
     """
     n = check_positive_int(n_private, name="n_private")
-    return int(min(max(n, 1000), 5000))
+    return int(min(max(n, 1000), 2000))
 
 
 def default_landmarks(sigma: float) -> tuple[int, int, int]:
@@ -268,7 +276,7 @@ def default_landmarks(sigma: float) -> tuple[int, int, int]:
     Examples
     --------
     >>> default_landmarks(0.039), default_landmarks(0.0013), default_landmarks(0.0)
-    ((15, 4, 3), (32, 16, 8), (32, 16, 8))
+    ((15, 4, 3), (32, 16, 6), (32, 16, 6))
     """
     if not (math.isfinite(sigma) and sigma > 0):
         return tuple(LANDMARKS)  # type: ignore[return-value]
@@ -380,7 +388,7 @@ def adaptive_release_charge(*, schema: Any = None, n_columns: int | None = None,
     --------
     >>> c = adaptive_release_charge(n_columns=8, n_private=344, epsilon=3.0, delta=1e-6)
     >>> c.mechanism, c.epsilon, c.details["rounds"], round(c.details["rho"], 4)
-    ('approx-dp', 3.0, 24, 0.1473)
+    ('approx-dp', 3.0, 16, 0.1473)
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
@@ -454,7 +462,8 @@ class AdaptiveTableRelease:
     rho : float
         The zCDP budget :math:`\\rho` (:func:`zcdp_rho` of ``epsilon``, ``delta``).
     rounds : list of dict
-        Per round: the measured columns, the query kind, the :math:`\\rho` of the selection and of the
+        Per round: the measured columns, the query kind (``"cells"``: discrete columns only; ``"kernel"``:
+        with landmark features), the :math:`\\rho` of the selection and of the
         measurement, :math:`\\sigma`, whether the budget was annealed after it.
     measurements : list of dict
         The noisy measurements (public: the release's privatised statistics).
@@ -515,7 +524,8 @@ class AdaptiveTableRelease:
         d: dict[str, Any] = {
             "kind": "table", "mechanism": MECHANISM_NAME,
             "description": "adaptive kernel-mean-embedding release (AIM-style selection and annealing, "
-                           "Gaussian measurements of cell counts and random features, rows fitted in JAX)",
+                           "Gaussian measurements of localised kernel embeddings (cell counts, landmark "
+                           "features), rows fitted in JAX)",
             "epsilon": self.epsilon, "delta": self.delta, "neighbouring": self.neighbouring,
             "n_private": self.n_private, "rho": self.rho, "accounting": "zCDP",
             "n_rounds": len(self.rounds), "rounds": self.rounds, "n_candidates": self.n_candidates,
@@ -551,8 +561,8 @@ def _json_default(o: Any) -> Any:
 def adaptive_release(df_or_encoded: Any, *, schema: Any = None, epsilon: float, delta: float, workload: Any = None,
                      rounds: int | None = None, random_state: Any = None, neighbouring: str = "replace-one",
                      n_private: int | None = None, synthetic_rows: int | None = None,
-                     decode: str = "sample", round_steps: int = ROUND_STEPS,
-                     final_steps: int = FINAL_STEPS) -> AdaptiveTableRelease:
+                     decode: str = "sample", round_steps: int | None = None,
+                     final_steps: int | None = None) -> AdaptiveTableRelease:
     r"""Adaptive KME release of a mixed table (module docstring): selected, measured, fitted, decoded.
 
     Parameters
@@ -580,8 +590,9 @@ def adaptive_release(df_or_encoded: Any, *, schema: Any = None, epsilon: float, 
         Rows of the fitted synthetic table (default :func:`default_synthetic_rows`).
     decode : {"sample", "argmax"}, default="sample"
         How a relaxed row's levels become one level (:meth:`dpkme.release.fit.RelaxedFit.decode`).
-    round_steps, final_steps : int
-        Adam steps after each measurement and at the end (post-processing).
+    round_steps, final_steps : int, optional
+        Adam steps after each measurement and at the end (post-processing; default
+        :data:`dpkme.release.fit.ROUND_STEPS`, :data:`dpkme.release.fit.FINAL_STEPS`).
 
     Returns
     -------
@@ -598,8 +609,10 @@ def adaptive_release(df_or_encoded: Any, *, schema: Any = None, epsilon: float, 
     delta = check_delta(delta)
     neighbouring = check_in(neighbouring, NEIGHBOURING, name="neighbouring")
     decode = check_in(decode, _DECODE, name="decode")
-    round_steps = check_positive_int(round_steps, name="round_steps")
-    final_steps = check_positive_int(final_steps, name="final_steps")
+    from . import fit as _fit
+
+    round_steps = check_positive_int(_fit.ROUND_STEPS if round_steps is None else round_steps, name="round_steps")
+    final_steps = check_positive_int(_fit.FINAL_STEPS if final_steps is None else final_steps, name="final_steps")
     frame: pd.DataFrame | None = None
     Z: np.ndarray | None = None
     if isinstance(df_or_encoded, pd.DataFrame):
@@ -649,20 +662,22 @@ def adaptive_release(df_or_encoded: Any, *, schema: Any = None, epsilon: float, 
         if frame is not None:
             Zb = schema.encode(frame.iloc[start:start + BLOCK_ROWS])
         else:
+            assert Z is not None
             Zb = Z[start:start + BLOCK_ROWS]
         dom.accumulate(dom.hard_states(Zb), subs, sums)
         del Zb
     oracle = _Oracle([s / float(N) for s in sums], private_rng)
     del sums, frame, Z
 
-    fit = RelaxedFit(dom, n_syn, public_rng, eligible3=eligible3, slots3=max(1, min(n_triples, T - p)))
+    # 3-way slots: half the selections at most (public); more 3-way measurements cost one recompilation
+    fit = RelaxedFit(dom, n_syn, public_rng, eligible3=eligible3, slots3=max(1, min(n_triples, (T - p + 1) // 2)))
     names = schema.names
 
     def sigma_of(c: dict[str, Any], rho_m: float) -> float:
         return float(c["l2"]) / math.sqrt(2.0 * rho_m)
 
     def bias_of(c: dict[str, Any], sigma: float) -> float:
-        return math.sqrt(2.0 / math.pi) * sigma * c["size"]
+        return math.sqrt(2.0 / math.pi) * sigma * float(c["size"])
 
     rho_budget = rho_total * (1.0 - 1e-12)        # the parts add up to at most rho_total despite rounding
     rho_meas = (1.0 - SELECTION_SHARE) * rho_budget / T

@@ -20,7 +20,8 @@ one of two ways, by a public rule of the schema alone:
 
   A column with a declared missing level appends one coordinate: :math:`[(1-\mathbb 1_{\text{miss}})\,
   \phi_j(z),\ \mathbb 1_{\text{miss}}]`. The resolution depends on the query's arity
-  (:data:`LANDMARKS`: 32 landmarks in a 1-way query, 16 in a 2-way one, 8 in a 3-way one).
+  (at most :data:`LANDMARKS`: 32 landmarks in a 1-way query, 16 in a 2-way one, 6 in a 3-way one; fewer
+  by the public noise rule of :func:`dpkme.release.adaptive.default_landmarks`).
 
 Every :math:`\phi_j(x)` is **nonnegative and sums to 1**. A query on a set :math:`r` of columns is the
 tensor product :math:`\phi_r(x) = \bigotimes_{j\in r}\phi_j(x)` (again nonnegative, summing to 1; for
@@ -71,7 +72,7 @@ Examples
 >>> from dpkme.release.fit import RelaxedDomain, kernel_features
 >>> dom = RelaxedDomain(load_schema("penguins"))
 >>> [(c.name, c.discrete, dom.width(j, 1), dom.width(j, 3)) for j, c in enumerate(dom.columns)][:3]
-[('species', True, 3, 3), ('island', True, 3, 3), ('bill_length_mm', False, 33, 9)]
+[('species', True, 3, 3), ('island', True, 3, 3), ('bill_length_mm', False, 33, 7)]
 >>> phi = kernel_features(np.array([0.0, 0.37, 1.0]), 8, np)
 >>> bool(np.allclose(phi.sum(axis=1), 1.0) and (phi >= 0).all())
 True
@@ -94,7 +95,7 @@ __all__ = ["DISCRETE_LEVELS", "LANDMARKS", "KERNEL_WIDTH", "MAX_WIDTH3", "Relaxe
 #: Numeric columns with at most this many declared values / integer levels are discrete (one level each).
 DISCRETE_LEVELS = 32
 #: Landmarks of a continuous column in a 1-, 2- and 3-way query.
-LANDMARKS = (32, 16, 8)
+LANDMARKS = (32, 16, 6)
 #: Width of the Gaussian kernel of the landmark features, in landmark spacings.
 KERNEL_WIDTH = 0.5
 #: A column enters 3-way queries only if its 3-way width (levels, or landmarks plus missing) is at most this.
@@ -104,8 +105,8 @@ MAX_WIDTH3 = 12
 #: would otherwise decode to spikes).
 DECODE_SPREAD = 1.0
 #: Adam steps after each new measurement (warm start), and for the final fit.
-ROUND_STEPS = 40
-FINAL_STEPS = 400
+ROUND_STEPS = 10
+FINAL_STEPS = 150
 #: Adam's learning rate (logits and the :math:`u_j`).
 LEARNING_RATE = 0.05
 #: The final fit's step size decays geometrically to this fraction of :data:`LEARNING_RATE`.
@@ -258,7 +259,11 @@ class RelaxedDomain:
         return np.concatenate([phi * (1.0 - miss), miss], axis=1)
 
     def accumulate(self, states: list[Any], subsets: Sequence[Sequence[int]], sums: list[np.ndarray]) -> None:
-        r"""Add :math:`\sum_x \phi_r(x)` over the rows in ``states`` to ``sums[i]`` for every subset ``r``."""
+        r"""Add :math:`\sum_x \phi_r(x)` over the rows in ``states`` to ``sums[i]`` for every subset ``r``.
+
+        All 2-way sums are blocks of one Gram matrix of the concatenated 2-way features; 3-way sums share
+        the outer product of their first two columns' features.
+        """
         cache: dict[tuple[int, int], np.ndarray] = {}
 
         def f(j: int, k: int) -> np.ndarray:
@@ -266,16 +271,27 @@ class RelaxedDomain:
                 cache[(j, k)] = self.hard_features(states, j, k)
             return cache[(j, k)]
 
+        G = np.zeros((0, 0))
+        off: dict[int, int] = {}
+        if any(len(sub) == 2 for sub in subsets):
+            used = sorted({j for sub in subsets if len(sub) == 2 for j in sub})
+            F2 = np.concatenate([f(j, 2) for j in used], axis=1)
+            G = F2.T @ F2
+            off = {j: int(o) for j, o in zip(used, np.cumsum([0] + [self.width(j, 2) for j in used])[:-1])}
+        pairs: dict[tuple[int, int], np.ndarray] = {}
         for i, sub in enumerate(subsets):
             k = len(sub)
             if k == 1:
                 sums[i] += f(sub[0], 1).sum(axis=0)
             elif k == 2:
-                sums[i] += (f(sub[0], 2).T @ f(sub[1], 2)).ravel()
+                a, b = sub
+                sums[i] += G[off[a]:off[a] + self.width(a, 2), off[b]:off[b] + self.width(b, 2)].ravel()
             else:
-                A, B, C = f(sub[0], 3), f(sub[1], 3), f(sub[2], 3)
-                AB = (A[:, :, None] * B[:, None, :]).reshape(A.shape[0], -1)
-                sums[i] += (AB.T @ C).ravel()
+                ab = (sub[0], sub[1])
+                if ab not in pairs:
+                    A, B = f(sub[0], 3), f(sub[1], 3)
+                    pairs[ab] = (A[:, :, None] * B[:, None, :]).reshape(A.shape[0], -1)
+                sums[i] += (pairs[ab].T @ f(sub[2], 3)).ravel()
 
     # ------------------------------------------------------------------ decoding
     def to_embedded(self, choice: list[Any]) -> np.ndarray:
@@ -306,42 +322,37 @@ class RelaxedDomain:
 
 
 
-def _gather_maps(structure: tuple[Any, ...], landmarks: tuple[int, ...]) -> tuple[np.ndarray, ...]:
-    """Static index maps from the flat pool of relaxed features to the concatenated 1-way and 2-way features
-    and the padded ``(p, w3)`` 3-way features (public: the structure alone).
+def _layout(structure: tuple[Any, ...], landmarks: tuple[int, ...]) -> dict[str, Any]:
+    """Where each column's features sit in the concatenated relaxed features (public: the structure alone).
 
-    The pool of arity ``k`` is ``[P (Dd*Kmax) | present * phi_k (Dc*m_k) | missing (Dc) | 0]``.
+    Arity ``k`` (1 or 2): ``[P (Dd x Kmax) | [present * phi_k, missing] (Dc x (m_k + 1))]``, discrete
+    columns first (levels padded to Kmax), then continuous ones; ``start[k][j]`` is column ``j``'s first
+    entry (its width entries follow, then padding that is always 0). Arity 3: ``(p', w3)`` blocks, discrete
+    then continuous, ``pos3[j]`` column ``j``'s block (entries beyond its width are 0).
     """
     disc = [j for j, s in enumerate(structure) if s[0]]
     cont = [j for j, s in enumerate(structure) if not s[0]]
     kmax = max([structure[j][1] for j in disc] + [1])
     w3 = max([(s[1] if s[0] else landmarks[2] + int(s[2])) for s in structure if s[3]] + [1])
-    maps = []
-    for k in (1, 2, 3):
+    start: dict[int, dict[int, int]] = {}
+    size: dict[int, int] = {}
+    for k in (1, 2):
         m = landmarks[k - 1]
-        base_c = len(disc) * kmax
-        base_m = base_c + len(cont) * m
-        zero = base_m + len(cont)
-        cols = []
-        for j, s in enumerate(structure):
-            if s[0]:
-                idx = [disc.index(j) * kmax + i for i in range(s[1])]
-            else:
-                b = cont.index(j)
-                idx = [base_c + b * m + i for i in range(m)] + ([base_m + b] if s[2] else [])
-            if k == 3:
-                idx = (idx + [zero] * (w3 - len(idx))) if s[3] else [zero] * w3
-            cols.append(idx)
-        maps.append(np.asarray([i for c in cols for i in c], dtype=np.int32))
-    return tuple(maps)
+        st = {j: disc.index(j) * kmax for j in disc}
+        st.update({j: len(disc) * kmax + cont.index(j) * (m + 1) for j in cont})
+        start[k] = st
+        size[k] = len(disc) * kmax + len(cont) * (m + 1)
+    pos3 = {j: (disc.index(j) if structure[j][0] else len(disc) + cont.index(j)) for j in range(len(structure))}
+    return {"disc": disc, "cont": cont, "kmax": kmax, "w3": w3, "start": start, "size": size, "pos3": pos3}
 
 
 @functools.lru_cache(maxsize=8)
 def _compiled(structure: tuple[Any, ...], landmarks: tuple[int, ...], learning_rate: float) -> tuple[Any, Any]:
     """Adam and the jit-compiled fit loop of one relaxed-table structure.
 
-    ``structure``: per column ``(discrete, n_levels, has_missing, eligible for 3-way)``. Every column's
-    features come from one flat pool per arity through a static gather (:func:`_gather_maps`), so the
+    ``structure``: per column ``(discrete, n_levels, has_missing, eligible for 3-way)``. The features of all
+    columns are built by a few whole-array operations in the layout of :func:`_layout` (no gathers, whose
+    gradients are slow scatters on a CPU), and the 3-way factors are picked by one-hot matrices, so the
     compiled graph does not grow with the number of columns. XLA keeps one executable per array shape, so
     every round of a release (fixed shapes) and later releases of the same structure and sizes reuse it.
     The loop returns the fitted parameters with the answers the selection needs.
@@ -351,35 +362,39 @@ def _compiled(structure: tuple[Any, ...], landmarks: tuple[int, ...], learning_r
     import optax
 
     opt = optax.adam(learning_rate)
-    p = len(structure)
-    maps = tuple(jnp.asarray(m) for m in _gather_maps(structure, landmarks))
+    lay = _layout(structure, landmarks)
+    w3, kmax = lay["w3"], lay["kmax"]
     centres = tuple(jnp.asarray(np.linspace(0.0, 1.0, m), dtype=jnp.float32) for m in landmarks)
 
     def feats(params: dict[str, Any], const: dict[str, Any]) -> tuple[Any, Any, Any]:
         n = params["U"].shape[0]
-        P = jax.nn.softmax(params["L"] + const["mask"], axis=-1).reshape(n, -1)
+        P = jax.nn.softmax(params["L"] + const["mask"], axis=-1)                # (n, Dd, kmax)
         z = 0.5 + 0.5 * jnp.sin(params["U"])                                   # (n, Dc)
         PM = jax.nn.softmax(params["M"] + const["mmask"], axis=-1)             # (n, Dc, 2)
         out = []
         for k in range(3):
             m = landmarks[k]
             d = (z[:, :, None] - centres[k][None, None, :]) * ((m - 1) / KERNEL_WIDTH)
-            e = -0.5 * d * d
-            e = e - jax.lax.stop_gradient(e.max(axis=-1, keepdims=True))
-            kf = jnp.exp(e)
-            kf = kf / kf.sum(axis=-1, keepdims=True) * PM[:, :, :1]
-            pool = jnp.concatenate([P, kf.reshape(n, -1), PM[:, :, 1], jnp.zeros((n, 1), P.dtype)], axis=1)
-            out.append(pool[:, maps[k]])
-        return out[0], out[1], out[2].reshape(n, p, -1)
+            kf = jnp.exp(-0.5 * d * d)       # the nearest landmark is within 1/(2 KERNEL_WIDTH): no underflow
+            kf = jnp.concatenate([kf / kf.sum(axis=-1, keepdims=True) * PM[:, :, :1], PM[:, :, 1:]], axis=-1)
+            if k < 2:
+                out.append(jnp.concatenate([P.reshape(n, -1), kf.reshape(n, -1)], axis=1))
+            else:
+                Pd = P[:, :, :w3] if kmax >= w3 else jnp.pad(P, ((0, 0), (0, 0), (0, w3 - kmax)))
+                Kc = kf[:, :, :w3] if m + 1 >= w3 else jnp.pad(kf, ((0, 0), (0, 0), (0, w3 - m - 1)))
+                out.append(jnp.concatenate([Pd, Kc], axis=1))                    # (n, p, w3)
+        return out[0], out[1], out[2]
 
-    def answers(params: dict[str, Any], const: dict[str, Any], idx3: Any) -> tuple[Any, Any, Any, Any]:
+    def answers(params: dict[str, Any], const: dict[str, Any], sel3: Any) -> tuple[Any, Any, Any, Any]:
         F1, F2, F3 = feats(params, const)
         n = F1.shape[0]
-        a3 = jnp.einsum("nqi,nqj,nqk->qijk", F3[:, idx3[:, 0]], F3[:, idx3[:, 1]], F3[:, idx3[:, 2]]) / n
+        A, B, C = (jnp.einsum("npw,qp->nqw", F3, sel3[i]) for i in range(3))   # (n, slots, w3)
+        AB = (A[:, :, :, None] * B[:, :, None, :]).reshape(n, A.shape[1], -1)
+        a3 = jnp.einsum("nqa,nqk->qak", AB, C).reshape(-1, w3, w3, w3) / n
         return F1.mean(axis=0), (F2.T @ F2) / n, a3, F3
 
     def loss(params: dict[str, Any], const: dict[str, Any], data: dict[str, Any]) -> Any:
-        a1, G, a3, _ = answers(params, const, data["idx3"])
+        a1, G, a3, _ = answers(params, const, data["sel3"])
         return (jnp.sum(data["w1"] * (a1 - data["y1"]) ** 2) + jnp.sum(data["w2"] * (G - data["y2"]) ** 2)
                 + jnp.sum(data["w3"] * (a3 - data["y3"]) ** 2))
 
@@ -393,7 +408,7 @@ def _compiled(structure: tuple[Any, ...], landmarks: tuple[int, ...], learning_r
             upd = jax.tree.map(lambda u: u * f, upd)
             return optax.apply_updates(q, upd), s
         params, state = jax.lax.fori_loop(0, n_steps, body, (params, state))
-        a1, G, _, F3 = answers(params, const, data["idx3"])
+        a1, G, _, F3 = answers(params, const, data["sel3"])
         return params, state, a1, G, F3
 
     return opt, jax.jit(run)
@@ -416,16 +431,16 @@ class RelaxedFit:
     slots3 : int, default=1
         Most distinct 3-way queries that will be measured (the fixed 3-way capacity; exceeding it costs one
         new compilation).
-    learning_rate : float, default=LEARNING_RATE
-        Adam's step size.
+    learning_rate : float, optional
+        Adam's step size (default :data:`LEARNING_RATE`).
     """
 
     def __init__(self, domain: RelaxedDomain, n_rows: int, rng: np.random.Generator, *,
                  eligible3: Sequence[bool] | None = None, slots3: int = 1,
-                 learning_rate: float = LEARNING_RATE) -> None:
+                 learning_rate: float | None = None) -> None:
         self.domain = domain
         self.n_rows = int(n_rows)
-        self.learning_rate = float(learning_rate)
+        self.learning_rate = float(LEARNING_RATE if learning_rate is None else learning_rate)
         p = len(domain.columns)
         if eligible3 is None:
             eligible3 = [domain.width(j, 3) <= MAX_WIDTH3 for j in range(p)]
@@ -436,8 +451,7 @@ class RelaxedFit:
         self.cont = [j for j, c in enumerate(domain.columns) if not c.discrete]
         self.kmax = max([domain.columns[j].n_levels for j in self.disc] + [1])
         self.w3 = max([domain.width(j, 3) for j in range(p) if self.eligible3[j]] + [1])
-        self.off1 = np.concatenate([[0], np.cumsum([domain.width(j, 1) for j in range(p)])]).astype(int)
-        self.off2 = np.concatenate([[0], np.cumsum([domain.width(j, 2) for j in range(p)])]).astype(int)
+        self.layout = _layout(self.structure, domain.landmarks)
         n = self.n_rows
         mask = np.full((len(self.disc), self.kmax), -1e9, dtype=np.float32)
         for a, j in enumerate(self.disc):
@@ -483,7 +497,8 @@ class RelaxedFit:
 
     def _data(self) -> dict[str, np.ndarray]:
         dom = self.domain
-        S1, S2 = int(self.off1[-1]), int(self.off2[-1])
+        lay = self.layout
+        S1, S2 = lay["size"][1], lay["size"][2]
         cap3 = self._cap3
         while cap3 < len(self._slots3):
             cap3 *= 2
@@ -492,14 +507,16 @@ class RelaxedFit:
         y1, w1 = np.zeros(S1), np.zeros(S1)
         y2, w2 = np.zeros((S2, S2)), np.zeros((S2, S2))
         y3, wt3 = np.zeros((cap3, w3, w3, w3)), np.zeros((cap3, w3, w3, w3))
-        idx3 = np.zeros((cap3, 3), dtype=np.int32)
+        sel3 = np.zeros((3, cap3, len(dom.columns)))
         for sub, (y, w) in self._measured.items():
             if len(sub) == 1:
                 j = sub[0]
-                y1[self.off1[j]:self.off1[j + 1]], w1[self.off1[j]:self.off1[j + 1]] = y, w
+                a = lay["start"][1][j]
+                y1[a:a + y.size], w1[a:a + y.size] = y, w
             elif len(sub) == 2:
                 a, b = sub
-                sa, sb = slice(self.off2[a], self.off2[a + 1]), slice(self.off2[b], self.off2[b + 1])
+                oa, ob = lay["start"][2][a], lay["start"][2][b]
+                sa, sb = slice(oa, oa + dom.width(a, 2)), slice(ob, ob + dom.width(b, 2))
                 y2[sa, sb] = y.reshape(dom.width(a, 2), dom.width(b, 2))
                 w2[sa, sb] = w
             else:
@@ -507,12 +524,13 @@ class RelaxedFit:
                 wa, wb, wc = (dom.width(j, 3) for j in sub)
                 y3[s, :wa, :wb, :wc] = y.reshape(wa, wb, wc)
                 wt3[s, :wa, :wb, :wc] = w
-                idx3[s] = sub
+                for i, j in enumerate(sub):
+                    sel3[i, s, lay["pos3"][j]] = 1.0
         total = w1.sum() + w2.sum() + wt3.sum()
         f32 = np.float32
         return {"y1": y1.astype(f32), "w1": (w1 / total).astype(f32), "y2": y2.astype(f32),
                 "w2": (w2 / total).astype(f32), "y3": y3.astype(f32), "w3": (wt3 / total).astype(f32),
-                "idx3": idx3}
+                "sel3": sel3.astype(f32)}
 
     # ------------------------------------------------------------------ fitting
     def initialise(self, j: int, y: Any, rng: np.random.Generator) -> None:
@@ -577,13 +595,16 @@ class RelaxedFit:
         for sub in subsets:
             if len(sub) == 1:
                 j = sub[0]
-                out.append(a1[self.off1[j]:self.off1[j + 1]])
+                a = self.layout["start"][1][j]
+                out.append(a1[a:a + dom.width(j, 1)])
             elif len(sub) == 2:
                 a, b = sub
-                out.append(G[self.off2[a]:self.off2[a + 1], self.off2[b]:self.off2[b + 1]].ravel())
+                oa, ob = self.layout["start"][2][a], self.layout["start"][2][b]
+                out.append(G[oa:oa + dom.width(a, 2), ob:ob + dom.width(b, 2)].ravel())
             else:
                 wa, wb, wc = (dom.width(j, 3) for j in sub)
-                A, B, C = F3[:, sub[0], :wa], F3[:, sub[1], :wb], F3[:, sub[2], :wc]
+                pos = self.layout["pos3"]
+                A, B, C = F3[:, pos[sub[0]], :wa], F3[:, pos[sub[1]], :wb], F3[:, pos[sub[2]], :wc]
                 out.append(((A[:, :, None] * B[:, None, :]).reshape(n, -1).T @ C).ravel() / n)
         return out
 
