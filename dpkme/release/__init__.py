@@ -14,8 +14,8 @@ r"""Private releases of a kernel mean embedding and the value object they return
 :mod:`~dpkme.release.tabular`
     Releases of mixed tables through a declared schema (:func:`release_table`, :class:`TableRelease`).
 :mod:`~dpkme.release.adaptive`
-    The adaptive KME release of a mixed table: AIM-style selection, Gaussian measurements of cell counts and
-    random features, synthetic rows fitted in JAX (:func:`adaptive_release`, :func:`adaptive_release_charge`,
+    The adaptive KME release of a mixed table: AIM-style selection, Gaussian measurements of localised kernel
+    embeddings (cell counts, landmark features), synthetic rows fitted in JAX (:func:`adaptive_release`, :func:`adaptive_release_charge`,
     :class:`AdaptiveTableRelease`; the fit in :mod:`~dpkme.release.fit`).
 
 Each release function has a companion ``*_charge`` function (:func:`algorithm1_charge`,
