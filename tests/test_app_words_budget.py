@@ -78,6 +78,14 @@ def test_glossary_is_shown_in_the_sidebar():
             assert t.symbol in text and t.plain in text, t.symbol
 
 
+def _delta_value(label: str) -> float:
+    """The number a δ option shows: ``10⁻⁶`` or ``2.5·10⁻⁷``."""
+    import re
+    m = re.fullmatch(r"(?:([0-9.]+)·)?10([⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+)", label)
+    assert m, label
+    return float(m.group(1) or 1) * 10.0 ** int(m.group(2).translate(str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")))
+
+
 def test_delta_has_plain_words_on_the_kernel_page_and_both_sliders_run_the_same_way():
     from ui import glossary as G
 
@@ -88,12 +96,12 @@ def test_delta_has_plain_words_on_the_kernel_page_and_both_sliders_run_the_same_
     assert G.plain("δ") in " ".join(c.value for c in at.main.caption)
     # ε: small (more privacy) on the left; δ must run the same way
     eps = [float(o) for o in at.select_slider(key=S.EPS).options]
-    dlt = [float(o) for o in at.select_slider(key=S.DELTA).options]
+    dlt = [_delta_value(o) for o in at.select_slider(key=S.DELTA).options]     # written 10⁻⁶ (issue 26)
     assert eps == sorted(eps) and dlt == sorted(dlt), dlt
     assert any("more privacy" in c.value and "less privacy" in c.value for c in at.main.caption)
     # the ledger's δ budget too
     at.switch_page("pages/ledger.py").run()
-    budget = [float(o) for o in at.select_slider(key=S.BUDGET_DELTA).options]
+    budget = [_delta_value(o) for o in at.select_slider(key=S.BUDGET_DELTA).options]
     assert budget == sorted(budget)
 
 
