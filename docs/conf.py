@@ -11,6 +11,7 @@ Pages are MyST markdown (``*.md``); the API reference is generated from the nump
 from __future__ import annotations
 
 import sys
+import warnings
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -70,5 +71,33 @@ def _lengthen_short_underlines(app, what, name, obj, options, lines):
             lines[i] = under[0] * len(title)
 
 
+def _is_header(lines, i):
+    return (i + 1 < len(lines) and lines[i].strip() != "" and set(lines[i + 1].strip()) == {"-"}
+            and len(lines[i + 1].strip()) >= len(lines[i].strip()))
+
+
+def _guarantee_as_admonition(app, what, name, obj, options, lines):
+    """A docstring's ``Guarantee`` section (the privacy guarantee, not a numpydoc section) becomes an admonition.
+
+    numpydoc drops sections it does not know, so the guarantee would be missing from the API pages; it is moved,
+    as a ``Guarantee`` box, to the end of the extended summary (before the first section). Runs before numpydoc.
+    """
+    for i in range(len(lines)):
+        if lines[i].strip() == "Guarantee" and _is_header(lines, i):
+            end = next((j for j in range(i + 2, len(lines)) if _is_header(lines, j)), len(lines))
+            content = lines[i + 2:end]
+            del lines[i:end]
+            first = next((j for j in range(len(lines)) if _is_header(lines, j)), len(lines))
+            box = [".. admonition:: Guarantee", ""] + [("   " + line) if line.strip() else "" for line in content]
+            lines[first:first] = box + [""]
+            return
+
+
+# numpydoc also parses the raw docstrings (for signatures) and warns there about the Guarantee section, which the
+# hook above has already moved for the rendered page.
+warnings.filterwarnings("ignore", message="Unknown section Guarantee", category=UserWarning)
+
+
 def setup(app):
+    app.connect("autodoc-process-docstring", _guarantee_as_admonition, priority=100)   # before numpydoc (500)
     app.connect("autodoc-process-docstring", _lengthen_short_underlines)

@@ -34,6 +34,9 @@ def test_sphinx_builds_the_site_without_warnings(tmp_path):
     # the API reference documents the public functions from their docstrings
     api = (out / "api" / "generated" / "dpkme.release.random_features.html").read_text()
     assert "algorithm2" in api and "Parameters" in api
+    # the docstrings' Guarantee sections (unknown to numpydoc, which would drop them) are shown as boxes
+    subspace = (out / "api" / "generated" / "dpkme.release.subspace.html").read_text()
+    assert 'admonition-title">Guarantee' in subspace and "provided" in subspace
     privacy = (out / "privacy.html").read_text()
     assert "replace-one" in privacy and "dpkme.release.subspace.algorithm1" in privacy
 
