@@ -35,7 +35,7 @@ def test_no_request_leaves_the_apps_own_server(page, streamlit_server, wait_idle
     with expect_rerun(page):
         page.get_by_role("button", name="Run the paper example").click()
     expect(page.get_by_test_id("stPlotlyChart").first).to_be_visible()
-    for name in ("Kernel & privacy", "Budget ledger", "Data"):
+    for name in ("Kernel & privacy", "Release", "Third-party use", "Privacy audit", "Budget ledger", "Data"):
         nav(page, name)
         assert_no_exception(page)
     page.wait_for_timeout(1500)            # late requests: the favicon, fonts loaded by the figures
