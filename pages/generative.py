@@ -311,8 +311,10 @@ with left:
 
 if go_btn and plan is not None and run_ok:
     with right:
-        bar = st.progress(0.0, text="charging the ledger, then private k-means and compiling the models…")
+        # the Stop button above the bar: the bar's text changes length (and lines) at every report, which moved a
+        # button drawn below it under the pointer
         stop_slot = st.empty()
+        bar = st.progress(0.0, text="charging the ledger, then private k-means and compiling the models…")
         stop_slot.button("Stop training", key="gen.stop", icon=":material/stop_circle:",
                          help="Stops at the next progress report and keeps the models trained so far; the charge "
                               "stays the planned one.")
