@@ -7,10 +7,18 @@ numeric columns in 16 equal bins of their declared range, a missing cell where d
 medians over seeds of the wall time and of the mean total-variation distance of all 1-, 2- and 3-way
 marginals on those cells.
 
+``--timing N`` adds the speed benchmark: penguins (8 mixed columns, missing values) resampled with
+replacement to ``N`` rows (a public table; the rows are repeated, which changes nothing in the work done),
+released at eps = 1 once cold (the first release of this structure in the process: JAX compiles the fit) and
+then ``--timing-runs`` times warm (the compiled fit is reused, as in a long-running app); wall and CPU
+seconds of the whole ``adaptive_release`` call (encoding, private pass, rounds, fit, decoding), medians
+printed; ``--timing-table`` also times ``release_table`` on the same rows (once).
+
 Usage::
 
     python benchmarks/bench_adaptive.py                    # penguins and seattle_weather, eps 3, 3 seeds
     python benchmarks/bench_adaptive.py --tables penguins --eps 1 3 --seeds 1
+    python benchmarks/bench_adaptive.py --tables --timing 30000 --timing-runs 5 --timing-table
 """
 
 from __future__ import annotations
@@ -117,14 +125,63 @@ def run(tables: list[str], eps_list: list[float], seeds: int) -> list[dict]:
     return results
 
 
+def _peak_rss_mb() -> float:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def timing(n_rows: int, runs: int, with_table: bool) -> dict:
+    df, _ = load_sample("penguins")
+    schema = load_schema("penguins")
+    big = df.sample(n_rows, replace=True, random_state=0).reset_index(drop=True)
+    out: dict = {"rows": n_rows, "columns": len(schema)}
+
+    def one(fn) -> tuple[float, float]:
+        t0, c0 = time.perf_counter(), time.process_time()
+        fn()
+        return time.perf_counter() - t0, time.process_time() - c0
+
+    rel = {}
+    out["adaptive_cold"] = one(lambda: rel.setdefault(
+        "r", adaptive_release(big, schema=schema, epsilon=1.0, delta=DELTA, random_state=100)))
+    warm = [one(lambda s=s: adaptive_release(big, schema=schema, epsilon=1.0, delta=DELTA, random_state=s))
+            for s in range(runs)]
+    out["adaptive_warm"] = warm
+    out["adaptive_warm_median"] = (statistics.median(w for w, _ in warm), statistics.median(c for _, c in warm))
+    r = rel["r"]
+    print(f"timing: {n_rows} x {len(schema)} penguins resampled, eps=1: adaptive_release cold "
+          f"{out['adaptive_cold'][0]:.2f} s wall / {out['adaptive_cold'][1]:.2f} s CPU; warm median of {runs}: "
+          f"{out['adaptive_warm_median'][0]:.2f} s wall / {out['adaptive_warm_median'][1]:.2f} s CPU "
+          f"(runs: {', '.join(f'{w:.2f}' for w, _ in warm)}); {len(r.rounds)} rounds, "
+          f"{len(r.rows)} synthetic rows, landmarks {r._fit.domain.landmarks}; peak RSS of the process "
+          f"{_peak_rss_mb():.0f} MB", flush=True)
+    if with_table:
+        out["release_table"] = one(lambda: release_table(big, schema=schema, epsilon=1.0, delta=DELTA,
+                                                         random_state=0))
+        print(f"timing: release_table on the same rows: {out['release_table'][0]:.2f} s wall / "
+              f"{out['release_table'][1]:.2f} s CPU (one run)", flush=True)
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--tables", nargs="+", default=["penguins", "seattle_weather"])
+    ap.add_argument("--tables", nargs="*", default=["penguins", "seattle_weather"])
     ap.add_argument("--eps", nargs="+", type=float, default=[3.0])
     ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--timing", type=int, default=0, metavar="N", help="also time a release of N rows")
+    ap.add_argument("--timing-runs", type=int, default=5)
+    ap.add_argument("--timing-table", action="store_true", help="also time release_table on those rows")
     args = ap.parse_args(argv)
     print(f"CPU: {_cpu()}; delta={DELTA:g}; medians over {args.seeds} seed(s); TV on public cells ({BINS} bins)")
-    run(args.tables, args.eps, args.seeds)
+    try:
+        print(f"load average: {open('/proc/loadavg').read().split()[:3]}")
+    except OSError:
+        pass
+    if args.tables:
+        run(args.tables, args.eps, args.seeds)
+    if args.timing:
+        timing(args.timing, args.timing_runs, args.timing_table)
     return 0
 
 

@@ -133,6 +133,8 @@ MAX_FEATURES = 2048
 LANDMARK_NOISE = 0.6
 #: Rows per block of the one pass over the private table (memory bounded in N).
 BLOCK_ROWS = 8192
+#: Bounds of :func:`default_synthetic_rows`.
+SYNTHETIC_ROWS = (1000, 1000)
 #: Rounds per column of :func:`default_rounds`.
 ROUNDS_PER_COLUMN = 2
 #: Most candidates of the default workload (all 1- and 2-way subsets, then 3-way ones up to this).
@@ -231,7 +233,11 @@ def default_rounds(n_columns: int) -> int:
 
 
 def default_synthetic_rows(n_private: int) -> int:
-    """The public default number of synthetic rows: :math:`\\min(\\max(N, 1000), 2000)`.
+    """The public default number of synthetic (relaxed) rows: :math:`N` clipped to :data:`SYNTHETIC_ROWS`
+    (1000 at present, whatever :math:`N`).
+
+    The fit's cost grows with these rows, not with :math:`N`; more released rows are drawn from them with
+    :meth:`AdaptiveTableRelease.sample` (each relaxed row is a product distribution, so draws differ).
 
     Parameters
     ----------
@@ -246,10 +252,10 @@ def default_synthetic_rows(n_private: int) -> int:
     Examples
     --------
     >>> default_synthetic_rows(344), default_synthetic_rows(30000)
-    (1000, 2000)
+    (1000, 1000)
     """
     n = check_positive_int(n_private, name="n_private")
-    return int(min(max(n, 1000), 2000))
+    return int(min(max(n, SYNTHETIC_ROWS[0]), SYNTHETIC_ROWS[1]))
 
 
 def default_landmarks(sigma: float) -> tuple[int, int, int]:

@@ -105,8 +105,8 @@ MAX_WIDTH3 = 12
 #: would otherwise decode to spikes).
 DECODE_SPREAD = 1.0
 #: Adam steps after each new measurement (warm start), and for the final fit.
-ROUND_STEPS = 10
-FINAL_STEPS = 150
+ROUND_STEPS = 30
+FINAL_STEPS = 300
 #: Adam's learning rate (logits and the :math:`u_j`).
 LEARNING_RATE = 0.05
 #: The final fit's step size decays geometrically to this fraction of :data:`LEARNING_RATE`.
