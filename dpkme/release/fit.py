@@ -12,7 +12,7 @@ one of two ways, by a public rule of the schema alone:
 * **continuous** -- every other numeric column (continuous, date, integer with many levels), with value
   :math:`z_j \in [0, 1]` on the declared range. Its feature map at resolution :math:`m` is the Gaussian
   kernel evaluated at :math:`m` public **landmarks** :math:`c_l = l/(m-1)`, :math:`l = 0, \dots, m-1`, with
-  width :math:`h = \text{KERNEL\_WIDTH}/(m-1)` (one landmark spacing), each row's values normalised to sum 1:
+  width :math:`h = \text{KERNEL\_WIDTH}/(m-1)` (half a landmark spacing), each row's values normalised to sum 1:
 
   .. math::
       \phi_{j,l}(z) = \frac{k(z, c_l)}{\sum_{l'} k(z, c_{l'})}, \qquad
@@ -58,11 +58,12 @@ over all noisy measurements :math:`y_m` (noise :math:`\sigma_m` per entry) joint
 jit-compiled ``jax.lax.fori_loop``. All shapes are fixed for a release: 1-way answers are the column means
 of the concatenated 1-way features, all 2-way answers are blocks of one Gram matrix
 :math:`\Phi_2^\top\Phi_2/n` of the concatenated 2-way features, and 3-way answers fill a fixed number of
-slots (the public most of 3-way measurements); unmeasured entries weigh 0. So the loop is compiled once per
-release (and reused across releases of the same shapes) and every round warm-starts from the previous fit.
+slots (a public number; a release that measures more 3-way queries doubles it, at the cost of one more
+compilation); unmeasured entries weigh 0. So the loop is compiled once per release (and reused across releases
+of the same shapes) and every round warm-starts from the previous fit.
 :meth:`RelaxedFit.decode` turns the relaxed rows into rows of the declared columns and types (levels drawn
-from each row's probabilities, or their argmax; numbers at the row's value, integers and declared values
-snapped) through :meth:`~dpkme.schema.TableSchema.decode`. Everything here reads the measurements and
+from each row's probabilities, or their argmax; numbers at the row's value plus Gaussian noise of
+:data:`DECODE_SPREAD` 1-way kernel widths, reflected at the bounds; integers and declared values snapped) through :meth:`~dpkme.schema.TableSchema.decode`. Everything here reads the measurements and
 public quantities only: it is post-processing.
 
 Examples
