@@ -15,12 +15,14 @@ import streamlit as st
 st.set_page_config(page_title="dpkme — private data release with kernel mean embeddings",
                    page_icon=str(Path(__file__).resolve().parent / "ui" / "assets" / "icon.png"), layout="wide")
 
+from ui import persist  # noqa: E402
 from ui import state as S  # noqa: E402
 from ui.datasets import load_default  # noqa: E402
 from ui.frame import running_frame  # noqa: E402
 from ui.presentation import setup as presentation_setup  # noqa: E402
 from ui.widgets import guard, sidebar_summary  # noqa: E402
 
+persist.begin()                # a reload gets this session's state back (ui/persist.py), before anything reads it
 S.init_defaults()
 if S.dataset() is None:
     with guard("load the default dataset"):
@@ -48,5 +50,9 @@ pages = {
 page = st.navigation(pages)
 presentation_setup()           # the toggle, ?present=1 and the larger type (ui/presentation.py)
 sidebar_summary()
-with running_frame():          # pages check it: a deep link may first run a page alone (ui/frame.py)
-    page.run()
+persist.notice()
+try:
+    with running_frame():      # pages check it: a deep link may first run a page alone (ui/frame.py)
+        page.run()
+finally:
+    persist.save()             # keys the page added in this run (also when it stops or reruns)

@@ -8,6 +8,7 @@ from dpkme.release.subspace import algorithm1
 from dpkme.reproduce import paper_kernel
 from ui import compute as C
 from ui import glossary as G
+from ui import persist
 from ui import presentation as P
 from ui import state as S
 from ui.charts import plotly_chart
@@ -156,6 +157,7 @@ st.page_link("pages/clustering.py", label="Clustering — DP kernel k-means: bud
 st.page_link("pages/audit.py", label="Privacy audit — sensitivity bugs found in published code, and what ε they really give",
              icon=":material/policy:")
 st.page_link(PAGE_LEDGER, label="Budget ledger — how much privacy all releases have used together", icon=":material/account_balance_wallet:")
+st.caption(":material/restore: " + persist.RELOAD_WORDS)
 
 # open, not in a collapsed section (issue 26): what ε does is the first thing a lecture explains
 st.subheader("What does (ε, δ)-differential privacy promise?")

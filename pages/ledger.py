@@ -8,6 +8,7 @@ import streamlit as st
 
 from dpkme.privacy.accounting import basic_composition
 from ui import glossary as G
+from ui import persist
 from ui import state as S
 from ui.charts import plotly_chart
 from ui.frame import require_frame
@@ -167,8 +168,9 @@ st.markdown(
     "* **Not covered:** rows you declared public (they are published in the clear); results marked *NOT private* "
     "(replayable demos with seeded noise, or settings read off the private rows) — no ledger can bound what they "
     "reveal; releases made outside this app or in another browser session.\n"
-    "* **It lives in this browser session.** Reloading the page starts an empty ledger. Export it below and import "
-    "it after a reload: the import adds every charge of the file to this data's ledger (nothing spent is forgotten)."
+    "* **It lives in this session, in the server's memory.** " + persist.RELOAD_WORDS + " Export it below to "
+    "keep it beyond that, and import it later: the import adds every charge of the file to this data's "
+    "ledger (nothing spent is forgotten)."
 )
 ex1, ex2 = st.columns(2)
 with ex1:

@@ -431,7 +431,14 @@ def nav(page: Page, name: str) -> None:
     with expect_rerun(page):
         link.click()
     if href:
-        page.wait_for_url(href)
+        page.wait_for_url(same_page(href))
+
+
+def same_page(href: str):
+    """A ``wait_for_url`` predicate: the page of ``href``, whatever the query (app.py adds ``?sid=…``, the session's
+    token that a reload restores: ui/persist.py)."""
+    want = href.split("?", 1)[0].split("#", 1)[0].rstrip("/")
+    return lambda url: url.split("?", 1)[0].split("#", 1)[0].rstrip("/") == want
 
 
 @pytest.fixture(name="wait_idle")

@@ -100,7 +100,7 @@ def test_ledger_survives_a_reload_through_export_and_import():
     led = at.session_state[S.LEDGERS][ds.data_key]
     content = led.to_json(name=ds.name, about={"data_key": ds.data_key}).encode()
     assert b"\"seed\"" not in content                       # no noise seed (the data's name may say "seed 0")
-    fresh = public_app().run()                                   # a reload: a new session, an empty ledger
+    fresh = public_app().run()          # a new session without the old one's address (a server restart): empty
     fresh.switch_page("pages/ledger.py").run()
     assert any("Nothing spent" in i.value for i in fresh.info)
     fresh.file_uploader(key="bud.import").set_value(("dpkme_ledger.json", content, "application/json")).run()

@@ -58,7 +58,7 @@ def test_presentation_mode_walks_the_stepper_from_data_to_use_keeping_the_data(
 
     # --- 2. Privacy (the Kernel & privacy page): ε and δ are chosen here; the formulas are hidden
     step(page, "Next: Privacy", expect_rerun)
-    page.wait_for_url(re.compile(r"/kernel\?present=1$"))                              # still bookmarkable
+    page.wait_for_url(re.compile(r"/kernel\?present=1(&sid=[\w-]+)?$"))                  # still bookmarkable
     expect(main(page).get_by_role("heading", name="Kernel & privacy")).to_be_visible()
     expect(main(page).get_by_text("Step 2 of 4")).to_be_visible()
     expect(main(page).get_by_text("The formulas of the sensitivity and the noise scale", exact=False)).to_be_visible()

@@ -12,6 +12,7 @@ import pytest
 from playwright.sync_api import expect
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+SID = r"(\?sid=[\w-]+)?$"      # the session's token in the address (app.py, ui/persist.py): a reload keeps the session
 
 
 def _main_heading(page):
@@ -40,7 +41,7 @@ def test_every_sidebar_page_renders_without_exception(app_page, wait_idle, asser
     hrefs = [links.nth(i).get_attribute("href") for i in range(links.count())]
     for i, href in enumerate(hrefs):
         links.nth(i).click()  # by position: icons are part of a link's accessible name
-        app_page.wait_for_url(href)
+        app_page.wait_for_url(re.compile(re.escape(href.rstrip("/")) + "/?" + SID))
         wait_idle(app_page)
         expect(_main_heading(app_page)).to_be_visible()
         assert_no_exception(app_page)
@@ -65,7 +66,7 @@ def _check_deep_links(page, url, wait_idle, assert_no_exception):
         page.goto(f"{url}/{path}")
         _expect_app_frame(page, wait_idle)
         # the default page lives at /; every other one keeps its own URL
-        own = re.escape(url) + (r"/?(home)?/?$" if path == "home" else "/" + re.escape(path) + "/?$")
+        own = re.escape(url) + (r"/?(home)?/?" if path == "home" else "/" + re.escape(path) + "/?") + SID
         expect(page).to_have_url(re.compile(own))
         expect(_main_heading(page)).to_be_visible()
         assert_no_exception(page)
@@ -96,7 +97,7 @@ def test_the_first_request_to_a_new_server_can_be_a_deep_link(page, fresh_stream
     page.goto(f"{fresh_streamlit_server.url}/audit")
     _expect_app_frame(page, wait_idle)
     expect(page.get_by_text("Current data")).to_be_visible()          # app.py's sidebar summary
-    expect(page).to_have_url(re.compile(re.escape(fresh_streamlit_server.url) + "/audit/?$"))
+    expect(page).to_have_url(re.compile(re.escape(fresh_streamlit_server.url) + "/audit/?" + SID))
     assert_no_exception(page)
 
 

@@ -31,6 +31,10 @@ key                          content
 Ledger charges declare the disjoint part of the individuals they read in their typed ``parts`` field
 (:data:`PART_PRIVATE`, :data:`PART_HELDOUT`); the ledger composes each part separately.
 
+A reload of the page keeps all of it (:mod:`ui.persist`: the state stays in the server's memory under the token of
+the address's ``?sid=…``), except the over-budget permissions (one run each) and the values of buttons and file
+uploaders.
+
 Widgets keep their values across page switches with ``persist_state="session"``;
 defaults are put into the session state once (:func:`init_defaults`), so
 widgets are created without ``value=`` and never conflict with it.

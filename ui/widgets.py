@@ -300,5 +300,6 @@ def _sidebar_budget(ds: S.Dataset) -> None:
         st.warning(f"{S.nonprivate_count(ds)} NOT private release(s) of this data (replayable demos or "
                    "data-dependent settings)")
     if led.all_charges:
-        st.caption("The ledger lives in this browser session: a reload starts an empty one. Export it on the "
-                   "Budget ledger page and import it after a reload.")
+        st.caption("A reload keeps this session's ledger (in the server's memory; the address carries the "
+                   "session: do not share it). A server restart loses it: export it on the Budget ledger page to "
+                   "keep it.")

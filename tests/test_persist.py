@@ -1,0 +1,163 @@
+"""A reload keeps the session (issue 26): the in-memory store of ui/persist.py and its use by app.py (AppTest).
+
+A reload is a new Streamlit session whose address carries the old session's token (``?sid=…``); in AppTest that
+is a new ``AppTest`` whose ``query_params`` hold it.
+"""
+
+from test_app_shared import new_app, ok
+
+from ui import gate as G
+from ui import persist
+from ui import state as S
+from ui.persist import SessionStore
+
+
+class _Clock:
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self):
+        return self.now
+
+
+# ------------------------------------------------------------------------------------------------ the store
+def test_store_returns_the_same_objects_under_a_token():
+    store = SessionStore()
+    tok = store.new_token()
+    ledgers = {"a": object()}
+    store.put(tok, {"ledgers": ledgers})
+    assert store.get(tok)["ledgers"] is ledgers             # references, not copies
+    assert store.get(store.new_token()) is None
+
+
+def test_tokens_are_random_and_only_token_shaped_strings_are_looked_up():
+    store = SessionStore()
+    toks = {store.new_token() for _ in range(100)}
+    assert len(toks) == 100 and all(store.valid(t) and len(t) >= 32 for t in toks)
+    for bad in (None, "", "short", "x" * 200, "a/b" * 20, 123, "../../etc/passwd" + "a" * 30):
+        assert not store.valid(bad) and store.get(bad) is None
+
+
+def test_store_forgets_a_session_idle_longer_than_the_expiry():
+    clock = _Clock()
+    store = SessionStore(idle_seconds=60, clock=clock)
+    old, used = store.new_token(), store.new_token()
+    store.put(old, {"k": 1})
+    store.put(used, {"k": 2})
+    clock.now += 50
+    assert store.get(used) == {"k": 2}                      # a read counts as use
+    clock.now += 20
+    assert store.get(old) is None and old not in store      # 70 s idle
+    assert store.get(used) == {"k": 2}                      # 20 s idle
+
+
+def test_store_keeps_at_most_max_sessions_least_recently_used_first_out():
+    store = SessionStore(max_sessions=3)
+    toks = [store.new_token() for _ in range(4)]
+    for t in toks[:3]:
+        store.put(t, {"t": t})
+    store.get(toks[0])                                      # used again: toks[1] is now the oldest
+    store.put(toks[3], {"t": toks[3]})
+    assert len(store) == 3
+    assert toks[1] not in store and all(t in store for t in (toks[0], toks[2], toks[3]))
+
+
+def test_store_binding_a_token_to_another_browser_gives_nothing():
+    store = SessionStore()
+    tok = store.new_token()
+    store.put(tok, {"k": 1}, binding="firefox")
+    assert store.get(tok, "chromium") is None
+    assert store.get(tok, "firefox") == {"k": 1}
+
+
+# ------------------------------------------------------------------------------------------------ the app
+def _through_app(at):
+    """Run app.py once more. The browser runs app.py (and so :func:`ui.persist.save`) on every run; AppTest runs a
+    page alone after its first run (ui/frame.py), so a test passes through app.py before it reloads."""
+    at.switch_page("app.py").run()
+    ok(at)
+    return at
+
+
+def _session_with_one_release():
+    at = new_app().run()
+    ok(at)
+    at.switch_page("pages/release.py").run()
+    at.button(key="rel.go").click().run()
+    ok(at)
+    return _through_app(at)
+
+
+def _reload(at):
+    """A new session whose address holds ``at``'s (a browser reload)."""
+    fresh = new_app()
+    fresh.query_params[persist.QUERY_PARAM] = at.query_params[persist.QUERY_PARAM]
+    return fresh.run()
+
+
+def test_a_reload_keeps_the_ledger_and_the_releases_and_charges_on_top():
+    at = _session_with_one_release()
+    token = at.session_state[persist.TOKEN]
+    assert at.query_params[persist.QUERY_PARAM] == token and SessionStore.valid(token)
+    ds = at.session_state[S.DATASET]
+    led = at.session_state[S.LEDGERS][ds.data_key]
+    assert len(led.all_charges) == 1
+
+    fresh = _reload(at)
+    ok(fresh)
+    assert fresh.session_state[persist.TOKEN] == token
+    assert any("restored" in t.value for t in fresh.toast)
+    assert fresh.session_state[S.LEDGERS][ds.data_key] is led           # the very ledger, its archive included
+    assert [r.id for r in fresh.session_state[S.RELEASES]] == [r.id for r in at.session_state[S.RELEASES]]
+    assert fresh.session_state[S.DATASET] is ds
+    fresh.switch_page("pages/release.py").run()
+    fresh.button(key="rel.go").click().run()
+    ok(fresh)
+    assert len(led.all_charges) == 2                                     # the second release is charged on top
+    assert [r.id for r in fresh.session_state[S.RELEASES]] == [1, 2]     # numbering goes on
+
+
+def test_a_reload_keeps_settings_but_not_an_over_budget_permission():
+    at = new_app().run()
+    at.switch_page("pages/release.py").run()
+    key = G.allow_over_key("release")
+    at.checkbox(key=key).check().run()
+    ok(at)
+    assert at.session_state[key] is True
+    at.session_state[S.BUDGET_EPS] = 2.5
+    _through_app(at)
+    fresh = _reload(at)
+    ok(fresh)
+    assert fresh.session_state[S.BUDGET_EPS] == 2.5
+    assert key not in fresh.session_state                                # a permission is for one run
+    fresh.switch_page("pages/release.py").run()
+    ok(fresh)
+    assert fresh.checkbox(key=G.allow_over_key("release")).value is False
+
+
+def test_an_unknown_token_is_never_adopted():
+    at = new_app()
+    planted = SessionStore.new_token()
+    at.query_params[persist.QUERY_PARAM] = planted
+    at.run()
+    ok(at)
+    assert at.session_state[persist.TOKEN] != planted
+    assert at.query_params[persist.QUERY_PARAM] == at.session_state[persist.TOKEN]
+    assert any("could not be restored" in t.value for t in at.toast)
+    assert planted not in persist.STORE
+
+
+def test_a_new_session_without_the_address_starts_empty():
+    at = _session_with_one_release()
+    other = new_app().run()                                              # another tab, no token in its address
+    ok(other)
+    assert other.session_state[persist.TOKEN] != at.session_state[persist.TOKEN]
+    assert other.session_state[S.RELEASES] == []
+
+
+def test_home_and_ledger_pages_say_what_a_reload_keeps():
+    at = new_app().run()
+    assert any("reload" in c.value and "do not share" in c.value for c in at.caption)
+    at.switch_page("pages/ledger.py").run()
+    ok(at)
+    assert any(persist.RELOAD_WORDS in m.value and "server restart" in m.value for m in at.markdown)

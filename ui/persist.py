@@ -1,0 +1,242 @@
+"""The session's state survives a reload of the page (issue 26: "a reload wipes every release and the ledger").
+
+A reload (F5) starts a new Streamlit session with an empty ``st.session_state``. For privacy that is the serious
+part: the ledger of the same people would start from zero, so the budget check would no longer hold. This module
+keeps every session's state in **server memory** (never on disk, never logged) under a random, unguessable token
+(:func:`secrets.token_urlsafe`, 192 bits) that the page carries in its address (``?sid=…``). ``app.py`` calls
+:func:`begin` first on every run: a new session whose address holds a known token gets the stored objects back
+before the page runs; every run then points the store at the live objects again (:func:`save`; references, not
+copies: the ledgers dict, the releases list and the dataset are the very objects the session uses, so a charge
+added in place is in the store at once).
+
+What is kept: every ``st.session_state`` key -- the ledgers (archives included), the releases and other results,
+the dataset in use (an uploaded table's parsed rows, in memory only), the settings and the widget values -- except
+
+* the over-budget permissions (``gate.allow_over.*``): a permission is for one run (:mod:`ui.gate`), a reload
+  drops an unused one;
+* widgets whose value cannot be set (buttons, download buttons, file uploaders, data editors): a file uploader is
+  empty after a reload, while the table it gave is kept (``ss[S.UPLOAD]``).
+
+Bounds: at most :data:`MAX_SESSIONS` sessions (the least recently used goes first) and :data:`IDLE_SECONDS`
+without a run. A server restart loses everything (export the ledger to keep it beyond that).
+
+Security: the token is a bearer secret -- whoever has the address gets the session; the pages say so. It is
+also bound to the browser's User-Agent (a link pasted into another kind of browser starts a new session), and an
+unknown token in an address is never adopted (a new one is made), so a link planted by someone else cannot make a
+victim's session readable to them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any, Callable
+
+#: Query parameter that carries the token.
+QUERY_PARAM = "sid"
+#: Session keys of this module (never stored: they belong to the live session).
+TOKEN = "_persist_token"
+NOTE = "_persist_note"          # "restored" | "unknown" (shown once by :func:`notice`), popped when shown
+#: Most sessions kept (least recently used dropped first) and the idle time after which a session is forgotten.
+MAX_SESSIONS = 32
+IDLE_SECONDS = 12 * 3600
+#: Keys never stored: per-run permissions, this module's own keys, the frame's per-session marker.
+_SKIP_PREFIXES = ("gate.allow_over.",)
+_SKIP_KEYS = {TOKEN, NOTE, "_frame_seen"}
+#: Widget value types that ``st.session_state`` may set (a button's trigger, an uploader's files may not be).
+_WRITABLE = {"bool_value", "int_value", "double_value", "string_value", "string_array_value", "double_array_value",
+             "int_array_value", "json_value"}
+_TOKEN_RE = re.compile(r"^[A-Za-z0-9_-]{32,64}$")
+
+
+@dataclass
+class _Entry:
+    state: dict
+    binding: str | None
+    touched: float
+
+
+class SessionStore:
+    """Sessions' state in memory, keyed by token: bounded (LRU), with an idle expiry, thread-safe.
+
+    Parameters
+    ----------
+    max_sessions : int
+        Most sessions kept; storing one more drops the least recently used.
+    idle_seconds : float
+        A session not stored or read for this long is forgotten.
+    clock : callable
+        Seconds, monotonic (tests pass a fake one).
+    """
+
+    def __init__(self, max_sessions: int = MAX_SESSIONS, idle_seconds: float = IDLE_SECONDS,
+                 clock: Callable[[], float] = time.monotonic):
+        self.max_sessions = int(max_sessions)
+        self.idle_seconds = float(idle_seconds)
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._entries: OrderedDict[str, _Entry] = OrderedDict()
+
+    @staticmethod
+    def new_token() -> str:
+        """A fresh random token (192 bits, URL-safe)."""
+        return secrets.token_urlsafe(24)
+
+    @staticmethod
+    def valid(token: Any) -> bool:
+        """Whether ``token`` has the shape of a token (anything else in an address is ignored)."""
+        return isinstance(token, str) and bool(_TOKEN_RE.match(token))
+
+    def _prune(self, now: float) -> None:
+        for tok in [t for t, e in self._entries.items() if now - e.touched > self.idle_seconds]:
+            del self._entries[tok]
+        while len(self._entries) > self.max_sessions:
+            self._entries.popitem(last=False)
+
+    def put(self, token: str, state: dict, binding: str | None = None) -> None:
+        """Store ``state`` (a dict of references) under ``token``, most recently used."""
+        with self._lock:
+            now = self._clock()
+            self._entries[token] = _Entry(state=state, binding=binding, touched=now)
+            self._entries.move_to_end(token)
+            self._prune(now)
+
+    def get(self, token: Any, binding: str | None = None) -> dict | None:
+        """The state stored under ``token``, or None if unknown, expired or bound to another browser."""
+        if not self.valid(token):
+            return None
+        with self._lock:
+            now = self._clock()
+            self._prune(now)
+            entry = self._entries.get(token)
+            if entry is None or entry.binding != binding:
+                return None
+            entry.touched = now
+            self._entries.move_to_end(token)
+            return entry.state
+
+    def __contains__(self, token: object) -> bool:
+        with self._lock:
+            return token in self._entries
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._entries)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+
+#: The server process's store (module level: shared by every session of this process).
+STORE = SessionStore()
+
+
+# ----------------------------------------------------------------------------------------- Streamlit side
+def _binding() -> str | None:
+    """A hash of the browser's User-Agent (None where there is none, as in AppTest)."""
+    import streamlit as st
+
+    try:
+        ua = st.context.headers.get("User-Agent")
+    except Exception:  # noqa: BLE001 -- no request context (a bare script run)
+        ua = None
+    return None if not ua else hashlib.sha256(ua.encode("utf-8", "replace")).hexdigest()[:16]
+
+
+def _unwritable(keys) -> set[str]:
+    """The ``keys`` of widgets whose value ``st.session_state`` may not set (buttons, uploaders, ...)."""
+    from streamlit.runtime.state import get_session_state
+
+    out: set[str] = set()
+    try:
+        state = get_session_state()._state
+        for key in keys:
+            wid = state.get_widget_id_from_key(key)
+            if wid is None:
+                continue                  # a plain value, not a widget's
+            meta = state.get_widget_metadata(wid)
+            if meta is None or meta.value_type not in _WRITABLE:
+                out.add(key)
+    except Exception:  # noqa: BLE001 -- Streamlit internals moved: only the data editors' shape check below
+        pass
+    return out
+
+
+def snapshot() -> dict:
+    """The live session's state to keep: references to its objects, without the keys this module skips."""
+    import streamlit as st
+
+    ss = st.session_state
+    keys = list(ss.keys())
+    skip = _unwritable(keys)
+    out = {}
+    for key in keys:
+        if key in skip or key in _SKIP_KEYS or key.startswith(_SKIP_PREFIXES):
+            continue
+        try:
+            value = ss[key]
+        except KeyError:
+            continue
+        if isinstance(value, dict) and {"edited_rows", "added_rows", "deleted_rows"} <= set(value):
+            continue                      # a data editor's edits (not settable)
+        out[key] = value
+    return out
+
+
+def save() -> None:
+    """Point the store at this session's live objects (app.py: at the start and the end of every run)."""
+    import streamlit as st
+
+    token = st.session_state.get(TOKEN)
+    if token is not None:
+        STORE.put(token, snapshot(), _binding())
+
+
+def begin() -> None:
+    """Call first in app.py on every run: restore a reloaded session, keep the token in the address, save."""
+    import streamlit as st
+
+    ss = st.session_state
+    if ss.get(TOKEN) is None:
+        raw = st.query_params.get(QUERY_PARAM)
+        saved = STORE.get(raw, _binding())
+        if saved is not None:
+            for key, value in saved.items():
+                if key not in ss:
+                    ss[key] = value
+            ss[TOKEN] = raw
+            ss[NOTE] = "restored"
+        else:
+            # never adopt a token that is not ours (a planted link would share the session with its author)
+            ss[TOKEN] = STORE.new_token()
+            if raw is not None:
+                ss[NOTE] = "unknown"
+    if st.query_params.get(QUERY_PARAM) != ss[TOKEN]:
+        st.query_params[QUERY_PARAM] = ss[TOKEN]
+    save()
+
+
+#: What the pages say about a reload (Home, Budget ledger, the sidebar's summary).
+RELOAD_WORDS = ("A reload of this page keeps this session (the ledgers, releases, data and settings, held in the "
+                "server's memory for 12 hours without use; never on disk); a server restart or a new tab without "
+                "this address starts an empty one. The page's address (`?sid=…`) carries your session: do not "
+                "share it.")
+
+
+def notice() -> None:
+    """Say once, after a reload, that the session came back (or could not)."""
+    import streamlit as st
+
+    note = st.session_state.pop(NOTE, None)
+    if note == "restored":
+        st.toast("This session was restored after a reload: ledgers, releases, data and settings.",
+                 icon=":material/restore:")
+    elif note == "unknown":
+        st.toast("The session in this address could not be restored (it expired, the server restarted or the "
+                 "link came from another browser): a new session started.", icon=":material/info:")
