@@ -16,7 +16,9 @@ one of two ways, by a public rule of the schema alone:
 
   .. math::
       \phi_{j,l}(z) = \frac{k(z, c_l)}{\sum_{l'} k(z, c_{l'})}, \qquad
-      k(z, c) = \exp\!\Bigl(-\frac{(z-c)^2}{2h^2}\Bigr).
+      k(z, c) = \exp\!\Bigl(-\frac{(z-c)^2}{2h^2}\Bigr)
+
+  (kernel values below :math:`e^{-60}` times the row's largest are set to 0 first: :data:`CUTOFF`).
 
   A column with a declared missing level appends one coordinate: :math:`[(1-\mathbb 1_{\text{miss}})\,
   \phi_j(z),\ \mathbb 1_{\text{miss}}]`. The resolution depends on the query's arity
@@ -99,6 +101,9 @@ DISCRETE_LEVELS = 32
 LANDMARKS = (32, 16, 6)
 #: Width of the Gaussian kernel of the landmark features, in landmark spacings.
 KERNEL_WIDTH = 0.5
+#: Kernel values :math:`k(z, c_l)` below :math:`e^{\\text{CUTOFF}}` (relative to the largest of the row) are set
+#: to 0 before the normalisation (the features stay nonnegative and sum to 1; no subnormal numbers).
+CUTOFF = -60.0
 #: A column enters 3-way queries only if its 3-way width (levels, or landmarks plus missing) is at most this.
 MAX_WIDTH3 = 12
 #: A decoded continuous value is the row's value plus Gaussian noise of this many 1-way kernel widths
@@ -136,7 +141,7 @@ def kernel_features(z: Any, m: int, xp: Any) -> Any:
     d = (z[:, None] - c[None, :]) / h
     e = -0.5 * d * d
     e = e - e.max(axis=1, keepdims=True)
-    k = xp.exp(e)
+    k = xp.where(e > CUTOFF, xp.exp(e), 0.0)        # no subnormal numbers (they make BLAS very slow)
     return k / k.sum(axis=1, keepdims=True)
 
 
@@ -376,7 +381,9 @@ def _compiled(structure: tuple[Any, ...], landmarks: tuple[int, ...], learning_r
         for k in range(3):
             m = landmarks[k]
             d = (z[:, :, None] - centres[k][None, None, :]) * ((m - 1) / KERNEL_WIDTH)
-            kf = jnp.exp(-0.5 * d * d)       # the nearest landmark is within 1/(2 KERNEL_WIDTH): no underflow
+            e = -0.5 * d * d
+            e = e - jax.lax.stop_gradient(e.max(axis=-1, keepdims=True))      # as kernel_features
+            kf = jnp.where(e > CUTOFF, jnp.exp(e), 0.0)
             kf = jnp.concatenate([kf / kf.sum(axis=-1, keepdims=True) * PM[:, :, :1], PM[:, :, 1:]], axis=-1)
             if k < 2:
                 out.append(jnp.concatenate([P.reshape(n, -1), kf.reshape(n, -1)], axis=1))
