@@ -125,10 +125,15 @@ def test_a_reload_keeps_settings_but_not_an_over_budget_permission():
     ok(at)
     assert at.session_state[key] is True
     at.session_state[S.BUDGET_EPS] = 2.5
+    at.switch_page("pages/kernel.py").run()
+    at.select_slider(key=S.EPS).set_value(3.0).run()                     # a widget's value
     _through_app(at)
     fresh = _reload(at)
     ok(fresh)
     assert fresh.session_state[S.BUDGET_EPS] == 2.5
+    fresh.switch_page("pages/kernel.py").run()
+    ok(fresh)
+    assert fresh.select_slider(key=S.EPS).value == 3.0
     assert key not in fresh.session_state                                # a permission is for one run
     fresh.switch_page("pages/release.py").run()
     ok(fresh)
@@ -161,3 +166,24 @@ def test_home_and_ledger_pages_say_what_a_reload_keeps():
     at.switch_page("pages/ledger.py").run()
     ok(at)
     assert any(persist.RELOAD_WORDS in m.value and "server restart" in m.value for m in at.markdown)
+
+
+def test_an_uploaded_table_stays_in_memory_across_a_reload():
+    """The parsed upload and the dataset built from it come back (server memory only); the uploader is empty."""
+    csv = b"height,weight\n" + b"".join(f"{150 + (i * 7) % 40},{50 + (i * 13) % 30}\n".encode() for i in range(200))
+    at = new_app().run()
+    at.switch_page("pages/data.py").run()
+    at.radio(key="data.source").set_value("upload").run()
+    at.file_uploader(key="data.upload").set_value(("people.csv", csv, "text/csv")).run()
+    at.button(key="data.use").click().run()
+    ok(at)
+    ds = at.session_state[S.DATASET]
+    assert ds.source == "upload"
+    _through_app(at)
+    fresh = _reload(at)
+    ok(fresh)
+    assert fresh.session_state[S.DATASET] is ds
+    fresh.switch_page("pages/data.py").run()
+    ok(fresh)
+    assert any("kept in this session's memory" in s.value for s in fresh.success)
+    assert fresh.session_state[S.DATASET] is ds
