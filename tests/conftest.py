@@ -83,6 +83,29 @@ SLOW_ELSEWHERE = {
     "test_features.py": {"test_mean_embedding_memory_is_bounded"},   # 5.3 s: 200 000 x 2 000 streamed
 }
 
+# Parallel runs hand out whole files (--dist loadfile) in collection order, one at a time to whichever
+# worker runs low: a long file that comes late (tests/test_typing.py, the docs build) left one worker
+# busy while the other had nothing to do. Longest-first fixes most of that tail: in an xdist worker the
+# files below are collected first, longest first (seconds: the file's total on a 2-core machine, from
+# --durations / --junitxml of a whole run); the other files keep their order, every file keeps its
+# tests' order. Serial runs (-n 0) keep plain file order. Only the order changes, never what runs.
+HEAVY_FILES_FIRST = {
+    "test_app_fuzz.py": 150,
+    "test_browser_flow.py": 110,
+    "test_app_generative.py": 70,
+    "test_generative.py": 60,
+    "test_browser_smoke.py": 50,
+    "test_docs.py": 47,
+    "test_gate_attacks.py": 40,
+    "test_browser_generative.py": 35,
+    "test_browser_five_minutes.py": 33,
+    "test_cli_dpgm.py": 32,
+    "test_typing.py": 31,
+    "test_notebook.py": 30,
+    "test_generative_privacy.py": 25,
+    "test_browser_trust.py": 20,
+}
+
 expect.set_options(timeout=EXPECT_TIMEOUT_MS)
 
 # Loopback requests must never go through a proxy from the environment.
@@ -290,12 +313,14 @@ def _uses_playwright_page(item) -> bool:
 @pytest.hookimpl(tryfirst=True)  # before -m selects on the marks added here
 def pytest_collection_modifyitems(items):
     """Every test that uses a Playwright page is a ``browser`` test, marked or not; the tests of
-    SLOW_ELSEWHERE are ``slow``."""
+    SLOW_ELSEWHERE are ``slow``; in an xdist worker, the files of HEAVY_FILES_FIRST come first."""
     for item in items:
         if getattr(item, "originalname", item.name) in SLOW_ELSEWHERE.get(item.path.name, ()):
             item.add_marker(pytest.mark.slow)
         if _uses_playwright_page(item) and not item.get_closest_marker("browser"):
             item.add_marker(pytest.mark.browser)
+    if os.environ.get("PYTEST_XDIST_WORKER"):      # stable sort: a file's tests stay in their order
+        items.sort(key=lambda item: -HEAVY_FILES_FIRST.get(item.path.name, 0))
 
 
 @pytest.fixture(scope="session")
