@@ -48,3 +48,13 @@ def test_a_reload_keeps_the_release_and_the_ledger(app_page, nav, wait_idle, exp
     nav(page, "Budget ledger")
     expect(_main(page).get_by_test_id("stMetric").filter(has_text="Charges")).to_contain_text("2")
     assert_no_exception(page)
+
+    # the same address in another browser (another cookie jar): a new, empty session with its own token
+    other = page.context.browser.new_context()
+    try:
+        elsewhere = other.new_page()
+        elsewhere.goto(url)
+        expect(elsewhere.get_by_test_id("stSidebar").get_by_text(re.compile(r"ε = 0 of 5 spent"))).to_be_visible()
+        expect(elsewhere).to_have_url(re.compile(r"sid=(?!" + re.escape(url.split("sid=")[1]) + ")"))
+    finally:
+        other.close()

@@ -20,10 +20,11 @@ the dataset in use (an uploaded table's parsed rows, in memory only), the settin
 Bounds: at most :data:`MAX_SESSIONS` sessions (the least recently used goes first) and :data:`IDLE_SECONDS`
 without a run. A server restart loses everything (export the ledger to keep it beyond that).
 
-Security: the token is a bearer secret -- whoever has the address gets the session; the pages say so. It is
-also bound to the browser's User-Agent (a link pasted into another kind of browser starts a new session), and an
-unknown token in an address is never adopted (a new one is made), so a link planted by someone else cannot make a
-victim's session readable to them.
+Security: the token is a secret; the pages say that the address carries the session and must not be shared. It is
+also bound to the browser that got it: to its User-Agent and to the token of Streamlit's XSRF cookie (one per
+browser's cookie jar, sent with every connection), so the address pasted into another browser or device, or typed
+off a projected screen, starts a new session instead. An unknown token in an address is never adopted (a new one
+is made), so a link planted by someone else cannot make a victim's session readable to them.
 """
 
 from __future__ import annotations
@@ -138,15 +139,36 @@ STORE = SessionStore()
 
 
 # ----------------------------------------------------------------------------------------- Streamlit side
-def _binding() -> str | None:
-    """A hash of the browser's User-Agent (None where there is none, as in AppTest)."""
+def _browser_secret() -> bytes:
+    """The token of Streamlit's XSRF cookie (one per browser's cookie jar, kept across reloads; re-masked on every
+    response, so it is decoded), or nothing where there is none (XSRF protection off, AppTest)."""
     import streamlit as st
 
     try:
-        ua = st.context.headers.get("User-Agent")
+        raw = st.context.cookies.get("_streamlit_xsrf")
+        if not raw:
+            return b""
+        from streamlit.web.server.starlette.starlette_app_utils import decode_xsrf_token_string
+
+        token, _ = decode_xsrf_token_string(raw)
+        return token or b""
+    except Exception:  # noqa: BLE001 -- no request context, or Streamlit's internals moved: the User-Agent only
+        return b""
+
+
+def _binding() -> str | None:
+    """What ties a token to the browser that got it: a hash of the browser's User-Agent and of the token of its
+    XSRF cookie (another browser or device has another cookie); None where there is neither (AppTest)."""
+    import streamlit as st
+
+    try:
+        ua = st.context.headers.get("User-Agent") or ""
     except Exception:  # noqa: BLE001 -- no request context (a bare script run)
-        ua = None
-    return None if not ua else hashlib.sha256(ua.encode("utf-8", "replace")).hexdigest()[:16]
+        ua = ""
+    secret = _browser_secret()
+    if not ua and not secret:
+        return None
+    return hashlib.sha256(ua.encode("utf-8", "replace") + b"\0" + secret).hexdigest()[:32]
 
 
 def _unwritable(keys) -> set[str]:
