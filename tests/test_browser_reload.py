@@ -1,5 +1,6 @@
 """A reload (F5) keeps the session: the release, the ledger's spent ε, and a second release is charged on top
-(issue 26, "a reload wipes every release and the ledger"; ui/persist.py)."""
+(issue 26, "a reload wipes every release and the ledger"; ui/persist.py). A new tab of the same browser resumes it
+in one click; the address in another browser (another cookie jar) gets a new, empty session."""
 
 from __future__ import annotations
 
@@ -48,6 +49,18 @@ def test_a_reload_keeps_the_release_and_the_ledger(app_page, nav, wait_idle, exp
     nav(page, "Budget ledger")
     expect(_main(page).get_by_test_id("stMetric").filter(has_text="Charges")).to_contain_text("2")
     assert_no_exception(page)
+
+    # a new tab of the same browser, opened at the app without the address: empty, and resumed in one click
+    tab = page.context.new_page()
+    tab.goto(url.split("?")[0])
+    sidebar = tab.get_by_test_id("stSidebar")
+    expect(sidebar.get_by_text(re.compile(r"ε = 0 of 5 spent"))).to_be_visible()
+    sidebar.get_by_role("button", name="Resume this browser's last session").click()
+    expect(sidebar.get_by_text(SPENT)).not_to_have_text(re.compile(r"ε = 0 of"))
+    assert _spent(tab) == _spent(page)
+    expect(tab).to_have_url(re.compile(re.escape(url.split("sid=")[1]) + "$"))      # the same session's address
+    assert_no_exception(tab)
+    tab.close()
 
     # the same address in another browser (another cookie jar): a new, empty session with its own token
     other = page.context.browser.new_context()

@@ -187,3 +187,40 @@ def test_an_uploaded_table_stays_in_memory_across_a_reload():
     ok(fresh)
     assert any("kept in this session's memory" in s.value for s in fresh.success)
     assert fresh.session_state[S.DATASET] is ds
+
+
+def test_store_finds_a_browsers_latest_session():
+    store = SessionStore()
+    a, b, c = (store.new_token() for _ in range(3))
+    store.put(a, {}, binding="mine")
+    store.put(b, {}, binding="theirs")
+    store.put(c, {}, binding="mine")
+    assert store.latest("mine") == c
+    assert store.latest("mine", exclude=c) == a
+    assert store.latest("theirs") == b
+    assert store.latest(None) is None and store.latest("nobody") is None
+
+
+def test_a_new_session_of_the_same_browser_offers_to_resume_the_last_one(monkeypatch):
+    """A new tab (no token in its address) of a browser with a kept session: one click takes it over."""
+    monkeypatch.setattr(persist, "_binding", lambda: "this-browser")
+    at = _session_with_one_release()
+    ds = at.session_state[S.DATASET]
+    led = at.session_state[S.LEDGERS][ds.data_key]
+    tab = new_app().run()                                   # a new tab: no ?sid=
+    ok(tab)
+    assert tab.session_state[S.RELEASES] == []
+    tab.button(key="persist.resume").click().run()
+    ok(tab)
+    assert tab.session_state[S.LEDGERS][ds.data_key] is led
+    assert tab.session_state[persist.TOKEN] == at.session_state[persist.TOKEN]
+    _through_app(tab)                                                    # (the browser runs app.py on every run)
+    assert tab.query_params[persist.QUERY_PARAM] == at.session_state[persist.TOKEN]
+    assert "persist.resume" not in [b.key for b in tab.button]             # offered once
+
+
+def test_no_resume_offer_once_something_was_spent_in_the_new_session(monkeypatch):
+    monkeypatch.setattr(persist, "_binding", lambda: "another-browser")
+    _session_with_one_release()
+    tab = _session_with_one_release()                       # a new tab that released at once
+    assert "persist.resume" not in [b.key for b in tab.button]

@@ -17,6 +17,10 @@ the dataset in use (an uploaded table's parsed rows, in memory only), the settin
 * widgets whose value cannot be set (buttons, download buttons, file uploaders, data editors): a file uploader is
   empty after a reload, while the table it gave is kept (``ss[S.UPLOAD]``).
 
+A new session of a browser that has another one kept (a new tab, or the app opened without the address that
+carries the token) starts empty and offers, in the sidebar, to resume the browser's last session while nothing was
+done in the new one (:func:`notice`): its state then replaces the new session's.
+
 Bounds: at most :data:`MAX_SESSIONS` sessions (the least recently used goes first) and :data:`IDLE_SECONDS`
 without a run. A server restart loses everything (export the ledger to keep it beyond that).
 
@@ -43,12 +47,13 @@ QUERY_PARAM = "sid"
 #: Session keys of this module (never stored: they belong to the live session).
 TOKEN = "_persist_token"
 NOTE = "_persist_note"          # "restored" | "unknown" (shown once by :func:`notice`), popped when shown
+RESUME = "_persist_resume"      # token of this browser's last session, offered in a new session (:func:`notice`)
 #: Most sessions kept (least recently used dropped first) and the idle time after which a session is forgotten.
 MAX_SESSIONS = 32
 IDLE_SECONDS = 12 * 3600
 #: Keys never stored: per-run permissions, this module's own keys, the frame's per-session marker.
 _SKIP_PREFIXES = ("gate.allow_over.",)
-_SKIP_KEYS = {TOKEN, NOTE, "_frame_seen"}
+_SKIP_KEYS = {TOKEN, NOTE, RESUME, "_frame_seen"}
 #: Widget value types that ``st.session_state`` may set (a button's trigger, an uploader's files may not be).
 _WRITABLE = {"bool_value", "int_value", "double_value", "string_value", "string_array_value", "double_array_value",
              "int_array_value", "json_value"}
@@ -120,6 +125,18 @@ class SessionStore:
             entry.touched = now
             self._entries.move_to_end(token)
             return entry.state
+
+    def latest(self, binding: str | None, exclude: str | None = None) -> str | None:
+        """The token of the most recently used session of the browser ``binding`` (other than ``exclude``), or None
+        (never for ``binding=None``: a session without a binding is no browser's)."""
+        if binding is None:
+            return None
+        with self._lock:
+            self._prune(self._clock())
+            for tok in reversed(self._entries):
+                if tok != exclude and self._entries[tok].binding == binding:
+                    return tok
+        return None
 
     def __contains__(self, token: object) -> bool:
         with self._lock:
@@ -239,6 +256,9 @@ def begin() -> None:
             ss[TOKEN] = STORE.new_token()
             if raw is not None:
                 ss[NOTE] = "unknown"
+            previous = STORE.latest(_binding())
+            if previous is not None:
+                ss[RESUME] = previous         # a new tab, or an address without its token: offered in one click
     if st.query_params.get(QUERY_PARAM) != ss[TOKEN]:
         st.query_params[QUERY_PARAM] = ss[TOKEN]
     save()
@@ -246,15 +266,50 @@ def begin() -> None:
 
 #: What the pages say about a reload (Home, Budget ledger, the sidebar's summary).
 RELOAD_WORDS = ("A reload of this page keeps this session (the ledgers, releases, data and settings, held in the "
-                "server's memory for 12 hours without use; never on disk); a server restart or a new tab without "
-                "this address starts an empty one. The page's address (`?sid=…`) carries your session: do not "
-                "share it.")
+                "server's memory for 12 hours without use; never on disk); a server restart starts an empty one, and "
+                "a new tab without this address starts one that offers to resume it. The page's address (`?sid=…`) "
+                "carries your session: do not share it.")
+
+
+def _nothing_done() -> bool:
+    import streamlit as st
+
+    ss = st.session_state
+    return not ss.get("releases") and not any(getattr(led, "all_charges", None)
+                                              for led in (ss.get("ledgers") or {}).values())
+
+
+def _resume(token: str) -> None:
+    """Button callback: take over this browser's last session (its state replaces this new, unused one)."""
+    import streamlit as st
+
+    ss = st.session_state
+    ss.pop(RESUME, None)
+    saved = STORE.get(token, _binding())
+    if saved is None or not _nothing_done():
+        return
+    for key, value in saved.items():
+        ss[key] = value
+    ss[TOKEN] = token
+    ss[NOTE] = "restored"
 
 
 def notice() -> None:
-    """Say once, after a reload, that the session came back (or could not)."""
+    """Say once, after a reload, that the session came back (or could not); in a new session of a browser that has
+    another one kept, offer to resume it (a new tab, or an address that lost its ``?sid=…``) while nothing was done
+    here yet."""
     import streamlit as st
 
+    previous = st.session_state.get(RESUME)
+    if previous is not None:
+        if previous in STORE and _nothing_done():
+            st.sidebar.button("Resume this browser's last session", key="persist.resume", on_click=_resume,
+                              args=(previous,), icon=":material/restore:",
+                              help="Its ledgers, releases, data and settings, kept in the server's memory (another "
+                                   "tab, or this app opened without the address that carries it). This new session "
+                                   "is empty: nothing was spent in it yet.")
+        else:
+            st.session_state.pop(RESUME, None)
     note = st.session_state.pop(NOTE, None)
     if note == "restored":
         st.toast("This session was restored after a reload: ledgers, releases, data and settings.",
