@@ -1,6 +1,8 @@
 """DP review of the adaptive KME table release (dpkme/release/adaptive.py, dpkme/release/fit.py).
 
-Claims checked (a passing test: the claim holds; ``xfail(strict=True)``: a finding, with its fix in the reason):
+Claims checked (each a test that holds; the review's three findings failed on the code it read and were fixed:
+a caller's Generator is labelled not private (``noise_source``), under add-remove the empty table releases
+like its one-row neighbour, and ``zcdp_rho`` keeps a 1e-12 margin so its conversion holds in exact arithmetic):
 
 * every query's per-row feature vector is nonnegative and sums to 1 for *any* row the private pass can see
   (out-of-range and infinite numbers, missing values, undeclared categories, arbitrary finite embedded rows), so
@@ -290,13 +292,6 @@ def test_zcdp_rho_float_conversion_is_conservative_and_tight(eps, delta):
     assert _exact_conversion_ok(Fraction(rho) * (1 - Fraction(1, 10 ** 12)), eps, delta)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "finding 3 (low): zcdp_rho claims the largest rho whose conversion is at most epsilon 'rounded toward more "
-    "noise', but it checks the conversion in floating point, whose rounding can go either way: for 27 of 66 "
-    "common (epsilon, delta) pairs (e.g. 1.0, 1e-6) rho + 2 sqrt(rho ln 1/delta) exceeds epsilon in exact "
-    "arithmetic (by <= 2e-16 relative). adaptive_release is safe only thanks to its separate 1e-12 margin; any "
-    "other caller of the exported zcdp_rho is not. Fix: check the conversion against epsilon * (1 - 1e-12) (or "
-    "in exact/Decimal arithmetic) inside zcdp_rho"))
 def test_zcdp_rho_is_conservative_in_exact_arithmetic():
     pairs = [(e, d) for e in (0.01, 0.1, 0.3, 0.5, 1, 2, 3, 5, 8, 10, 20)
              for d in (1e-3, 1e-5, 1e-6, 1e-8, 1e-9, 1e-12)]
@@ -420,12 +415,6 @@ def test_real_release_has_fresh_entropy_no_seed_and_no_timing(stub, monkeypatch)
     assert zero.metadata()["differentially_private"] is False and zero.metadata()["seed"] == 0
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "finding 1: random_state=<numpy Generator> gives a release labelled differentially_private=True (no seed, "
-    "no warning), yet the noise is replayable by whoever built or holds that Generator (two releases with "
-    "default_rng(0) add identical noise); dpkme.privacy.leaks treats noise_source='generator' as not private. "
-    "Fix: record noise_source ('os-entropy' / 'seeded' / 'generator') and label the release private only for "
-    "OS entropy (privacy_claim / PRIVATE_NOISE_SOURCES), with a not-private reason for a Generator"))
 def test_generator_random_state_is_not_labelled_private(stub, capture):
     calls, _ = capture
     schema = _schema()
@@ -440,12 +429,6 @@ def test_generator_random_state_is_not_labelled_private(stub, capture):
     assert a.metadata()["differentially_private"] is False
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "finding 2: under add-remove (N declared) the empty table is a neighbour of every one-row table, but "
-    "adaptive_release refuses it ('the private table has no rows') while it releases for the one-row table: the "
-    "refusal is observable and distinguishes the two with certainty. Fix: under add-remove accept 0 rows (skip "
-    "the first-row validation and the block pass; the sums are 0, divided by the declared N) -- or refuse before "
-    "reading the rows only on public inputs"))
 @pytest.mark.parametrize("encoded", [False, True])
 def test_add_remove_accepts_the_empty_neighbour(stub, encoded):
     schema = _schema()

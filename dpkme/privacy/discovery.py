@@ -76,11 +76,11 @@ CATEGORY_MECHANISMS = ("gaussian", "laplace")
 
 def _noise_details(source: str) -> dict[str, Any]:
     """``noise_source`` for a charge's details, and why the step is not private when its noise is replayable."""
-    from .leaks import _NOT_PRIVATE_NOISE, PRIVATE_NOISE_SOURCES
+    from .leaks import NOT_PRIVATE_NOISE, PRIVATE_NOISE_SOURCES
 
     out: dict[str, Any] = {"noise_source": source}
     if source not in PRIVATE_NOISE_SOURCES:
-        out["not_private_because"] = _NOT_PRIVATE_NOISE.get(source, f"noise source {source!r}")
+        out["not_private_because"] = NOT_PRIVATE_NOISE.get(source, f"noise source {source!r}")
     return out
 
 

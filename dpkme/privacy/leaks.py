@@ -292,7 +292,7 @@ def is_private(obj: object) -> bool:
 #: ``"generator"`` a caller-supplied :class:`numpy.random.Generator` whose state the library cannot vouch for.
 PRIVATE_NOISE_SOURCES = ("os-entropy", "opendp")
 
-_NOT_PRIVATE_NOISE = {
+NOT_PRIVATE_NOISE = {
     "seeded": "replayable demo, not private: the noise was drawn from a recorded seed, and anyone who knows the "
               "seed can regenerate the noise and subtract it",
     "generator": "the noise came from a caller-supplied random generator: it is private only if that generator's "
@@ -331,7 +331,7 @@ def privacy_claim(obj: object) -> dict[str, Any]:
         reasons.append("marked as not private")
     source = getattr(obj, "noise_source", None)
     if source not in PRIVATE_NOISE_SOURCES:
-        reasons.append(_NOT_PRIVATE_NOISE.get(str(source), f"no privacy noise (noise source {source!r})"))
+        reasons.append(NOT_PRIVATE_NOISE.get(str(source), f"no privacy noise (noise source {source!r})"))
     eps = getattr(obj, "epsilon", None)
     if eps is None or not np.isfinite(eps) or eps <= 0:
         reasons.append(f"epsilon = {eps!r} is not a finite positive privacy level")

@@ -112,6 +112,7 @@ from .._validation import (
     spawn_streams,
 )
 from ..privacy.accounting import PrivacyCharge
+from ..privacy.leaks import NOT_PRIVATE_NOISE, PRIVATE_NOISE_SOURCES
 from ..privacy.result import charge_record
 from ..privacy.sensitivity import NEIGHBOURING
 from ..privacy.spec import NeighbouringRelation
@@ -143,6 +144,10 @@ _DECODE = ("sample", "argmax")
 
 
 # --------------------------------------------------------------------------- zCDP <-> (epsilon, delta)
+#: Relative margin by which :func:`zcdp_rho` lowers its target :math:`\varepsilon` (toward more noise).
+RHO_MARGIN = 1e-12
+
+
 def zcdp_epsilon(rho: float, delta: float) -> float:
     r""":math:`\varepsilon = \rho + 2\sqrt{\rho\ln(1/\delta)}`: a :math:`\rho`-zCDP mechanism is
     :math:`(\varepsilon, \delta)`-DP (Bun & Steinke 2016, Prop. 1.3).
@@ -174,8 +179,10 @@ def zcdp_rho(epsilon: float, delta: float) -> float:
     r"""The largest :math:`\rho` with :func:`zcdp_epsilon` :math:`(\rho, \delta) \le \varepsilon`.
 
     :math:`\rho = \bigl(\sqrt{L + \varepsilon} - \sqrt L\bigr)^2 = \varepsilon^2/(\sqrt{L+\varepsilon}+\sqrt L)^2`
-    with :math:`L = \ln(1/\delta)` (the stable form), then lowered float by float until the conversion,
-    evaluated in floating point, is at most :math:`\varepsilon` (rounding toward more noise).
+    with :math:`L = \ln(1/\delta)` (the stable form), computed for :math:`\varepsilon(1 - 10^{-12})`
+    (:data:`RHO_MARGIN`) and lowered float by float until the conversion, evaluated in floating point, is at
+    most that: rounding toward more noise, so that the conversion is at most :math:`\varepsilon` in exact
+    arithmetic too (its floating-point error is about :math:`10^{-16}` relative).
 
     Parameters
     ----------
@@ -198,8 +205,11 @@ def zcdp_rho(epsilon: float, delta: float) -> float:
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
     L = math.log(1.0 / delta)
-    rho = epsilon ** 2 / (math.sqrt(L + epsilon) + math.sqrt(L)) ** 2
-    while rho > 0 and zcdp_epsilon(rho, delta) > epsilon:
+    # the target lowered by 1e-12 (relative): the float check below then also holds in exact arithmetic (the
+    # conversion's rounding error is ~1e-16 relative), which the float comparison alone does not guarantee
+    target = epsilon * (1.0 - RHO_MARGIN)
+    rho = target ** 2 / (math.sqrt(L + target) + math.sqrt(L)) ** 2
+    while rho > 0 and zcdp_epsilon(rho, delta) > target:
         rho = math.nextafter(rho, 0.0)
     return rho
 
@@ -477,6 +487,10 @@ class AdaptiveTableRelease:
         Number of candidate queries (column subsets) of the workload.
     seed : int, optional
         The seed of a seeded (replayable, not private) demo release; None for a real release.
+    noise_source : {"os-entropy", "seeded", "generator"}, default="os-entropy"
+        Where the noise came from: fresh OS entropy (a real release), a recorded seed, or a caller-supplied
+        :class:`numpy.random.Generator` (replayable by whoever holds it; not private,
+        :data:`dpkme.privacy.leaks.PRIVATE_NOISE_SOURCES`).
     decode : {"sample", "argmax"}, default="sample"
         How a relaxed row's levels become one level (also used by :meth:`sample`).
     _fit : RelaxedFit, optional
@@ -495,13 +509,16 @@ class AdaptiveTableRelease:
     measurements: list[dict[str, Any]] = field(repr=False)
     n_candidates: int = 0
     seed: int | None = None
+    noise_source: str = "os-entropy"
     decode: str = "sample"
     _fit: Any = field(default=None, repr=False)
 
     @property
     def differentially_private(self) -> bool:
-        """False for a seeded (replayable) demo or a schema read from the private rows."""
-        return self.seed is None and not self.schema.data_dependent
+        """False for a seeded (replayable) demo, noise from a caller's generator, or a schema read from the
+        private rows."""
+        return (self.seed is None and self.noise_source in PRIVATE_NOISE_SOURCES
+                and not self.schema.data_dependent)
 
     def sample(self, n: int, rng: Any = None) -> pd.DataFrame:
         """``n`` further rows of the fitted synthetic table (post-processing: no privacy cost).
@@ -544,9 +561,15 @@ class AdaptiveTableRelease:
             d["seed"] = self.seed
             d["seed_warning"] = ("seeded noise (teaching/demo): anyone who knows this seed can regenerate and "
                                  "remove the noise, so this release is not private once the seed is shared")
+        d["noise_source"] = self.noise_source
+        reasons = []
+        if self.noise_source not in PRIVATE_NOISE_SOURCES and self.seed is None:
+            reasons.append(NOT_PRIVATE_NOISE.get(self.noise_source, f"noise source {self.noise_source!r}"))
         if self.schema.data_dependent:
-            d["not_private_reason"] = ("the schema declares values read from the private rows "
-                                       f"({list(self.schema.data_dependent)})")
+            reasons.append("the schema declares values read from the private rows "
+                           f"({list(self.schema.data_dependent)})")
+        if reasons:
+            d["not_private_reason"] = "; ".join(reasons)
         return d
 
     def to_json(self) -> str:
@@ -623,13 +646,15 @@ def adaptive_release(df_or_encoded: Any, *, schema: Any = None, epsilon: float, 
     Z: np.ndarray | None = None
     if isinstance(df_or_encoded, pd.DataFrame):
         frame = df_or_encoded
-        if len(frame) == 0:
+        if len(frame) == 0 and neighbouring == "replace-one":
             raise ValueError("the private table has no rows.")
-        schema.encode(frame.iloc[:1])            # fails early (ValueError naming the column) on a bad table
-        n_rows = len(frame)
+        if len(frame):
+            schema.encode(frame.iloc[:1])        # fails early (ValueError naming the column) on a bad table
+        n_rows = len(frame)                      # add-remove: 0 rows is a neighbour of 1 row (N is declared)
     else:
         Z = np.asarray(df_or_encoded, dtype=np.float64)
-        if Z.ndim != 2 or Z.shape[1] != schema.dim or Z.shape[0] == 0 or not np.isfinite(Z).all():
+        if Z.ndim != 2 or Z.shape[1] != schema.dim or (Z.shape[0] == 0 and neighbouring == "replace-one") \
+                or not np.isfinite(Z).all():
             raise ValueError(f"encoded rows must be a finite (N, {schema.dim}) array (schema.encode), got shape "
                              f"{Z.shape}.")
         n_rows = Z.shape[0]
@@ -752,4 +777,8 @@ def adaptive_release(df_or_encoded: Any, *, schema: Any = None, epsilon: float, 
     return AdaptiveTableRelease(schema=schema, rows=rows, charge=result_charge, epsilon=epsilon, delta=delta,
                                 neighbouring=neighbouring, n_private=N, rho=rho_total, rounds=log,
                                 measurements=measurements, n_candidates=len(cands),
-                                seed=seed if random_state is not None else None, decode=decode, _fit=fit)
+                                seed=seed if isinstance(random_state, (int, np.integer)) else None,
+                                noise_source=("os-entropy" if random_state is None else
+                                              "seeded" if isinstance(random_state, (int, np.integer)) else
+                                              "generator"),
+                                decode=decode, _fit=fit)
