@@ -34,6 +34,7 @@ is made), so a link planted by someone else cannot make a victim's session reada
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import secrets
 import threading
@@ -49,8 +50,9 @@ TOKEN = "_persist_token"
 NOTE = "_persist_note"          # "restored" | "unknown" (shown once by :func:`notice`), popped when shown
 RESUME = "_persist_resume"      # token of this browser's last session, offered in a new session (:func:`notice`)
 #: Most sessions kept (least recently used dropped first) and the idle time after which a session is forgotten.
-MAX_SESSIONS = 32
-IDLE_SECONDS = 12 * 3600
+#: ``DPKME_SESSIONS_KEPT`` and ``DPKME_SESSION_IDLE_HOURS`` in the server's environment change them.
+MAX_SESSIONS = int(os.environ.get("DPKME_SESSIONS_KEPT", "32"))
+IDLE_SECONDS = float(os.environ.get("DPKME_SESSION_IDLE_HOURS", "12")) * 3600
 #: Keys never stored: per-run permissions, this module's own keys, the frame's per-session marker.
 _SKIP_PREFIXES = ("gate.allow_over.",)
 _SKIP_KEYS = {TOKEN, NOTE, RESUME, "_frame_seen"}
@@ -266,7 +268,7 @@ def begin() -> None:
 
 #: What the pages say about a reload (Home, Budget ledger, the sidebar's summary).
 RELOAD_WORDS = ("A reload of this page keeps this session (the ledgers, releases, data and settings, held in the "
-                "server's memory for 12 hours without use; never on disk); a server restart starts an empty one, and "
+                f"server's memory for {IDLE_SECONDS / 3600:g} hours without use; never on disk); a server restart starts an empty one, and "
                 "a new tab without this address starts one that offers to resume it. The page's address (`?sid=…`) "
                 "carries your session: do not share it.")
 
