@@ -204,6 +204,7 @@ def test_store_finds_a_browsers_latest_session():
 def test_a_new_session_of_the_same_browser_offers_to_resume_the_last_one(monkeypatch):
     """A new tab (no token in its address) of a browser with a kept session: one click takes it over."""
     monkeypatch.setattr(persist, "_binding", lambda: "this-browser")
+    monkeypatch.setattr(persist, "_browser_secret", lambda: b"this-browser's xsrf cookie")
     at = _session_with_one_release()
     ds = at.session_state[S.DATASET]
     led = at.session_state[S.LEDGERS][ds.data_key]
@@ -219,8 +220,20 @@ def test_a_new_session_of_the_same_browser_offers_to_resume_the_last_one(monkeyp
     assert "persist.resume" not in [b.key for b in tab.button]             # offered once
 
 
+def test_no_resume_offer_without_the_browsers_own_cookie(monkeypatch):
+    """A User-Agent alone (XSRF protection off: no cookie) is shared by every browser of a classroom's image: the
+    next user must not be offered the last user's session (and its upload)."""
+    monkeypatch.setattr(persist, "_binding", lambda: "a-common-user-agent")
+    monkeypatch.setattr(persist, "_browser_secret", lambda: b"")
+    _session_with_one_release()
+    tab = new_app().run()
+    ok(tab)
+    assert "persist.resume" not in [b.key for b in tab.button] and tab.session_state[S.RELEASES] == []
+
+
 def test_no_resume_offer_once_something_was_spent_in_the_new_session(monkeypatch):
     monkeypatch.setattr(persist, "_binding", lambda: "another-browser")
+    monkeypatch.setattr(persist, "_browser_secret", lambda: b"another-browser's xsrf cookie")
     _session_with_one_release()
     tab = _session_with_one_release()                       # a new tab that released at once
     assert "persist.resume" not in [b.key for b in tab.button]

@@ -258,7 +258,9 @@ def begin() -> None:
             ss[TOKEN] = STORE.new_token()
             if raw is not None:
                 ss[NOTE] = "unknown"
-            previous = STORE.latest(_binding())
+            # only where the browser has its own secret (the XSRF cookie): a User-Agent alone is shared by every
+            # browser of a classroom's image, and would offer one user's session (and upload) to the next
+            previous = STORE.latest(_binding()) if _browser_secret() else None
             if previous is not None:
                 ss[RESUME] = previous         # a new tab, or an address without its token: offered in one click
     if st.query_params.get(QUERY_PARAM) != ss[TOKEN]:
@@ -287,7 +289,7 @@ def _resume(token: str) -> None:
 
     ss = st.session_state
     ss.pop(RESUME, None)
-    saved = STORE.get(token, _binding())
+    saved = STORE.get(token, _binding()) if _browser_secret() else None
     if saved is None or not _nothing_done():
         return
     for key, value in saved.items():
