@@ -212,6 +212,9 @@ if archived:
 confirm = st.checkbox("I understand: clear the list of charges (they stay in the archive and keep counting)",
                       key="bud.confirm")
 st.button("Reset this ledger", disabled=not confirm, key="bud.reset", on_click=_reset)
+st.caption("On a shared computer, when you are done: forget this whole session (every ledger, release, upload and "
+           "setting) so that the next user cannot reload or resume it.")
+persist.forget_button()
 
 ledgers = ss.get(S.LEDGERS, {})
 if len(ledgers) > 1:

@@ -237,3 +237,24 @@ def test_no_resume_offer_once_something_was_spent_in_the_new_session(monkeypatch
     _session_with_one_release()
     tab = _session_with_one_release()                       # a new tab that released at once
     assert "persist.resume" not in [b.key for b in tab.button]
+
+
+def test_forget_drops_the_session_from_the_store_and_starts_an_empty_one():
+    """A shared computer: Forget this session removes it from the server's memory (no reload or resume brings it
+    back) and the page continues with an empty session under a new token."""
+    at = _session_with_one_release()
+    token = at.session_state[persist.TOKEN]
+    assert token in persist.STORE and at.session_state[S.RELEASES]
+    at.switch_page("pages/ledger.py").run()
+    at.button(key="persist.forget").click().run()
+    ok(at)
+    assert token not in persist.STORE
+    assert at.session_state[persist.TOKEN] != token
+    assert at.session_state[S.RELEASES] == []
+    assert not any(led.all_charges for led in at.session_state[S.LEDGERS].values())
+    assert any("forgotten" in t.value for t in at.toast)
+    fresh = new_app()
+    fresh.query_params[persist.QUERY_PARAM] = token
+    fresh.run()
+    ok(fresh)
+    assert fresh.session_state[persist.TOKEN] != token and fresh.session_state[S.RELEASES] == []

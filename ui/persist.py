@@ -152,6 +152,11 @@ class SessionStore:
         with self._lock:
             self._entries.clear()
 
+    def drop(self, token: Any) -> None:
+        """Forget one session (nothing if the token is unknown)."""
+        with self._lock:
+            self._entries.pop(token, None)
+
 
 #: The server process's store (module level: shared by every session of this process).
 STORE = SessionStore()
@@ -298,6 +303,33 @@ def _resume(token: str) -> None:
     ss[NOTE] = "restored"
 
 
+def _forget() -> None:
+    """Button callback: drop this session from the server's memory and start an empty one under a new token (a
+    shared computer: the next user cannot get it back from the history or by resuming)."""
+    import streamlit as st
+
+    ss = st.session_state
+    STORE.drop(ss.get(TOKEN))
+    for key in list(ss.keys()):
+        try:
+            del ss[key]
+        except Exception:  # noqa: BLE001 -- a widget Streamlit does not let a callback delete: reset on the rerun
+            pass
+    ss[TOKEN] = STORE.new_token()
+    ss[NOTE] = "forgotten"
+
+
+def forget_button() -> None:
+    """*Forget this session* (the Budget ledger page) (its ledgers, releases, uploads and settings), for a shared computer."""
+    import streamlit as st
+
+    st.button("Forget this session", key="persist.forget", on_click=_forget, icon=":material/logout:",
+              help="Removes this session's ledgers, releases, uploaded tables and settings from the server's memory "
+                   "and starts an empty one: on a shared computer, the next user cannot reload or resume it. It does "
+                   "not undo anything that was published: export the ledger first to keep a record of what was "
+                   "spent.")
+
+
 def notice() -> None:
     """Say once, after a reload, that the session came back (or could not); in a new session of a browser that has
     another one kept, offer to resume it (a new tab, or an address that lost its ``?sid=…``) while nothing was done
@@ -318,6 +350,8 @@ def notice() -> None:
     if note == "restored":
         st.toast("This session was restored after a reload: ledgers, releases, data and settings.",
                  icon=":material/restore:")
+    elif note == "forgotten":
+        st.toast("This session was forgotten: a new, empty one started.", icon=":material/logout:")
     elif note == "unknown":
         st.toast("The session in this address could not be restored (it expired, the server restarted or the "
                  "link came from another browser): a new session started.", icon=":material/info:")
