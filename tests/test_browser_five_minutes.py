@@ -6,7 +6,7 @@ its rows publishable and standardise the columns with them (public mean and std)
 the N synthetic rows, the JSON (private, no seed, the guarantee in plain words) and the recipe script.
 
 It takes the README's screenshots of the Release page at the three ε (into ``docs/screenshots/`` when
-``DPKME_SCREENSHOTS=docs/screenshots`` is set, as test_browser_flow.py): ``release_eps_1.png``,
+``DPKME_SCREENSHOTS=docs/screenshots`` is set, as test_browser_flow.py; none without it): ``release_eps_1.png``,
 ``release_eps_0.1.png`` and ``release_eps_10.png`` (the Release page right after each release).
 """
 
