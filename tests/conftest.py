@@ -84,26 +84,40 @@ SLOW_ELSEWHERE = {
 }
 
 # Parallel runs hand out whole files (--dist loadfile) in collection order, one at a time to whichever
-# worker runs low: a long file that comes late (tests/test_typing.py, the docs build) left one worker
-# busy while the other had nothing to do. Longest-first fixes most of that tail: in an xdist worker the
-# files below are collected first, longest first (seconds: the file's total on a 2-core machine, from
-# --durations / --junitxml of a whole run); the other files keep their order, every file keeps its
-# tests' order. Serial runs (-n 0) keep plain file order. Only the order changes, never what runs.
+# worker runs low: a long file late in the alphabet (the DP-SGD audits of test_generative*.py, the docs
+# build) left one worker busy while the other had nothing to do. Longest-first fixes most of that tail: in
+# an xdist worker the files below are collected first, longest first; the other files keep their order,
+# every file keeps its tests' order. Serial runs (-n 0) keep plain file order. Only the order changes,
+# never what runs. Weights: each file's total in seconds in a whole -n 2 run on a loaded 2-core machine
+# (--junitxml; about 3x a quiet machine's), browser files from their own runs under the same load, mypy
+# with a cold cache (a fresh clone). Refresh them from a --junitxml run when the profile changes.
 HEAVY_FILES_FIRST = {
-    "test_app_fuzz.py": 150,
-    "test_browser_flow.py": 110,
-    "test_app_generative.py": 70,
-    "test_generative.py": 60,
-    "test_browser_smoke.py": 50,
-    "test_docs.py": 47,
-    "test_gate_attacks.py": 40,
-    "test_browser_generative.py": 35,
-    "test_browser_five_minutes.py": 33,
-    "test_cli_dpgm.py": 32,
-    "test_typing.py": 31,
-    "test_notebook.py": 30,
-    "test_generative_privacy.py": 25,
-    "test_browser_trust.py": 20,
+    "test_generative.py": 408,
+    "test_generative_privacy.py": 199,
+    "test_docs.py": 192,
+    "test_browser_flow.py": 180,
+    "test_engine.py": 168,
+    "test_gate_attacks.py": 152,
+    "test_browser_smoke.py": 150,
+    "test_cli_dpgm.py": 146,
+    "test_dp_review_refit.py": 115,
+    "test_doctests.py": 108,
+    "test_app_fuzz.py": 102,
+    "test_app_generative.py": 93,
+    "test_typing.py": 90,
+    "test_dp_review_gate.py": 87,
+    "test_app_tables.py": 86,
+    "test_audit_power.py": 75,
+    "test_browser_five_minutes.py": 70,
+    "test_browser_generative.py": 66,
+    "test_browser_trust.py": 65,
+    "test_browser_projector.py": 65,
+    "test_browser_presentation.py": 65,
+    "test_browser_hostile.py": 64,
+    "test_browser_offline.py": 60,
+    "test_browser_reload.py": 60,
+    "test_audit_mechanisms.py": 58,
+    "test_cli_release.py": 55,
 }
 
 expect.set_options(timeout=EXPECT_TIMEOUT_MS)
