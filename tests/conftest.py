@@ -83,43 +83,6 @@ SLOW_ELSEWHERE = {
     "test_features.py": {"test_mean_embedding_memory_is_bounded"},   # 5.3 s: 200 000 x 2 000 streamed
 }
 
-# Parallel runs hand out whole files (--dist loadfile) in collection order, one at a time to whichever
-# worker runs low: a long file late in the alphabet (the DP-SGD audits of test_generative*.py, the docs
-# build) left one worker busy while the other had nothing to do. Longest-first fixes most of that tail: in
-# an xdist worker the files below are collected first, longest first; the other files keep their order,
-# every file keeps its tests' order. Serial runs (-n 0) keep plain file order. Only the order changes,
-# never what runs. Weights: each file's total in seconds in a whole -n 2 run on a loaded 2-core machine
-# (--junitxml; about 3x a quiet machine's), browser files from their own runs under the same load, mypy
-# with a cold cache (a fresh clone). Refresh them from a --junitxml run when the profile changes.
-HEAVY_FILES_FIRST = {
-    "test_generative.py": 408,
-    "test_generative_privacy.py": 199,
-    "test_docs.py": 192,
-    "test_browser_flow.py": 180,
-    "test_engine.py": 168,
-    "test_gate_attacks.py": 152,
-    "test_browser_smoke.py": 150,
-    "test_cli_dpgm.py": 146,
-    "test_dp_review_refit.py": 115,
-    "test_doctests.py": 108,
-    "test_app_fuzz.py": 102,
-    "test_app_generative.py": 93,
-    "test_typing.py": 90,
-    "test_dp_review_gate.py": 87,
-    "test_app_tables.py": 86,
-    "test_audit_power.py": 75,
-    "test_browser_five_minutes.py": 70,
-    "test_browser_generative.py": 66,
-    "test_browser_trust.py": 65,
-    "test_browser_projector.py": 65,
-    "test_browser_presentation.py": 65,
-    "test_browser_hostile.py": 64,
-    "test_browser_offline.py": 60,
-    "test_browser_reload.py": 60,
-    "test_audit_mechanisms.py": 58,
-    "test_cli_release.py": 55,
-}
-
 expect.set_options(timeout=EXPECT_TIMEOUT_MS)
 
 # Loopback requests must never go through a proxy from the environment.
@@ -327,14 +290,12 @@ def _uses_playwright_page(item) -> bool:
 @pytest.hookimpl(tryfirst=True)  # before -m selects on the marks added here
 def pytest_collection_modifyitems(items):
     """Every test that uses a Playwright page is a ``browser`` test, marked or not; the tests of
-    SLOW_ELSEWHERE are ``slow``; in an xdist worker, the files of HEAVY_FILES_FIRST come first."""
+    SLOW_ELSEWHERE are ``slow``."""
     for item in items:
         if getattr(item, "originalname", item.name) in SLOW_ELSEWHERE.get(item.path.name, ()):
             item.add_marker(pytest.mark.slow)
         if _uses_playwright_page(item) and not item.get_closest_marker("browser"):
             item.add_marker(pytest.mark.browser)
-    if os.environ.get("PYTEST_XDIST_WORKER"):      # stable sort: a file's tests stay in their order
-        items.sort(key=lambda item: -HEAVY_FILES_FIRST.get(item.path.name, 0))
 
 
 @pytest.fixture(scope="session")
