@@ -88,6 +88,7 @@ def test_the_gaussian_model_is_the_half_noise_audits_scalar():
 
 
 # ---------------------------------------------------------------------------- against brute force
+@pytest.mark.slow
 @pytest.mark.parametrize("mechanism,factor,runs,audits", [
     ("gaussian", 2.0, 450, 600),     # power about 0.55, every pooled value a candidate
     ("gaussian", SQRT2, 1500, 400),  # power about 0.2, the 400-quantile grid

@@ -65,6 +65,7 @@ def test_1_the_generative_release_carries_a_privately_counted_n_never_the_exact_
     assert run.relation.value == "add-remove" and run.parts == (S.PART_PRIVATE,)
 
 
+@pytest.mark.slow
 def test_1_two_neighbouring_tables_with_the_same_count_give_the_same_public_configuration():
     """The run's public configuration is a function of the released count only: 60 and 61 rows, same N̂."""
     from dpkme.generative import dpgm

@@ -45,7 +45,7 @@ def _records(n=40, d=4, seed=0, c=0):
 @pytest.mark.parametrize("model", [
     pytest.param(VAE(n_features=5, n_classes=3, hidden=(7, 6), latent_dim=2, likelihood="gaussian"),
                  marks=pytest.mark.slow),
-    VAE(n_features=5, hidden=(7,), latent_dim=2),
+    pytest.param(VAE(n_features=5, hidden=(7,), latent_dim=2), marks=pytest.mark.slow),
     RBM(n_features=5, n_classes=3, n_hidden=4, cd_steps=2),
 ], ids=["vae-gaussian-labels", "vae-bernoulli", "rbm"])
 def test_batched_clip_terms_equal_vmap_of_per_example_gradients(model):
@@ -141,6 +141,7 @@ def test_poisson_batches_cover_the_sample_exactly_and_never_truncate():
     assert default_capacity(64) == 104
 
 
+@pytest.mark.slow
 def test_a_draw_larger_than_the_capacity_is_processed_in_rounds():
     vae = VAE(n_features=3, hidden=(4,), latent_dim=2)
     X = _records(20, 3)
