@@ -233,7 +233,8 @@ def _csv(seed: int, shift: float = 0.0) -> bytes:
     return ("a,b,c\n" + "\n".join(",".join(f"{v:.5f}" for v in row) for row in A) + "\n").encode()
 
 
-def test_7a_the_same_rows_read_with_another_encoding_keep_their_ledger():
+def _people_in_use():
+    """An app whose data in use is the upload people.csv (Data page)."""
     at = new_app(120)
     at.run()
     at.switch_page("pages/data.py").run()
@@ -241,6 +242,11 @@ def test_7a_the_same_rows_read_with_another_encoding_keep_their_ledger():
     at.file_uploader(key="data.upload").set_value(("people.csv", _csv(0), "text/csv")).run()
     at.button(key="data.use").click().run()
     ok(at)
+    return at
+
+
+def test_7a_the_same_rows_read_with_another_encoding_keep_their_ledger():
+    at = _people_in_use()
     first = at.session_state[S.DATASET]
     at.selectbox(key="data.upload_encoding").set_value("cp1252").run()     # an ASCII file: the same rows
     at.button(key="data.use").click().run()
@@ -251,13 +257,7 @@ def test_7a_the_same_rows_read_with_another_encoding_keep_their_ledger():
 
 
 def test_7b_the_same_file_on_the_data_and_two_sample_pages_has_one_ledger():
-    at = new_app(120)
-    at.run()
-    at.switch_page("pages/data.py").run()
-    at.radio(key="data.source").set_value("upload").run()
-    at.file_uploader(key="data.upload").set_value(("people.csv", _csv(0), "text/csv")).run()
-    at.button(key="data.use").click().run()
-    ok(at)
+    at = _people_in_use()
     key = at.session_state[S.DATASET].data_key
     at.session_state["tst.mode"] = "one"
     at.session_state["tst.source"] = "upload"
