@@ -131,13 +131,19 @@ def _upload_run(at, x: bytes, y: bytes):
     at.button(key="tst.go").click().run()
 
 
-def test_3a_rows_tested_privately_do_not_become_publishable_after_a_new_split_seed(monkeypatch):
-    calls = _split_spy(monkeypatch)
+def _upload_test_page():
+    """An app on the Two-sample page's one-off test of two uploaded samples."""
     at = new_app(120)
     at.session_state["tst.mode"] = "one"
     at.session_state["tst.source"] = "upload"
     at.run()
     at.switch_page("pages/twosample.py").run()
+    return at
+
+
+def test_3a_rows_tested_privately_do_not_become_publishable_after_a_new_split_seed(monkeypatch):
+    calls = _split_spy(monkeypatch)
+    at = _upload_test_page()
     x, y = _table_csv(0, 400, 0.0), _table_csv(1, 400, 2.0)
     _upload_run(at, x, y)
     ok(at)
@@ -152,11 +158,7 @@ def test_3a_rows_tested_privately_do_not_become_publishable_after_a_new_split_se
 
 def test_3b_rows_tested_privately_do_not_become_publishable_with_another_partner(monkeypatch):
     calls = _split_spy(monkeypatch)
-    at = new_app(120)
-    at.session_state["tst.mode"] = "one"
-    at.session_state["tst.source"] = "upload"
-    at.run()
-    at.switch_page("pages/twosample.py").run()
+    at = _upload_test_page()
     x = _table_csv(0, 400, 0.0)
     _upload_run(at, x, _table_csv(1, 400, 2.0))          # same sizes: split with the same row indices
     ok(at)
