@@ -362,6 +362,22 @@ def kernel_profile(kernel, r_max: float) -> go.Figure:
     return fig
 
 
+def table_kernel_profile_figure(t, numeric: dict, categorical: dict) -> go.Figure:
+    """k between two rows of a mixed table that differ in one column only (``ui.compute.table_kernel_profile``):
+    one line per numeric column against the difference ``t`` (a fraction of its declared range), one dotted level
+    per categorical column (another category)."""
+    fig = go.Figure()
+    for name, values in numeric.items():
+        fig.add_trace(go.Scatter(x=t, y=values, mode="lines", name=name))
+    for name, value in categorical.items():
+        fig.add_trace(go.Scatter(x=[0.0, 1.0], y=[value, value], mode="lines", line=dict(dash="dot"),
+                                 name=f"{name}: another category"))
+    fig.update_layout(title="Kernel value when one column differs", height=300, yaxis_range=[0, 1.02],
+                      xaxis_title="difference in one column (fraction of its declared range)", yaxis_title="k",
+                      margin=dict(l=10, r=10, t=40, b=10))
+    return fig
+
+
 def sigma_figure(eps_values, analytic, classic, eps_now: float) -> go.Figure:
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=eps_values, y=analytic, name="analytic Gaussian (Balle & Wang)", mode="lines"))
