@@ -134,6 +134,8 @@ from ._validation import (
     check_random_state,
     identifier_reason,
 )
+from .kernels.additive import TABLE_SCHEMA_TYPES, table_kernel
+from .kernels.marginal import _nearest_level
 
 __all__ = [
     "KINDS",
@@ -823,14 +825,6 @@ class _Layout:
 
 
 # --------------------------------------------------------------------------- EmbeddedDomain
-def _nearest_level(levels: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """Index of the nearest of the sorted ``levels`` for each of ``x`` (ties: the lower level)."""
-    x = np.asarray(x, dtype=np.float64)
-    i = np.clip(np.searchsorted(levels, x), 1, levels.size - 1)
-    left, right = levels[i - 1], levels[i]
-    return np.where(x - left <= right - x, i - 1, i)
-
-
 @dataclass(frozen=True, eq=False)
 class EmbeddedDomain:
     r"""The set of embedded rows a schema allows, with the operations a solver needs.
@@ -1650,8 +1644,6 @@ class TableSchema:
         -------
         Kernel
         """
-        from .kernels.additive import table_kernel
-
         if kind == "product" and options:
             raise ValueError(f"the product kernel takes no options, got {sorted(options)}; use kind='additive'.")
         return table_kernel(self, kind=kind, **options)
@@ -2117,6 +2109,9 @@ class TableSchema:
                 "read_from_private_rows": ", ".join(sorted(self.data_dependent.fields.get(spec.name, ()))),
             })
         return pd.DataFrame(rows).set_index("column")
+
+
+TABLE_SCHEMA_TYPES.append(TableSchema)   # the table kernels accept it (they never import the schema)
 
 
 # --------------------------------------------------------------------------- suggestions

@@ -53,7 +53,8 @@ import math
 import numpy as np
 
 from .._blocked import BLOCK_ELEMENTS
-from .._validation import _short, check_array, check_positive_float, check_positive_int
+from .._validation import check_array, check_positive_float, check_positive_int
+from .additive import _check_table_schema, _column_pairs
 
 __all__ = ["MarginalFeatures", "JointFeatures", "JointMap", "DEFAULT_MARGINAL_BINS", "DEFAULT_MARGINAL_SHARE",
            "DEFAULT_PAIR_BINS", "DEFAULT_PAIR_WEIGHT", "DEFAULT_MAX_CELLS"]
@@ -69,6 +70,14 @@ DEFAULT_PAIR_BINS = 16
 DEFAULT_MAX_CELLS = 12000
 #: Share of the marginal block given to the pairs' cells when ``pairs`` are requested.
 DEFAULT_PAIR_WEIGHT = 0.5
+
+
+def _nearest_level(levels: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Index of the nearest of the sorted ``levels`` for each of ``x`` (ties: the lower level)."""
+    x = np.asarray(x, dtype=np.float64)
+    i = np.clip(np.searchsorted(levels, x), 1, levels.size - 1)
+    left, right = levels[i - 1], levels[i]
+    return np.where(x - left <= right - x, i - 1, i)
 
 
 class MarginalFeatures:
@@ -126,11 +135,7 @@ class MarginalFeatures:
     def __init__(self, schema, *, n_bins: int = DEFAULT_MARGINAL_BINS, pairs="none",
                  pair_bins: int = DEFAULT_PAIR_BINS, pair_weight: float = DEFAULT_PAIR_WEIGHT,
                  max_cells: int = DEFAULT_MAX_CELLS):
-        from ..schema import TableSchema  # local: the schema module imports pandas
-        from .additive import _column_pairs
-
-        if not isinstance(schema, TableSchema):
-            raise ValueError(f"schema must be a dpkme.schema.TableSchema, got {_short(schema)}.")
+        _check_table_schema(schema)
         self.n_bins = check_positive_int(n_bins, name="n_bins", minimum=2)
         self.pair_bins = check_positive_int(pair_bins, name="pair_bins", minimum=2)
         self.schema = schema
@@ -226,8 +231,6 @@ class MarginalFeatures:
         kind, j, arg = rule
         z = Z[:, j]
         if kind == "values":
-            from ..schema import _nearest_level
-
             return _nearest_level(arg, z)
         if kind == "integer":
             step, n_levels, n = arg
