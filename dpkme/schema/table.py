@@ -126,7 +126,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ._validation import (
+from .._validation import (
     _short,
     check_array,
     check_positive_float,
@@ -134,8 +134,8 @@ from ._validation import (
     check_random_state,
     identifier_reason,
 )
-from .kernels.additive import TABLE_SCHEMA_TYPES, table_kernel
-from .kernels.marginal import _nearest_level
+from ..kernels.additive import TABLE_SCHEMA_TYPES, table_kernel
+from ..kernels.marginal import _nearest_level
 
 __all__ = [
     "KINDS",
@@ -2375,7 +2375,7 @@ def suggest_schema(df, *, public=None, max_categories: int = 50, uniform_sq_dist
     >>> s.schema["age"].missing, dict(sorted((k, sorted(v)) for k, v in s.schema.data_dependent_fields.items()))
     ('error', {'age': ['kind', 'lower', 'missing', 'upper'], 'group': ['categories', 'kind', 'missing']})
     """
-    from .privacy.leaks import PrivacyLeakWarning
+    from ..privacy.leaks import PrivacyLeakWarning
 
     if not isinstance(df, pd.DataFrame):
         raise ValueError(f"expected a pandas DataFrame, got {type(df).__name__}.")
