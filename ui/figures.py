@@ -499,3 +499,101 @@ def witness_panel(xs, ys, values, *, zmax: float, epsilon: float, columns, dims=
     fig.update_xaxes(range=[xs[0], xs[-1]])
     fig.update_yaxes(range=[ys[0], ys[-1]])
     return fig
+
+
+# --------------------------------------------------------------------------- Clustering page
+def budget_split_figure(rows: list[dict], eps: float) -> go.Figure:
+    """DP k-means' budget split: the ε of each noisy Lloyd step alone (``KMeansPlan.budget_table`` rows), labelled
+    with its share of (Δ/σ)², against the whole run's ε."""
+    fig = go.Figure(go.Bar(x=[r["step"] for r in rows], y=[r["epsilon_alone"] for r in rows],
+                           marker_color=PALETTE[3], name="ε of one step alone",
+                           text=[f"{r['share']:.0%}" for r in rows], textposition="outside"))
+    fig.add_hline(y=eps, line_dash="dot", line_color="red", annotation_text=f"total ε = {eps:g}")
+    fig.update_layout(height=260, margin=dict(l=10, r=10, t=30, b=10), yaxis_title="ε",
+                      title="Each iteration alone (label: its share of (Δ/σ)²)", showlegend=False)
+    return fig
+
+
+def centres_figure(X_rows, path, *, labels, dims, columns, window, n_iter: int,
+                   over_private_rows: bool) -> go.Figure:
+    """DP k-means' released centres in data space: their paths ``path`` (T+1, k, D) from the public start, over the
+    owner's rows ``X_rows`` (empty when they are hidden), coloured by ``labels`` (the local view) when given.
+
+    One column: histograms and a vertical line per final centre; more: the columns ``dims`` in ``window``
+    (``(lo, hi)``, equal aspect), at most 4 000 rows drawn (a seeded subset: display only)."""
+    k = path.shape[1]
+    lab = labels
+    fig = go.Figure()
+    if path.shape[2] == 1:
+        if lab is None and len(X_rows):
+            fig.add_trace(go.Histogram(x=X_rows[:, 0], nbinsx=80, marker_color="rgba(120,120,120,0.6)",
+                                       name="private rows (never released)"))
+        elif lab is not None:
+            for i in range(k):
+                fig.add_trace(go.Histogram(x=X_rows[lab == i, 0], nbinsx=80, marker_color=PALETTE[i % 8],
+                                           opacity=0.45, name=f"cluster {i + 1} (LOCAL VIEW)"))
+        for i in range(k):
+            fig.add_vline(x=float(path[-1, i, 0]), line_color=PALETTE[i % 8], line_width=3,
+                          annotation_text=f"c{i + 1}")
+        fig.update_layout(barmode="overlay", xaxis_title=columns[0])
+    else:
+        idx = np.arange(len(X_rows))
+        if len(X_rows) > 4000:
+            idx = np.sort(np.random.default_rng(0).choice(len(X_rows), 4000, replace=False))    # display only
+        P = X_rows[idx][:, dims]
+        if lab is None and len(X_rows):
+            fig.add_trace(go.Scattergl(x=P[:, 0], y=P[:, 1], mode="markers", name="private rows (never released)",
+                                       marker=dict(size=3, color=PRIVATE_COLOR)))
+        elif lab is not None:
+            L = lab[idx]
+            for i in range(k):
+                m = L == i
+                fig.add_trace(go.Scattergl(x=P[m, 0], y=P[m, 1], mode="markers",
+                                           name=f"cluster {i + 1} (LOCAL VIEW)",
+                                           marker=dict(size=3, color=PALETTE[i % 8], opacity=0.3),
+                                           legendgroup=str(i)))
+        for i in range(k):
+            pi = path[:, i, :][:, dims]
+            fig.add_trace(go.Scatter(x=pi[:, 0], y=pi[:, 1], mode="lines+markers", legendgroup=str(i),
+                                     name=f"centre {i + 1}: iterations 0–{n_iter}", showlegend=False,
+                                     line=dict(color=PALETTE[i % 8], width=2),
+                                     marker=dict(size=6, color=PALETTE[i % 8], line=dict(width=1, color="white")),
+                                     hovertemplate="iteration %{text}<extra></extra>",
+                                     text=[str(t) for t in range(len(pi))]))
+        fin = path[-1][:, dims]
+        fig.add_trace(go.Scatter(x=fin[:, 0], y=fin[:, 1], mode="markers+text", name="final centres (released)",
+                                 text=[f"c{i + 1}" for i in range(k)], textposition="top right",
+                                 marker=dict(size=18, symbol="star", color=[PALETTE[i % 8] for i in range(k)],
+                                             line=dict(width=1.5, color="black"))))
+        ini = path[0][:, dims]
+        fig.add_trace(go.Scatter(x=ini[:, 0], y=ini[:, 1], mode="markers", name="initial centres (public)",
+                                 marker=dict(size=9, symbol="x", color="black")))
+        lo, hi = window
+        fig.update_xaxes(range=[lo[0], hi[0]], title_text=columns[dims[0]])
+        fig.update_yaxes(range=[lo[1], hi[1]], title_text=columns[dims[1]], scaleanchor="x", scaleratio=1)
+    fig.update_layout(height=520, margin=dict(l=10, r=10, t=40, b=10), legend=dict(orientation="h", y=-0.15),
+                      title="Released centres (paths from the public start)"
+                            + (" over the private rows" if over_private_rows else ""))
+    return fig
+
+
+def accuracy_against_epsilon_figure(summ: dict, *, metric_label: str) -> go.Figure:
+    """DP k-means' accuracy curve (``AccuracyCurve.summary`` of one metric): median and quartiles over the
+    repetitions against ε, with the non-private and public-start levels."""
+    fig = go.Figure()
+    xs = summ["epsilon"]
+    fig.add_trace(go.Scatter(x=xs + xs[::-1], y=summ["q75"] + summ["q25"][::-1], fill="toself",
+                             fillcolor="rgba(31,119,180,0.18)", line=dict(width=0), hoverinfo="skip",
+                             name="quartiles over repetitions"))
+    fig.add_trace(go.Scatter(x=xs, y=summ["median"], mode="lines+markers", name="DP k-means (median)",
+                             line=dict(color=PALETTE[3], width=2)))
+    for name, colr, dash in (("nonprivate", "#000000", "dash"), ("baseline", "#7f7f7f", "dot")):
+        if name in summ:
+            fig.add_hline(y=summ[name], line_dash=dash, line_color=colr,
+                          annotation_text={"nonprivate": "non-private k-means",
+                                           "baseline": "public initial centres alone"}[name])
+    fig.update_xaxes(type="log", title_text="ε (log scale)")
+    fig.update_layout(height=400, margin=dict(l=10, r=10, t=40, b=10), yaxis_title=metric_label,
+                      title="Accuracy against ε — evaluation on the private data, not DP",
+                      legend=dict(orientation="h", y=-0.2))
+    return fig
