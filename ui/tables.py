@@ -266,7 +266,8 @@ def schema_from_editor(frame: pd.DataFrame, *, original=None, released=None):
     declare a value the owner did not see). ``released`` (``{column: fields}``) lists the fields released by a
     private discovery: public now, never flagged.
     """
-    from dpkme.schema import ColumnSpec, TableSchema, _applicable_fields
+    from dpkme.schema import ColumnSpec, TableSchema
+    from dpkme.schema.columns import _applicable_fields
 
     specs, dependent = editor_specs(frame, original=original)
     shown = {"name", "kind", *[c for c in EDITOR_COLUMNS if c in frame.columns]}
