@@ -1,6 +1,6 @@
 """Time the privacy accountants on the ledgers the tests use; write ``benchmarks/results/accounting.md``.
 
-The unit tests in ``tests/test_accounting.py`` check what these calls *return* (the discretised PLD
+The unit tests in ``tests/privacy/test_accounting.py`` check what these calls *return* (the discretised PLD
 is pessimistic and within 0.01 of the exact ε); how long they take is a performance target, and a
 wall-clock assert in a unit test fails on a busy machine. It is measured here instead, against
 these targets (the ledger page recomputes them on every run, so they must stay interactive):
@@ -41,13 +41,13 @@ DELTA = 1e-5
 
 
 def heterogeneous_gaussians() -> list[PrivacyCharge]:
-    """The 50 charges of tests/test_accounting.py::test_pld_close_to_exact_for_heterogeneous_gaussians."""
+    """The 50 charges of tests/privacy/test_accounting.py::test_pld_close_to_exact_for_heterogeneous_gaussians."""
     z = np.random.default_rng(7).uniform(4.0, 8.0, size=50)
     return [PrivacyCharge(f"g{i}", "gaussian", 1.0, 1e-3, noise_multiplier=float(zi)) for i, zi in enumerate(z)]
 
 
 def many_small_noise_gaussians() -> list[PrivacyCharge]:
-    """The ledger of tests/test_accounting.py::test_pld_many_small_noise_gaussians_on_a_coarsened_grid."""
+    """The ledger of tests/privacy/test_accounting.py::test_pld_many_small_noise_gaussians_on_a_coarsened_grid."""
     return [PrivacyCharge("g", "gaussian", 1e3, 0.5, noise_multiplier=1.0, count=1000),
             laplace_charge("l", epsilon=0.01)]
 

@@ -13,7 +13,7 @@ Sections
    ``--runs`` runs per dataset at confidence ``1 - --alpha``: claimed ε, the
    audited lower bound, the exact ε of the audited pair, and the verdict.
 2. **power** -- false-failure probabilities of the tests in
-   ``tests/test_audit_mechanisms.py`` (alpha = 1e-3, their run counts): the
+   ``tests/audit/test_mechanisms.py`` (alpha = 1e-3, their run counts): the
    scalar of each audit has a known exact distribution (Gaussian with the
    pair's μ, or the Laplace log-likelihood ratio), so ``--repetitions``
    independent audits are simulated from it directly. Reports how often a
@@ -62,7 +62,7 @@ from dpkme.cost import estimate_cost  # noqa: E402
 
 OUT = ROOT / "benchmarks" / "results"
 
-#: The detection tests of tests/test_audit_mechanisms.py: (mechanism, variant, runs, selection); alpha = 1e-3.
+#: The detection tests of tests/audit/test_mechanisms.py: (mechanism, variant, runs, selection); alpha = 1e-3.
 TESTED_VIOLATIONS = [
     ("gaussian", "half-noise", 6000, "split"),
     ("laplace", "l1-ignores-dimension", 4000, "split"),
@@ -345,7 +345,7 @@ def markdown(res: dict) -> str:
         p = res["power"]
         out += ["## False-failure probabilities of the CI tests", "",
                 f"{p['repetitions']} simulated audits per row from the exact distribution of the scalar, "
-                "alpha = 1e-3 and the run counts of `tests/test_audit_mechanisms.py`. For mis-calibrated "
+                "alpha = 1e-3 and the run counts of `tests/audit/test_mechanisms.py`. For mis-calibrated "
                 "variants a *false failure* is a missed violation (lower bound ≤ claimed ε); for correct ones "
                 "it is a false alarm (lower bound > claimed ε; at most alpha = 1e-3 by validity).", "",
                 "| mechanism | variant | selection | runs | false failures | 95 % upper bound | "

@@ -1,7 +1,7 @@
 """Time ``dpkme.cost.calibrate_cost_model`` and check its predictions; write ``benchmarks/results/cost_model.md``.
 
 The size guard can re-measure its throughputs on the user's machine (``calibrate_cost_model``). The
-unit test (``tests/test_cost.py::test_calibration_gives_a_usable_cost_model``) checks that the
+unit test (``tests/metrics/test_cost.py::test_calibration_gives_a_usable_cost_model``) checks that the
 calibrated model is complete and prices a release; the two performance targets below are measured
 here instead (a wall-clock assert in a unit test fails on a busy machine):
 

@@ -241,7 +241,7 @@ def summary(results: dict, args) -> list[str]:
         "partition by partition included (the in-memory times exclude reading the file).",
         f"* **Same values.** The reduced statistics differ from the in-memory ones by at most {diff:.1e} (float64 "
         "rounding of the additions in another order); the releases with the same seed are compared in "
-        "tests/test_distributed.py.",
+        "tests/distributed/test_release.py.",
         f"* **Load.** The machine was shared: the 1-minute load average was {min(loads):.0f}-{max(loads):.0f} on 2 "
         "cores during these timings, so each process got a fraction of a core. The ratios compare like with like "
         "(both paths under similar load); the absolute rows/s, and the projection below built from them, are "

@@ -1,6 +1,6 @@
 """Sphinx configuration of dpkme's documentation site.
 
-Build it with (warnings are errors; ``tests/test_docs.py`` runs the same build)::
+Build it with (warnings are errors; ``tests/project/test_docs.py`` runs the same build)::
 
     sphinx-build -W -b html docs docs/_build/html
 
@@ -45,7 +45,7 @@ autodoc_typehints = "none"             # the numpydoc Parameters sections give t
 autodoc_member_order = "bysource"
 numpydoc_show_class_members = False    # autodoc lists the members once
 numpydoc_class_members_toctree = False
-numpydoc_validation_checks: set[str] = set()   # tests/test_docstrings.py validates the docstrings
+numpydoc_validation_checks: set[str] = set()   # tests/project/test_docstrings.py validates the docstrings
 
 # --- MyST ----------------------------------------------------------------------------------------------------
 myst_enable_extensions = ["dollarmath"]

@@ -78,9 +78,9 @@ SERVER_START_ATTEMPTS = 5  # a free port can be taken by another process before 
 EXPECT_TIMEOUT_MS = 60_000
 ACTION_TIMEOUT_MS = 60_000  # page.click/fill/goto/wait_for_url... (Playwright's default is 30 s)
 # Tests over ~5 s on a quiet 2-core machine (--durations) in files whose owners have not marked
-# them @pytest.mark.slow yet: marked here at collection (a test function name per file).
+# them @pytest.mark.slow yet: marked here at collection (test function names per file, by its path under tests/).
 SLOW_ELSEWHERE = {
-    "test_features.py": {"test_mean_embedding_memory_is_bounded"},   # 5.3 s: 200 000 x 2 000 streamed
+    "kernels/test_random_fourier_features.py": {"test_mean_embedding_memory_is_bounded"},   # 5.3 s: 200 000 x 2 000 streamed
 }
 
 expect.set_options(timeout=EXPECT_TIMEOUT_MS)
@@ -292,7 +292,7 @@ def pytest_collection_modifyitems(items):
     """Every test that uses a Playwright page is a ``browser`` test, marked or not; the tests of
     SLOW_ELSEWHERE are ``slow``."""
     for item in items:
-        if getattr(item, "originalname", item.name) in SLOW_ELSEWHERE.get(item.path.name, ()):
+        if getattr(item, "originalname", item.name) in SLOW_ELSEWHERE.get(item.path.relative_to(REPO_ROOT / "tests").as_posix(), ()):
             item.add_marker(pytest.mark.slow)
         if _uses_playwright_page(item) and not item.get_closest_marker("browser"):
             item.add_marker(pytest.mark.browser)

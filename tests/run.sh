@@ -2,7 +2,7 @@
 # Set up a machine and run the whole test suite (browser tests included):
 #
 #     bash tests/run.sh [pytest args...]     e.g.  bash tests/run.sh -m "not browser" -x
-#                                                  bash tests/run.sh -n 0 -x tests/test_io.py   (serial)
+#                                                  bash tests/run.sh -n 0 -x tests/data/test_io.py   (serial)
 #
 # 1. creates .venv with python3 -m venv if missing (PYTHON=... picks another interpreter);
 # 2. pip-installs requirements.txt + tests/requirements.txt into it (a no-op when satisfied;

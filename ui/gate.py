@@ -17,7 +17,7 @@ bounds or categories, a private k-means, a DPGM run, a private two-sample test -
 5. runs the computation and stamps a tainted result NOT private, with the reasons, in every file it exports.
 
 Pages and other UI modules never add to a ledger, never call a private mechanism of the library themselves and never
-pass a private row count as "declared": ``tests/test_gate_structure.py`` checks it on the source.
+pass a private row count as "declared": ``tests/app/test_gate_structure.py`` checks it on the source.
 """
 
 from __future__ import annotations

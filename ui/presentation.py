@@ -200,7 +200,7 @@ class OwnerOnly(Generic[T]):
 
     Whatever a page computes from private (or held-out) rows for the owner -- an evaluation against them, a picture
     of them, an exact statistic -- is wrapped in an ``OwnerOnly`` and drawn only through :meth:`render`, which in
-    presentation mode draws :func:`hidden_note` instead. ``tests/test_gate_attacks.py`` walks every page in
+    presentation mode draws :func:`hidden_note` instead. ``tests/app/test_gate_attacks.py`` walks every page in
     presentation mode and checks that no wrapped value reaches the screen.
 
     Parameters

@@ -91,7 +91,7 @@ def audit_dpsgd(*, epsilon: float = 2.0, delta: float = 1e-2, variant: str = "co
 
     Examples
     --------
-    Not run as a doctest (JAX compilation takes a few seconds; ``tests/test_generative.py`` runs it):
+    Not run as a doctest (JAX compilation takes a few seconds; ``tests/generative/test_dpsgd_dpgm.py`` runs it):
 
     >>> audit_dpsgd(runs=300, random_state=0).passed                          # doctest: +SKIP
     True

@@ -13,7 +13,7 @@ the client without the data. The tasks on the cluster read the partitions and re
 a tree of additions on the cluster reduces them to :math:`S = \sum_n g(x_n)` and the row count, which
 come back to the client, where the noise is added **once**. Only the noisy vector is handed to the
 post-processing; the client drops every reference to the data and the sums before it runs, so nothing
-after the noise can read the data again (``tests/test_distributed.py`` checks this with a source that
+after the noise can read the data again (``tests/distributed/test_release.py`` checks this with a source that
 refuses to be read after the reduction).
 
 The row count N (``n_private``), one of :data:`N_POLICIES`:

@@ -657,7 +657,7 @@ def dpgm(
     Examples
     --------
     A tiny run on two blobs (seeded: a replayable demo, not a private release). Not run as a doctest
-    (JAX compilation takes several seconds; ``tests/test_generative.py`` runs the same calls):
+    (JAX compilation takes several seconds; ``tests/generative/test_dpsgd_dpgm.py`` runs the same calls):
 
     >>> rng = np.random.default_rng(0)
     >>> X = np.concatenate([rng.normal(0.3, 0.05, (60, 2)), rng.normal(0.7, 0.05, (60, 2))])

@@ -47,7 +47,7 @@ sums are used (:func:`spectral_order` says which).
 
 These functions read whatever data they are given; in dpkme they serve
 evaluation (RKHS distances to the private KME) and reproductions, never a
-release. Tested against the direct sums to 1e-15 relative (tests/test_spectral.py).
+release. Tested against the direct sums to 1e-15 relative (tests/kernels/test_spectral.py).
 """
 
 from __future__ import annotations

@@ -37,7 +37,7 @@ containing the replaced row change:
 By the reverse triangle inequality :math:`|u(D,\ell) - u(D',\ell)| \le
 |F_D(\ell) - F_{D'}(\ell)|`, so :math:`\Delta_u = 2/N` resp.
 :math:`1/\lfloor N/2\rfloor` for every :math:`\ell` (tested by brute force in
-``tests/test_guards.py``). The exponential mechanism
+``tests/privacy/test_leaks_and_bandwidth.py``). The exponential mechanism
 
 .. math:: P[\ell_k] \propto \exp\Bigl(\frac{\varepsilon\,u(D,\ell_k)}{2\Delta_u}\Bigr)
 
