@@ -597,3 +597,62 @@ def accuracy_against_epsilon_figure(summ: dict, *, metric_label: str) -> go.Figu
                       title="Accuracy against ε — evaluation on the private data, not DP",
                       legend=dict(orientation="h", y=-0.2))
     return fig
+
+
+# --------------------------------------------------------------------------- Generative release page
+def epsilon_against_epochs_figure(cv, *, epochs: int, epsilon: float, noise_multiplier: float,
+                                  delta_text: str) -> go.Figure:
+    """DPGM planning: ε against the number of SGD epochs at a fixed noise (``ui.generative.planning_curve``'s
+    ``cv``: epochs and the RDP, PLD and paper accountants' ε), with the chosen setting starred."""
+    fig = go.Figure()
+    for m, name, dash, colr in (("rdp", "Rényi DP (dp_accounting)", "solid", PALETTE[0]),
+                                ("pld", "PLD (dp_accounting, tightest)", "solid", PALETTE[2]),
+                                ("paper", "the paper's Theorem 4 (moments accountant)", "dash", "#000000")):
+        fig.add_trace(go.Scatter(x=cv["epochs"].tolist(), y=cv[m].tolist(), mode="lines+markers", name=name,
+                                 line=dict(dash=dash, color=colr)))
+    fig.add_trace(go.Scatter(x=[epochs], y=[epsilon], mode="markers", name="your setting (charged)",
+                             marker=dict(size=14, symbol="star", color="red", line=dict(width=1, color="black"))))
+    fig.update_layout(height=330, margin=dict(l=10, r=10, t=40, b=10), xaxis_title="SGD epochs",
+                      yaxis_title=f"ε at δ = {delta_text}", legend=dict(orientation="h", y=-0.25),
+                      title=f"Planning: ε against epochs at this noise (σ = {noise_multiplier:.3g})")
+    return fig
+
+
+def paper_figure2_figure(f2c) -> go.Figure:
+    """The shape of Acs et al.'s Figure 2 (``ui.generative.paper_figure2``): ε against epochs, the paper's
+    Theorem 4 next to Rényi DP for the same noise."""
+    fig = go.Figure()
+    for m, name, dash in (("paper", "the paper's Theorem 4 (as printed)", "dash"),
+                          ("rdp", "Rényi DP (dp_accounting), same noise", "solid")):
+        fig.add_trace(go.Scatter(x=f2c["epochs"].tolist(), y=f2c[m].tolist(), mode="lines+markers", name=name,
+                                 line=dict(dash=dash)))
+    fig.update_layout(height=300, margin=dict(l=10, r=10, t=30, b=10), xaxis_title="SGD epochs (⌈1/q⌉ steps each)",
+                      yaxis_title="ε at δ = 10⁻⁵", legend=dict(orientation="h", y=-0.3))
+    return fig
+
+
+def loss_figure(smooth) -> go.Figure:
+    """DP-SGD's released noisy training loss (smoothed) against the step."""
+    fig = go.Figure(go.Scatter(y=np.asarray(smooth).tolist(), mode="lines", line=dict(color=PALETTE[3])))
+    fig.update_layout(height=220, margin=dict(l=10, r=10, t=30, b=10), xaxis_title="SGD step",
+                      yaxis_title="noisy loss", title="Training loss (the noisy loss released by DP-SGD)")
+    return fig
+
+
+def generated_rows_figure(rows, group, held, *, groups, dims, columns) -> go.Figure:
+    """Generated ``rows`` coloured by ``group`` (an index into ``groups``: classes or clusters) over the owner's
+    held-out rows ``held`` (grey; empty when hidden), in the columns ``dims``."""
+    fig = go.Figure()
+    if len(held):
+        fig.add_trace(go.Scattergl(x=held[:, dims[0]], y=held[:, dims[1]], mode="markers",
+                                   name="real held-out rows", marker=dict(size=5, color=PRIVATE_COLOR)))
+    for g in range(len(groups)):
+        m = group == g
+        if m.any():
+            fig.add_trace(go.Scattergl(x=rows[m, dims[0]], y=rows[m, dims[1]], mode="markers",
+                                       name=f"generated: {groups[g]}",
+                                       marker=dict(size=4, color=PALETTE[g % len(PALETTE)], opacity=0.6)))
+    fig.update_layout(height=480, margin=dict(l=10, r=10, t=40, b=10), xaxis_title=columns[dims[0]],
+                      yaxis_title=columns[dims[1]], legend=dict(orientation="h", y=-0.15),
+                      title="Generated rows (coloured) over the real held-out rows (grey)")
+    return fig
