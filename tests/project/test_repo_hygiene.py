@@ -4,7 +4,7 @@
     streamlit, and no source file mentions an ``import streamlit``.
 (b) The app never writes data to disk (uploaded data is private): no file
     writes in ``app.py``, ``pages/`` or any other Streamlit module outside
-    ``dpkme/``, ``tests/``, ``benchmarks/`` and ``notebooks/``.
+    ``dpkme/``, ``tests/``, ``benchmarks/``, ``notebooks/``, ``sample_data/`` and ``docs/``.
 (c) Every public module ``dpkme/<m>.py`` (or subpackage ``dpkme/<m>/``) is
     imported by a test module under ``tests/``; test modules live in the folder
     of their area (``tests/<area>/test_*.py``, none at the top), and import
@@ -38,7 +38,7 @@ PACKAGE = REPO_ROOT / "dpkme"
 KNOWN_UNTESTED = frozenset({"reproduce_alg2"})
 
 # Directories whose code never runs inside the app.
-NOT_APP_DIRS = {"dpkme", "tests", "benchmarks", "notebooks", ".venv", "venv", ".git"}
+NOT_APP_DIRS = {"dpkme", "tests", "benchmarks", "notebooks", "sample_data", "docs", ".venv", "venv", ".git"}
 
 
 def _public_modules() -> list[str]:
