@@ -311,7 +311,7 @@ class RelaxedDomain:
             if col.discrete:
                 nv = len(col.level_values)
                 miss = ch >= nv
-                x = np.asarray(col.level_values + (lay.spec.impute_value if col.has_missing else 0.0,))[ch]
+                x = np.asarray((*col.level_values, lay.spec.impute_value if col.has_missing else 0.0))[ch]
             else:
                 z, miss = ch
                 x = lay.lo + np.clip(z, 0.0, 1.0) * (lay.hi - lay.lo)
