@@ -103,7 +103,7 @@ def bench_exponential(repeats: int, quick: bool) -> dict:
             G = np.linspace(-BOX, BOX, n)[:, None]
             total = count_multisets(n, m)
 
-            def run():
+            def run(G=G, m=m):
                 s = database_scores(X, G, kernel=kernel, m=m, max_databases=HARD_MAX_DATABASES)
                 s.release(1.0, random_state=0)
 
@@ -119,7 +119,7 @@ def bench_exponential(repeats: int, quick: bool) -> dict:
     mu = []
     for n in (1000, 10_000) if quick else (1000, 10_000, 30_000):
         Xn = make_data(n, 2)
-        med, times = median_time(lambda: kernel.mean_gram(Xn), max(1, repeats // 2 if n > 10_000 else repeats))
+        med, times = median_time(lambda Xn=Xn: kernel.mean_gram(Xn), max(1, repeats // 2 if n > 10_000 else repeats))
         mu.append({"n": n, "median_s": med, "times": times})
         print(f"  ||mu_D||^2 at N={n}: {med:.3f} s", flush=True)
     return {"rows": rows, "largest_under_2s_per_m": per_m,
@@ -134,8 +134,8 @@ def bench_gp(repeats: int, quick: bool) -> dict:
     for kernel in (GaussianKernel(lengthscale=0.5), LaplacianKernel(lengthscale=0.5)):
         for n in (1000, 10_000) if quick else (1000, 10_000, 100_000):
             X = make_data(n, 2)
-            med, times = median_time(lambda: gp_release(X, kernel=kernel, epsilon=1.0, delta=1e-5, grid=axes,
-                                                        random_state=0), repeats)
+            med, times = median_time(lambda X=X, kernel=kernel: gp_release(X, kernel=kernel, epsilon=1.0, delta=1e-5,
+                                                                            grid=axes, random_state=0), repeats)
             out["grid_200x200"].append({"kernel": kernel.name, "n": n, "median_s": med, "times": times})
             print(f"  GP 200x200 {kernel.name} N={n}: {med:.3f} s", flush=True)
     kernel = GaussianKernel(lengthscale=0.5)
@@ -156,7 +156,7 @@ def bench_gp(repeats: int, quick: bool) -> dict:
     matern = MaternKernel(nu=1.5, lengthscale=0.5)
     for q in (1000, 2000) if quick else (1000, 2000, 4000):
         P = np.random.default_rng(1).uniform(-BOX, BOX, size=(q, 2))
-        med, times = median_time(lambda: gp_release(X, kernel=matern, epsilon=1.0, delta=1e-5, query_points=P,
+        med, times = median_time(lambda P=P: gp_release(X, kernel=matern, epsilon=1.0, delta=1e-5, query_points=P,
                                                     random_state=0), max(1, min(repeats, 3)))
         out["other"].append({"case": f"dense path, Matérn-3/2 at {q} scattered points, N = 10 000",
                              "median_s": med, "times": times})

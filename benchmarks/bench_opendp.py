@@ -89,10 +89,10 @@ def run(sizes: list[int], repeats: int) -> list[dict]:
         zeros = np.zeros(J)
         rng = np.random.default_rng(0)
         cases = [
-            ("numpy", lambda: add_gaussian_noise(value, sigma=sigma, rng=rng)),
-            ("opendp", lambda: add_gaussian_noise(value, sigma=sigma, noise="opendp")),
-            ("opendp, N = 1e5", lambda: add_gaussian_noise(value, sigma=small, noise="opendp")),
-            ("opendp, zero vector", lambda: add_gaussian_noise(zeros, sigma=sigma, noise="opendp")),
+            ("numpy", lambda value=value, rng=rng: add_gaussian_noise(value, sigma=sigma, rng=rng)),
+            ("opendp", lambda value=value: add_gaussian_noise(value, sigma=sigma, noise="opendp")),
+            ("opendp, N = 1e5", lambda value=value: add_gaussian_noise(value, sigma=small, noise="opendp")),
+            ("opendp, zero vector", lambda zeros=zeros: add_gaussian_noise(zeros, sigma=sigma, noise="opendp")),
         ]
         for name, fn in cases:
             fn()  # warm-up (imports, first measurement construction)

@@ -132,9 +132,9 @@ import statistics
 import sys
 import time
 import warnings
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -382,10 +382,7 @@ def from_codes(codes: np.ndarray, grid: Grid, rng: np.random.Generator) -> pd.Se
     missing = codes >= n
     c = np.minimum(codes, n - 1)
     lo, hi = grid.edges[c], grid.edges[c + 1]
-    if grid.integer_levels:
-        x = (lo + hi) / 2.0
-    else:
-        x = lo + (hi - lo) * rng.random(codes.size)
+    x = (lo + hi) / 2.0 if grid.integer_levels else lo + (hi - lo) * rng.random(codes.size)
     if spec.kind == "integer":
         blo, bhi = spec.bounds
         x = np.clip(np.rint(x), blo, bhi)
@@ -517,7 +514,7 @@ class DpkmeVariant:
     pairs: str | None = None         # the marginal block's pairs ("all" / "none"; None: the library's default)
 
     @classmethod
-    def parse(cls, text: str) -> "DpkmeVariant":
+    def parse(cls, text: str) -> DpkmeVariant:
         kw: dict = {}
         for part in filter(None, (p.strip() for p in text.split(","))):
             if part == "default":
@@ -718,7 +715,7 @@ def write_markdown(path: Path, runs: list[dict], meta: dict) -> None:
         header = "| ε | method | n | " + " | ".join(m[1] for m in METRICS) + " |"
         lines += [header, "|" + "---|" * (3 + len(METRICS))]
         eps_list = sorted({r["epsilon"] for r in runs if r["table"] == tname and r["epsilon"] is not None})
-        for eps in [None] + eps_list:
+        for eps in [None, *eps_list]:
             for method in methods:
                 sel = [r for r in runs if r["table"] == tname and r["method"] == method and r["epsilon"] == eps]
                 if not sel:
@@ -771,7 +768,7 @@ def goal_check(runs: list[dict]) -> list[str]:
                     elif key == "tstr":
                         ok &= ratio >= 1 / GOAL_TV
                 lines.append(f"| {table} | {eps:g} | {method} | " + " | ".join(cells) + f" | {'yes' if ok else 'no'} |")
-    return lines + [""]
+    return [*lines, ""]
 
 
 def _load_reused_peers(path, *, seed: int, tables: list[str]) -> dict:
@@ -831,7 +828,7 @@ def main(argv=None) -> int:
         raise SystemExit(f"--methods: unknown {sorted(unknown)}; use reference, dpkme, mst, aim.")
     variants = [DpkmeVariant.parse(v) for v in (args.dpkme or ["default"])]
     model, simd = cpu_info()
-    meta = {"date": datetime.date.today().isoformat(), "command": shlex.join(["python"] + sys.argv),
+    meta = {"date": datetime.date.today().isoformat(), "command": shlex.join(["python", *sys.argv]),
             "cpu": model, "simd": simd, "cores": os.cpu_count(), "python": platform.python_version(),
             "versions": _versions(), "tables": {}, "epsilons": epsilons, "reps": reps, "peer_reps": peer_reps,
             "delta": DELTA, "seed": args.seed}
@@ -866,11 +863,12 @@ def main(argv=None) -> int:
                 "levels": {k: list(v) for k, v in table.levels.items()}}
             jobs: list[tuple[str, float | None, Callable]] = []
             if "reference" in methods:
-                jobs.append(("reference", None, lambda eps: (train, 0.0, 0.0, {})))
+                jobs.append(("reference", None, lambda eps, train=train: (train, 0.0, 0.0, {})))
             for ei, eps in enumerate(epsilons):
                 if "dpkme" in methods:
                     for var in variants:
-                        jobs.append((var.label, eps, lambda e, var=var, ei=ei, rep=rep: run_dpkme(
+                        jobs.append((var.label, eps, lambda e, var=var, ei=ei, rep=rep, train=train, table=table,
+                                     ti=ti, fits=fits: run_dpkme(
                             train, table, e, len(train), var, [args.seed, ti, rep, ei, 7], fits)))
                 for peer in ("mst", "aim"):
                     old = reused["runs"].get((table.name, rep, eps, peer))
@@ -880,7 +878,8 @@ def main(argv=None) -> int:
                                              f"but {old['n_private']} in {args.reuse_peers}; rerun the peers.")
                         runs.append({**old, "reused_from": str(args.reuse_peers)})
                     elif peer in methods and rep < peer_reps:
-                        jobs.append((peer, eps, lambda e, peer=peer, ei=ei: run_peer(
+                        jobs.append((peer, eps, lambda e, peer=peer, ei=ei, train=train, table=table, ti=ti,
+                                     rep=rep: run_peer(
                             peer, train, table, e, len(train), [args.seed, ti, rep, ei, 11])))
             for label, eps, fn in jobs:
                 try:

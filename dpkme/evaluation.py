@@ -292,10 +292,7 @@ def estimate_mean_gram(X, *, kernel: Kernel, n_pairs: int = DEFAULT_N_PAIRS, rng
     """
     n_pairs = check_positive_int(n_pairs, name="n_pairs", minimum=2)
     rng = check_random_state(rng)[0]
-    if _is_dask(X):
-        X = _check_dask(X)
-    else:
-        X = check_array(X, name="X")
+    X = _check_dask(X) if _is_dask(X) else check_array(X, name="X")
     n = int(X.shape[0])
     if n < 2:
         raise ValueError(f"estimating the mean of K_XX needs at least 2 rows, got {n}; with one row it is "
@@ -323,7 +320,7 @@ def estimate_mean_gram(X, *, kernel: Kernel, n_pairs: int = DEFAULT_N_PAIRS, rng
                 local.append((np.arange(offset, offset + b), np.arange(offset + b, offset + 2 * b)))
                 offset += 2 * b
             pairs = local
-        for b, bm, bm2 in parallel_map(lambda p: _batch_stats(kernel, src, *p), pairs):
+        for b, bm, bm2 in parallel_map(lambda p, src=src: _batch_stats(kernel, src, *p), pairs):
             delta = bm - mean
             tot = count + b
             mean += delta * b / tot

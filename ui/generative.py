@@ -611,7 +611,7 @@ def draw(result, n: int, *, rng=None):
         m = int(np.sum(comp == s))
         if m == 0:
             continue
-        p_s = jax.tree_util.tree_map(lambda a: a[s], result.params)
+        p_s = jax.tree_util.tree_map(lambda a, s=s: a[s], result.params)
         key = jax.random.key(int(gen.integers(0, 2**31 - 1)))
         u, lab = result.model.sample(p_s, key, m)
         U[comp == s] = u
@@ -667,7 +667,7 @@ def evaluate(gd: GenData, result, *, n_rows: int = 500, kme_points: int = 100, k
 # ---------------------------------------------------------------------- figures
 def tile_grid(images: np.ndarray, *, shape=(8, 8), ncols: int = 8, scale: int = 4, gap: int = 1) -> np.ndarray:
     """Images (n, h·w) with values in [0, 1] as one grayscale uint8 grid, ``ncols`` per row, scaled up."""
-    imgs = np.clip(np.asarray(images, dtype=float), 0.0, 1.0).reshape((-1,) + tuple(shape))
+    imgs = np.clip(np.asarray(images, dtype=float), 0.0, 1.0).reshape((-1, *shape))
     h, w = shape
     n = len(imgs)
     nrows = max(1, math.ceil(n / ncols))

@@ -64,8 +64,9 @@ import functools
 import json
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -149,7 +150,8 @@ def _check_bounds(bounds, d: int):
     try:
         lo, hi = bounds
     except (TypeError, ValueError):
-        raise ValueError(f"bounds must be a pair (lower, upper) of numbers or length-{d} arrays, got {bounds!r}.")
+        raise ValueError(
+            f"bounds must be a pair (lower, upper) of numbers or length-{d} arrays, got {bounds!r}.") from None
     lo = np.broadcast_to(np.asarray(lo, dtype=np.float64), (d,)).copy()
     hi = np.broadcast_to(np.asarray(hi, dtype=np.float64), (d,)).copy()
     if not (np.isfinite(lo).all() and np.isfinite(hi).all()) or np.any(hi <= lo):
@@ -357,7 +359,7 @@ class DPGMResult:
             m = int(np.sum(comp == s))
             if m == 0:
                 continue
-            p_s = jax.tree_util.tree_map(lambda a: a[s], self.params)
+            p_s = jax.tree_util.tree_map(lambda a, s=s: a[s], self.params)
             u, lab = self.model.sample(p_s, _key_from(gen), m)   # padded to a few compiled sizes inside
             U[comp == s] = u
             if y is not None:
@@ -445,7 +447,7 @@ class DPGMResult:
         return out
 
     @classmethod
-    def from_dict(cls, d: dict) -> "DPGMResult":
+    def from_dict(cls, d: dict) -> DPGMResult:
         """Rebuild a result from :meth:`to_dict` (for sampling; the plan's epsilons are recomputed on demand).
 
         Parameters
@@ -467,7 +469,7 @@ class DPGMResult:
             km = None
             if p.get("kmeans"):
                 kp = p["kmeans"]
-                lloyd = [s for s in kp["steps"] if s["kind"] == "lloyd"][0]
+                lloyd = next(s for s in kp["steps"] if s["kind"] == "lloyd")
                 km = plan_from_noise(n_iter=lloyd["count"], sigma_count=lloyd["sigma_count"],
                                      sum_multiplier=lloyd["sum_noise_multiplier"], delta=kp["delta"],
                                      neighbouring=kp["neighbouring"], accountant=kp["accountant"])
@@ -676,7 +678,7 @@ def dpgm(
     k = check_positive_int(k, name="k")
     check_in(model, MODELS, name="model")
     check_in(partition, PARTITIONS, name="partition")
-    check_in(likelihood, ("auto",) + LIKELIHOODS, name="likelihood")
+    check_in(likelihood, ("auto", *LIKELIHOODS), name="likelihood")
     check_in(accountant, ACCOUNTANTS, name="accountant")
     epochs = check_positive_int(epochs, name="epochs")
     L = check_positive_int(batch_size, name="batch_size")
@@ -716,7 +718,7 @@ def dpgm(
            if model == "vae" else RBM(n_features=d, n_classes=c_model, n_hidden=n_hidden, cd_steps=cd_steps))
     lb = check_positive_float(D + 10.0 if loss_bound is None else loss_bound, name="loss_bound")
 
-    gen, seed, source = noise_rng(rng)
+    gen, _seed, source = noise_rng(rng)
     public_rng, noise_stream = spawn_streams(gen, 2, fresh=(rng is None))
     q = L / N
     if private:
