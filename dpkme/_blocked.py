@@ -9,9 +9,9 @@ pool so that the two levels of parallelism do not oversubscribe the machine
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from typing import Callable, Iterable, Sequence
 
 from threadpoolctl import ThreadpoolController
 

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 
@@ -504,7 +504,7 @@ def alg2_curves(
                                      random_state=rng, progress=sub, report_at=ms,
                                      **({"domain": domain} if domain is not None else {}), **opts)
             for j, m in enumerate(ms):
-                Z, w = res.checkpoints[m] if m in res.checkpoints else (res.points, res.weights)
+                Z, w = res.checkpoints.get(m, (res.points, res.weights))
                 out[i][r][j] = rkhs_distance(X, Z, w, kernel=kernel, mean_kxx=mean_kxx)
             report((done + 1) / total, f"Algorithm 2, ε = {eps:g}, repetition {r + 1} evaluated")
     means = [np.mean(np.asarray(per_eps), axis=0).tolist() for per_eps in out]

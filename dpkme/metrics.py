@@ -238,14 +238,8 @@ def mmd(X, Y, *, kernel: Kernel, unbiased: bool = False, weights_x=None, weights
         return float(sxx / (n * (n - 1)) + syy / (m * (m - 1)) - 2.0 * sxy / (n * m))
     wx = uniform_weights(n) if weights_x is None else check_weights(weights_x, n=n, name="weights_x")
     wy = uniform_weights(m) if weights_y is None else check_weights(weights_y, n=m, name="weights_y")
-    if weights_x is None and n > 4096:
-        xx = kernel.mean_gram(X)
-    else:
-        xx = weighted_mean_gram(X, wx, kernel)
-    if weights_y is None and m > 4096:
-        yy = kernel.mean_gram(Y)
-    else:
-        yy = weighted_mean_gram(Y, wy, kernel)
+    xx = kernel.mean_gram(X) if weights_x is None and n > 4096 else weighted_mean_gram(X, wx, kernel)
+    yy = kernel.mean_gram(Y) if weights_y is None and m > 4096 else weighted_mean_gram(Y, wy, kernel)
     xy = _weighted_cross(X, wx, Y, wy, kernel)
     return math.sqrt(max(xx + yy - 2.0 * xy, 0.0))
 

@@ -141,7 +141,7 @@ class DeclaredScaling:
         return int(max(self.center.shape[0], self.scale.shape[0]))
 
     @classmethod
-    def from_box(cls, *, lower, upper, source: str = "declared box", columns=None) -> "DeclaredScaling":
+    def from_box(cls, *, lower, upper, source: str = "declared box", columns=None) -> DeclaredScaling:
         """Scaling that maps the declared box ``[lower, upper]`` onto ``[-1, 1]^D`` (bounds within ±1e100).
 
         The bounds are kept (:attr:`lower`, :attr:`upper`); ``columns`` optionally names the columns.
@@ -158,7 +158,7 @@ class DeclaredScaling:
                    lower=lo, upper=hi)
 
     @classmethod
-    def from_public_data(cls, X_public, *, source: str = "public reference sample") -> "DeclaredScaling":
+    def from_public_data(cls, X_public, *, source: str = "public reference sample") -> DeclaredScaling:
         """Mean and standard deviation of a **public** sample (e.g. the publishable subset).
 
         Only pass data that are public (already released, or the publishable
@@ -245,7 +245,7 @@ class DeclaredScaling:
         return out
 
     @classmethod
-    def from_dict(cls, spec: dict) -> "DeclaredScaling":
+    def from_dict(cls, spec: dict) -> DeclaredScaling:
         """The scaling of :meth:`to_dict`'s form (``center`` and ``scale`` required)."""
         try:
             return cls(center=spec["center"], scale=spec["scale"], source=spec.get("source", "declared by the user"),
@@ -259,7 +259,7 @@ class DeclaredScaling:
         return json.dumps(self.to_dict())
 
     @classmethod
-    def from_json(cls, text: str) -> "DeclaredScaling":
+    def from_json(cls, text: str) -> DeclaredScaling:
         """The scaling of :meth:`to_json`'s text (a ValueError names text that is not such JSON)."""
         try:
             spec = json.loads(text)

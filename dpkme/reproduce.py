@@ -35,8 +35,8 @@ from __future__ import annotations
 
 import time
 import warnings
+from collections.abc import Callable
 from contextlib import contextmanager
-from typing import Callable
 
 import numpy as np
 

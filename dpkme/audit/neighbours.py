@@ -32,7 +32,7 @@ datasets it builds are synthetic test inputs, not anyone's data.
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 from scipy.optimize import minimize

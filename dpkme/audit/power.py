@@ -90,6 +90,8 @@ __all__ = ["POWER_FAMILIES", "AuditPower", "audit_power", "runs_for_power"]
 
 #: Mechanism families whose audit power can be computed.
 POWER_FAMILIES = ("gaussian", "laplace")
+#: The default ``factor``: power against noise √2 times too small (a mechanism whose true ε is about twice the claim).
+DEFAULT_FACTOR = math.sqrt(2.0)
 #: Runs per dataset accepted (the bounds of :func:`dpkme.audit.run_audit`).
 _MIN_RUNS, _MAX_RUNS = 10, 1_000_000
 # Selection splits simulated together (bounds the memory: batch x 2 n_s doubles).
@@ -158,10 +160,7 @@ class AuditPower:
 def _check_setting(mechanism, epsilon, delta, alpha, factor, selection_fraction):
     check_in(mechanism, POWER_FAMILIES, name="mechanism")
     eps = check_epsilon(epsilon)
-    if mechanism == "gaussian":
-        dl = check_delta(delta)
-    else:
-        dl = check_delta(delta, allow_zero=True)
+    dl = check_delta(delta) if mechanism == "gaussian" else check_delta(delta, allow_zero=True)
     a = check_positive_float(alpha, name="alpha")
     if not a < 1.0:
         raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}.")
@@ -359,7 +358,7 @@ def _conditional_power(p: np.ndarray, q: np.ndarray, n_e: int, kmin: np.ndarray)
 
 # --------------------------------------------------------------------------- public API
 def audit_power(runs, *, mechanism: str = "gaussian", epsilon=2.0, delta=1e-2, alpha=0.05,
-                factor=math.sqrt(2.0), selection_fraction=0.3, replicates: int = 1000,
+                factor=DEFAULT_FACTOR, selection_fraction=0.3, replicates: int = 1000,
                 random_state=0) -> AuditPower:
     r"""Probability that an audit with ``runs`` runs per dataset refutes a mis-calibrated mechanism.
 
@@ -463,7 +462,7 @@ def audit_power(runs, *, mechanism: str = "gaussian", epsilon=2.0, delta=1e-2, a
 
 
 def runs_for_power(target=0.95, *, mechanism: str = "gaussian", epsilon=2.0, delta=1e-2, alpha=0.05,
-                   factor=math.sqrt(2.0), selection_fraction=0.3, replicates: int = 1000, random_state=0,
+                   factor=DEFAULT_FACTOR, selection_fraction=0.3, replicates: int = 1000, random_state=0,
                    start: int = 1000, max_runs: int = _MAX_RUNS, rtol: float = 0.02) -> int:
     r"""Smallest number of runs per dataset at which :func:`audit_power` reaches ``target``.
 

@@ -63,8 +63,8 @@ conversion of Canonne, Kamath & Steinke (2020).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
 
 import numpy as np
 

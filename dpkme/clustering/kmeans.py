@@ -63,8 +63,9 @@ from __future__ import annotations
 import json
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -583,7 +584,7 @@ def _run(
     features = _resolve_features(shape, features, kernel, n_features, feature_dtype, r_feat)
     rff = isinstance(features, RandomFourierFeatures)
     X = check_array(X, name="X", n_features=shape[1], min_rows=1)
-    n, dim = X.shape
+    _n, dim = X.shape
 
     # ---- norm bound
     norm_sel = None

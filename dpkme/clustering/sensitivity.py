@@ -180,10 +180,7 @@ def step_mu(*, sigma_count: float, sigma_sum: float, norm_bound: float = 1.0,
     check_in(neighbouring, NEIGHBOURING, name="neighbouring")
     # in terms of r1 = 1/sigma_n and r2 = C/sigma_s (hypot: no overflow of the squares)
     r1, r2 = 1.0 / sn, C / ss
-    if neighbouring == "add-remove":
-        mu = math.hypot(r1, r2)
-    else:
-        mu = max(math.sqrt(2.0) * math.hypot(r1, r2), 2.0 * r2)
+    mu = math.hypot(r1, r2) if neighbouring == "add-remove" else max(math.sqrt(2.0) * math.hypot(r1, r2), 2.0 * r2)
     if not math.isfinite(mu) or not mu > 0:
         raise ValueError(f"sigma_count={sn!r}, sigma_sum={ss!r}, norm_bound={C!r} give mu={mu!r}: the noise is "
                          "out of the float range relative to the bound.")

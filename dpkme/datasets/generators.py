@@ -23,8 +23,9 @@ public/private split) is in :mod:`dpkme.preprocessing`.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 

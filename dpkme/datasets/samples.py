@@ -33,7 +33,7 @@ __all__ = ["load_sample", "load_schema", "SAMPLES", "SampleInfo", "SAMPLE_DIR"]
 
 #: Folder of the bundled sample tables (``dpkme/datasets/data``, package data), as an
 #: :class:`importlib.resources.abc.Traversable` (a :class:`pathlib.Path` for an ordinary install).
-SAMPLE_DIR: "Traversable" = files("dpkme.datasets") / "data"
+SAMPLE_DIR: Traversable = files("dpkme.datasets") / "data"
 
 
 @dataclass(frozen=True)

@@ -132,8 +132,8 @@ class VAE:
         import jax
         import jax.numpy as jnp
 
-        sizes_in = (self.n_inputs,) + self.hidden
-        sizes_dec = (self.latent_dim,) + self.hidden[::-1]
+        sizes_in = (self.n_inputs, *self.hidden)
+        sizes_dec = (self.latent_dim, *self.hidden[::-1])
         keys = jax.random.split(key, 2 * len(self.hidden) + 4)
         enc = [_dense_init(keys[i], sizes_in[i], sizes_in[i + 1]) for i in range(len(self.hidden))]
         dec = [_dense_init(keys[len(self.hidden) + i], sizes_dec[i], sizes_dec[i + 1]) for i in range(len(self.hidden))]
@@ -159,7 +159,7 @@ class VAE:
         out = [(f"enc{i}", p) for i, p in enumerate(params["enc"])]
         out += [("mu", params["mu"]), ("logvar", params["logvar"])]
         out += [(f"dec{i}", p) for i, p in enumerate(params["dec"])]
-        return out + [("out", params["out"])]
+        return [*out, ("out", params["out"])]
 
     def _forward(self, params, X, keys, taps=None):
         """Per-example losses of a batch ``X`` (B, n_inputs), and every dense layer's input.

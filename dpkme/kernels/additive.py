@@ -57,7 +57,8 @@ adds its cells, scales and exponentiates. Memory is bounded by a few blocks of
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 

@@ -277,7 +277,7 @@ class MarginalFeatures:
                 continue
             for c in members:
                 if c not in coarse:
-                    inner, n_coarse, has_missing = self._coarse[c]
+                    inner, n_coarse, _has_missing = self._coarse[c]
                     code = cols[c]
                     if n_coarse < inner:
                         is_missing = code >= inner
@@ -491,7 +491,7 @@ class JointFeatures:
         parts = (v[:self.n_kernel] / a, v[self.n_kernel:] / b)
         if sigma is None:
             return parts
-        return parts + (float(sigma) / a, float(sigma) / b)
+        return (*parts, float(sigma) / a, float(sigma) / b)
 
 
 class JointMap:

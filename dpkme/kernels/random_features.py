@@ -81,7 +81,7 @@ class RandomFourierFeatures:
         self.dtype = check_in(name, {"float32", "float64"}, name="dtype")
 
     # ------------------------------------------------------------------ fit
-    def fit(self, dim: int) -> "RandomFourierFeatures":
+    def fit(self, dim: int) -> RandomFourierFeatures:
         """Draw the frequencies for inputs of dimension ``dim``.
 
         Only the *dimension* is needed: passing data would invite
@@ -214,7 +214,7 @@ class CosineBiasFeatures:
         self.n_components = check_positive_int(n_components, name="n_components")
         self.random_state = random_state
 
-    def fit(self, dim: int) -> "CosineBiasFeatures":
+    def fit(self, dim: int) -> CosineBiasFeatures:
         dim = check_positive_int(dim, name="dim")
         rng, self.seed_ = check_random_state(self.random_state)
         self.frequencies_ = self.kernel.sample_frequencies(self.n_components, dim, rng)

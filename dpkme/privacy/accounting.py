@@ -82,8 +82,9 @@ import math
 import threading
 import uuid
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Iterable, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from scipy.special import expit
@@ -368,7 +369,7 @@ class PrivacyCharge:
         return d
 
     @classmethod
-    def from_record(cls, record: dict[str, Any]) -> "PrivacyCharge":
+    def from_record(cls, record: dict[str, Any]) -> PrivacyCharge:
         """Inverse of :meth:`to_record` (every field is re-validated; a Gaussian charge's
         noise multiplier is re-checked against its (epsilon, delta))."""
         if not isinstance(record, dict):
@@ -1191,9 +1192,7 @@ class BudgetLedger:
             return True
         if method in ("rdp", "best") and rdp_epsilon(charges, delta=delta_b) <= eps_b + tol:
             return False
-        if method in ("pld", "best") and pld_epsilon(charges, delta=delta_b) <= eps_b + tol:
-            return False
-        return True
+        return not (method in ("pld", "best") and pld_epsilon(charges, delta=delta_b) <= eps_b + tol)
 
     def remaining(self, *, method: str = "best") -> dict[str, Any]:
         r"""Budget left for further releases, under basic composition with what was spent.
@@ -1268,7 +1267,7 @@ class BudgetLedger:
         return json.dumps(doc, indent=2, default=_json_default)
 
     @classmethod
-    def from_json(cls, text: str | bytes) -> "BudgetLedger":
+    def from_json(cls, text: str | bytes) -> BudgetLedger:
         """Inverse of :meth:`to_json`; every malformed input raises ValueError."""
         if isinstance(text, (bytes, bytearray)):
             try:

@@ -282,9 +282,7 @@ def is_private(obj: object) -> bool:
     params = getattr(obj, "params", None)
     if isinstance(params, dict) and params.get("private") is False:
         return False
-    if getattr(obj, "private", True) is False:  # e.g. the non-private kernel_kmeans reference
-        return False
-    return True
+    return getattr(obj, "private", True) is not False  # False e.g. for the non-private kernel_kmeans reference
 
 
 #: Noise sources that nobody can regenerate: fresh OS entropy (numpy's sampler seeded from the OS) and

@@ -327,7 +327,7 @@ def expected_rkhs_error(epsilon: float | None = None, *, n_private: int, delta: 
     epsilon, delta, neighbouring, calibration = resolve(privacy, epsilon=epsilon, delta=delta,
                                                         neighbouring=neighbouring, calibration=calibration)
     eps = check_epsilon(epsilon)
-    N, dl, J, sens = _rkhs_setting(n_private, delta, n_features, calibration, neighbouring, sensitivity)
+    _N, dl, J, sens = _rkhs_setting(n_private, delta, n_features, calibration, neighbouring, sensitivity)
     return _chi_mean(J) * calibrate_gaussian(epsilon=eps, delta=dl, sensitivity=sens, method=calibration).sigma
 
 
@@ -457,7 +457,7 @@ def expected_mean_error(epsilon: float | None = None, *, n_private: int, value_r
     epsilon, delta, neighbouring, calibration = resolve(privacy, epsilon=epsilon, delta=delta,
                                                         neighbouring=neighbouring, calibration=calibration)
     eps = check_epsilon(epsilon)
-    N, R, dl, sens = _mean_setting(n_private, value_range, delta, calibration, neighbouring)
+    _N, _R, dl, sens = _mean_setting(n_private, value_range, delta, calibration, neighbouring)
     return _chi_mean(1) * calibrate_gaussian(epsilon=eps, delta=dl, sensitivity=sens, method=calibration).sigma
 
 
@@ -518,7 +518,7 @@ def epsilon_for_mean_error(target: float, *, n_private: int, value_range: float 
     """
     _, delta, neighbouring, calibration = resolve(privacy, delta=delta, neighbouring=neighbouring,
                                                   calibration=calibration, require_epsilon=False)
-    N, R, dl, sens = _mean_setting(n_private, value_range, delta, calibration, neighbouring)
+    N, _R, dl, sens = _mean_setting(n_private, value_range, delta, calibration, neighbouring)
     return _plan("mean", target, n_private=N, delta=dl, dim=1, sensitivity=sens, calibration=calibration,
                  neighbouring=neighbouring, min_epsilon=min_epsilon, max_epsilon=max_epsilon,
                  significant=significant)

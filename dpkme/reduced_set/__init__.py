@@ -53,8 +53,8 @@ from __future__ import annotations
 
 import inspect
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from .._blocked import single_threaded_blas
 from .._validation import check_array, check_positive_int, check_random_state

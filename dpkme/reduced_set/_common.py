@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -296,7 +297,7 @@ class Progress:
             self.last = -math.inf
             self.last_time = 0.0
 
-    def sub(self, a: float, b: float) -> "Progress":
+    def sub(self, a: float, b: float) -> Progress:
         """Reporter for the sub-range ``[a, b]`` of this one's range.
 
         Parameters

@@ -68,7 +68,7 @@ class FourierMap:
         self.Wd = self.W.astype(self.dtype)
 
     @classmethod
-    def from_features(cls, features, *, dtype: str | None = None) -> "FourierMap":
+    def from_features(cls, features, *, dtype: str | None = None) -> FourierMap:
         """Build from a fitted :class:`dpkme.kernels.random_features.RandomFourierFeatures`."""
         if not hasattr(features, "frequencies_"):
             raise ValueError("the random features are not fitted; call features.fit(dim) first.")

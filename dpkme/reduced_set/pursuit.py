@@ -249,7 +249,7 @@ def _pursuit(
     pool = source.pool(max(pool_size, M), rng)
     sizes = sorted({int(m) for m in report_at if 1 <= int(m) <= M} | {M})
     share = greedy_share if refine_weights is not None else 1.0
-    idx, w, weights_at, history = greedy_select(
+    idx, _w, weights_at, history = greedy_select(
         problem, pool, n_points=M, step=step, shortlist=shortlist, refresh=refresh,
         report_at=sizes, progress=progress.sub(0.0, share),
     )

@@ -354,7 +354,7 @@ def refit_pool(
     info.update(pool_size=int(P.shape[0]), feature_bytes=int(sum(F.nbytes for F in feats.data)))
     v = np.zeros(P.shape[0])
     v[:M] = w
-    done, f, alpha = 0, f0, None
+    done, _f, alpha = 0, f0, None
     while done < max_iter:
         # working set: the candidates with weight and the smallest gradients (the only ones a step can enter)
         support = np.flatnonzero(v > 0)
@@ -365,7 +365,7 @@ def refit_pool(
         extra = rest[np.argpartition(g[rest], n_extra - 1)[:n_extra]] if 0 < n_extra < rest.size else rest
         work = np.sort(np.concatenate([support, extra]))
         steps = min(screen_every, max_iter - done)
-        vw, f, it, alpha = _spg(feats.rows(work), v[work], target, radius=radius, stop_below=stop_below,
+        vw, _f, it, alpha = _spg(feats.rows(work), v[work], target, radius=radius, stop_below=stop_below,
                                 max_iter=steps, tol=1e-4, progress=progress, it0=done, total=max_iter, alpha=alpha,
                                 blocks=blocks)
         v = np.zeros(P.shape[0])

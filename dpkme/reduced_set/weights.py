@@ -202,7 +202,7 @@ def fit_weights(
     f_x = objective(x, r_x)
     y, r_y, t = x.copy(), r_x.copy(), 1.0
     it = 0
-    for it in range(1, max_iter + 1):
+    for it in range(1, max_iter + 1):  # noqa: B007 (the count after the loop is reported)
         g = 2.0 * (Phi @ r_y.astype(Phi.dtype)).astype(np.float64)
         x_new = _prox(y - step * g, constraint, radius, step * penalty)
         r_new = residual(x_new)

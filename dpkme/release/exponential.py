@@ -103,8 +103,9 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Sequence, cast, overload
+from typing import Any, cast, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -478,12 +479,12 @@ def multiset_from_rank(rank: int, n_candidates: int, m: int) -> np.ndarray:
     r = check_positive_int(rank, name="rank", minimum=0, maximum=total - 1)
     if m == 1:
         return np.array([r], dtype=np.int64)
-    for l, size in enumerate(_canonical_blocks(n, m)):
+    for l, size in enumerate(_canonical_blocks(n, m)):  # noqa: B007 (the block found is used after the loop)
         if r < size:
             break
         r -= size
     p, e = divmod(r, n - l)
-    return np.array(_lex_unrank(p, l + 1, m - 2) + [l, l + e], dtype=np.int64)
+    return np.array([*_lex_unrank(p, l + 1, m - 2), l, l + e], dtype=np.int64)
 
 
 def _distances(kbar: np.ndarray, K: Any, diag: np.ndarray, m: int, mu_sq: float,

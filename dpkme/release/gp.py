@@ -120,8 +120,9 @@ from __future__ import annotations
 import json
 import math
 import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Sequence, cast
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -653,7 +654,7 @@ class GPSampler:
         lead = () if size is None else (check_positive_int(size, name="size"),)
         with single_threaded_blas():
             if self.method == "dense":
-                z = rng.standard_normal(lead + (self.n_points,))
+                z = rng.standard_normal((*lead, self.n_points))
                 result: np.ndarray = (z @ self.factors[0].T).reshape(lead + tuple(self.shape))
                 return result
             z = rng.standard_normal(lead + tuple(self.shape))

@@ -5,8 +5,9 @@ from __future__ import annotations
 import io
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -217,7 +218,7 @@ class Release:
         return buf.getvalue()
 
     @classmethod
-    def from_json(cls, text: str) -> "Release":
+    def from_json(cls, text: str) -> Release:
         """Inverse of :meth:`to_json` (with points). Every malformed input raises ValueError.
 
         The charge is read back from its record, with the same cost under a new id (the file holds no ledger

@@ -3,11 +3,13 @@ were read from data (:class:`DataDependence`)."""
 
 from __future__ import annotations
 
+import itertools
 import math
 import numbers
+from collections.abc import Mapping
 from dataclasses import KW_ONLY, dataclass
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -274,7 +276,7 @@ class ColumnSpec:
         if len(vals) < 2:
             raise ValueError(f"column {_q(col)} declares {len(vals)} value(s): declare at least two levels, or leave "
                              "values out.")
-        unsorted = [(a, b) for a, b in zip(vals, vals[1:]) if not a < b]
+        unsorted = [(a, b) for a, b in itertools.pairwise(vals) if not a < b]
         if unsorted:
             a, b = unsorted[0]
             raise ValueError(f"values of column {_q(col)} must be sorted and distinct (increasing), got {b:g} after "
@@ -399,7 +401,7 @@ class ColumnSpec:
         return d
 
     @classmethod
-    def from_dict(cls, d: Mapping) -> "ColumnSpec":
+    def from_dict(cls, d: Mapping) -> ColumnSpec:
         """Inverse of :meth:`to_dict` (every field is validated again).
 
         Parameters
@@ -543,7 +545,7 @@ def _applicable_fields(spec: ColumnSpec) -> frozenset:
 
 
 def _field_names(value, *, what: str) -> set:
-    if isinstance(value, (str, bytes)) or isinstance(value, Mapping):
+    if isinstance(value, (str, bytes, Mapping)):
         raise ValueError(f"{what} must be a collection of field names such as ['lower', 'upper'], got {_short(value)}.")
     try:
         names = {str(f) for f in value}

@@ -24,7 +24,7 @@ _FORMAT_PROBE = pd.Timestamp("2001-02-03 04:05:06")
 
 def _as_timestamp(value, *, what: str) -> pd.Timestamp:
     value = _plain(value)
-    if isinstance(value, bool) or isinstance(value, numbers.Number):
+    if isinstance(value, (bool, numbers.Number)):
         raise ValueError(f"{what} must be a date such as '2012-01-01', got the number {_short(value)}.")
     if not isinstance(value, (str, _dt.date, _dt.datetime, pd.Timestamp, np.datetime64)):
         raise ValueError(f"{what} must be a date such as '2012-01-01', got {_short(value)}.")
@@ -217,9 +217,10 @@ def _date_format_hint(cell, declared: str) -> str:
 
 
 #: Formats :func:`suggest_schema` tries, in this order, on a text column (the first that reads every cell).
-_SUGGESTED_DATE_FORMATS = (DEFAULT_DATE_FORMAT,) + tuple(
-    d + tail for d in ("%d/%m/%Y", "%m/%d/%Y", "%d.%m.%Y", "%d-%m-%Y", "%m-%d-%Y")
-    for tail in ("", " %H:%M", " %H:%M:%S")) + (
+_SUGGESTED_DATE_FORMATS = (
+    DEFAULT_DATE_FORMAT,
+    *(d + tail for d in ("%d/%m/%Y", "%m/%d/%Y", "%d.%m.%Y", "%d-%m-%Y", "%m-%d-%Y")
+      for tail in ("", " %H:%M", " %H:%M:%S")),
     # month names (English): "Jan 1 2000" was excluded as "more than 50 distinct values" (W1 walk)
     "%b %d %Y", "%b %d, %Y", "%d %b %Y", "%B %d %Y", "%B %d, %Y", "%d %B %Y", "%d-%b-%Y")
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 import numbers
 import warnings
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd

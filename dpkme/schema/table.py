@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import KW_ONLY, dataclass
 from dataclasses import replace as _dc_replace
 from functools import cached_property
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -267,7 +268,7 @@ class TableSchema:
     uniform_sq_distance: float = 1.0
 
     def __post_init__(self):
-        if isinstance(self.columns, ColumnSpec) or isinstance(self.columns, (str, bytes, Mapping)):
+        if isinstance(self.columns, (ColumnSpec, str, bytes, Mapping)):
             raise ValueError("columns must be a sequence of ColumnSpec objects.")
         cols = tuple(self.columns)
         if not cols:
@@ -697,7 +698,7 @@ class TableSchema:
         return d
 
     @classmethod
-    def from_dict(cls, d: Mapping) -> "TableSchema":
+    def from_dict(cls, d: Mapping) -> TableSchema:
         """Inverse of :meth:`to_dict` (validates the format, the version and every column).
 
         Parameters
@@ -752,7 +753,7 @@ class TableSchema:
         return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
 
     @classmethod
-    def from_json(cls, text) -> "TableSchema":
+    def from_json(cls, text) -> TableSchema:
         """Read a schema from JSON text (or bytes) written by :meth:`to_json`.
 
         Parameters
@@ -775,7 +776,7 @@ class TableSchema:
         return cls.from_dict(d)
 
     # ---- editing and display
-    def replace_column(self, spec: ColumnSpec, *, declared=None) -> "TableSchema":
+    def replace_column(self, spec: ColumnSpec, *, declared=None) -> TableSchema:
         """A copy with the column of the same name re-declared; its data-dependent fields cleared where re-declared.
 
         A field counts as re-declared when its value differs from the current declaration, or when it is
@@ -818,7 +819,7 @@ class TableSchema:
         cols = tuple(spec if c.name == spec.name else c for c in self.columns)
         return TableSchema(cols, data_dependent=fields, uniform_sq_distance=self.uniform_sq_distance)
 
-    def redeclare(self, name: str, **changes) -> "TableSchema":
+    def redeclare(self, name: str, **changes) -> TableSchema:
         """A copy with some fields of one column declared anew (from public knowledge or a private release).
 
         Exactly the given fields are cleared from the column's data-dependent fields; the others keep

@@ -10,7 +10,8 @@ bars, and the range an exact level-:math:`\alpha` test falls in when :math:`H_0`
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from scipy import stats

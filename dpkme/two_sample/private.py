@@ -363,7 +363,7 @@ def _finish(*, method, design, statistic, null: NullDistribution, alpha, charges
     naive = float(stats.chi2.sf(statistic, features.n_features))
     eps_total = _total_privacy(charges, delta_total) if charges else math.inf
     if noise_source == "seeded":
-        warns = warns + ["the privacy noise was seeded: anyone who knows the seed can remove it (teaching use only)"]
+        warns = [*warns, "the privacy noise was seeded: anyone who knows the seed can remove it (teaching use only)"]
     return TwoSampleResult(
         method=method, design=design, statistic=float(statistic), p_value=p, alpha=alpha, reject=bool(p <= alpha),
         null=null, naive_p_value=naive, charges=tuple(charges), epsilon=eps_total,
