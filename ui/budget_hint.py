@@ -49,7 +49,7 @@ def would_exceed(ds: S.Dataset, charge) -> bool:
         charge = S.relabel_charge(charge, parts=(S.PART_PRIVATE,))
     led = S.ledger_for(ds)
     eps_b, delta_b = S.budget()
-    charges = list(led.all_charges) + [charge]
+    charges = [*led.all_charges, charge]
     if (sum(c.epsilon * c.count for c in charges) <= eps_b
             and sum(c.delta * c.count for c in charges) <= delta_b):
         return False
