@@ -604,7 +604,7 @@ def _advice(res: dict) -> str:
 def _num(x: float) -> str:
     """A distance in plain words: two significant digits, no exponent down to 1e-5 (``0.071``, ``0.00058``)."""
     x = float(x)
-    return f"{x:.2g}" if x == 0 or 1e-5 <= abs(x) < 1e4 and "e" not in f"{x:.2g}" else f"{x:.2e}"
+    return f"{x:.2g}" if x == 0 or (1e-5 <= abs(x) < 1e4 and "e" not in f"{x:.2g}") else f"{x:.2e}"
 
 
 def decomposition_words(res: dict, panel: dict) -> str:
