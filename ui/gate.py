@@ -396,7 +396,7 @@ def run_private(*, page: str, ds: S.Dataset, charges: Callable[[PublicRows], Seq
     reasons = tuple(taint_reasons(noise_source=noise_source, ds=ds, uses_kernel=uses_kernel,
                                   uses_epsilon=uses_epsilon)) + tuple(extra_reasons)
     private = not reasons
-    own = ledger_key is None and not ledgers_by_part or ledger_key == ds.data_key
+    own = (ledger_key is None and not ledgers_by_part) or ledger_key == ds.data_key
     led = S.ledger_for(ds) if own else S.ledger_for_key(str(ledger_key), ledger_name or str(ledger_key)) \
         if ledger_key is not None else None
     run_id = uuid.uuid4().hex
