@@ -121,7 +121,7 @@ def schema_problems(ds) -> list[str]:
            "knowledge or suggest it from a publishable subset)"] if scaled else []
     if not dependent:
         return out
-    return out + [f"the schema's declared values of column(s) {dependent} were read from the private rows "
+    return [*out, f"the schema's declared values of column(s) {dependent} were read from the private rows "
                   "(re-declare them from public knowledge, suggest them from a publishable subset, or discover them "
                   "privately)"]
 
