@@ -33,6 +33,7 @@ is made), so a link planted by someone else cannot make a victim's session reada
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -40,8 +41,9 @@ import secrets
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 #: Query parameter that carries the token.
 QUERY_PARAM = "sid"
@@ -176,7 +178,7 @@ def _browser_secret() -> bytes:
 
         token, _ = decode_xsrf_token_string(raw)
         return token or b""
-    except Exception:  # noqa: BLE001 -- no request context, or Streamlit's internals moved: the User-Agent only
+    except Exception:  # no request context, or Streamlit's internals moved: the User-Agent only
         return b""
 
 
@@ -187,7 +189,7 @@ def _binding() -> str | None:
 
     try:
         ua = st.context.headers.get("User-Agent") or ""
-    except Exception:  # noqa: BLE001 -- no request context (a bare script run)
+    except Exception:  # no request context (a bare script run)
         ua = ""
     secret = _browser_secret()
     if not ua and not secret:
@@ -209,7 +211,7 @@ def _unwritable(keys) -> set[str]:
             meta = state.get_widget_metadata(wid)
             if meta is None or meta.value_type not in _WRITABLE:
                 out.add(key)
-    except Exception:  # noqa: BLE001 -- Streamlit internals moved: only the data editors' shape check below
+    except Exception:  # Streamlit internals moved: only the data editors' shape check below
         pass
     return out
 
@@ -311,10 +313,8 @@ def _forget() -> None:
     ss = st.session_state
     STORE.drop(ss.get(TOKEN))
     for key in list(ss.keys()):
-        try:
+        with contextlib.suppress(Exception):   # a widget Streamlit does not let a callback delete: reset on the rerun
             del ss[key]
-        except Exception:  # noqa: BLE001 -- a widget Streamlit does not let a callback delete: reset on the rerun
-            pass
     ss[TOKEN] = STORE.new_token()
     ss[NOTE] = "forgotten"
 
