@@ -270,11 +270,11 @@ def planning(s: SimpleNamespace) -> SimpleNamespace:
         if view is not None:
             plan_shown = view
             st.subheader("Budget split — planning (nothing spent)")
-            st.caption(("Planned with your own row count N = " + (f"{ds.n:,}" if owner else f"N̂ = {counted.value:,} "
+            st.caption("Planned with your own row count N = " + (f"{ds.n:,}" if owner else f"N̂ = {counted.value:,} "
                                                                     "(the privately counted one)")
                         + " (owner's preview). Under add/remove the exact N is "
                        "private, so the run re-plans with a privately counted N̂ (Laplace, ε = "
-                       f"{G.COUNT_EPSILON:g}, charged once per dataset): the released models and files carry N̂, never N."))
+                       f"{G.COUNT_EPSILON:g}, charged once per dataset): the released models and files carry N̂, never N.")
             c1, c2, c3 = st.columns(3)
             c1.metric("Whole run", f"ε = {plan_shown.epsilon:.3g}", f"δ = {S.fmt_delta(delta)}", delta_color="off")
             c2.metric("SGD noise multiplier σ", f"{plan_shown.noise_multiplier:.3g}",
