@@ -377,9 +377,8 @@ def settings(ds):
                  format_func={"tight": "√2/N — exact for these non-negative kernels",
                               "paper": "2/N — the paper's Lemma 13 (triangle inequality)"}.get)
         with st.expander("Plan ε from the accuracy you need (planning: not a release, spends no budget)",
-                         icon=":material/target:"):
-            with guard("plan ε"):
-                plan_epsilon(ds.n, eps, delta, is_table=ds.is_table, hide_n=S.counts_hidden(ds))
+                         icon=":material/target:"), guard("plan ε"):
+            plan_epsilon(ds.n, eps, delta, is_table=ds.is_table, hide_n=S.counts_hidden(ds))
     return kernel, eps, delta
 
 
