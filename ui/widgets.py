@@ -51,7 +51,7 @@ def guard(action: str):
     except MemoryError:
         out.ok = False
         st.error(f"Could not {action}: not enough memory. Use fewer rows, points or features.", icon=":material/warning:")
-    except Exception as exc:  # noqa: BLE001 - a friendly message instead of a traceback
+    except Exception as exc:  # a friendly message instead of a traceback
         out.ok = False
         log.warning("unexpected %s while trying to %s", type(exc).__name__, action)
         st.error(
