@@ -15,12 +15,12 @@ import streamlit as st
 st.set_page_config(page_title="dpkme — private data release with kernel mean embeddings",
                    page_icon=str(Path(__file__).resolve().parent / "ui" / "assets" / "icon.png"), layout="wide")
 
-from ui import persist  # noqa: E402
-from ui import state as S  # noqa: E402
-from ui.datasets import load_default  # noqa: E402
-from ui.frame import running_frame  # noqa: E402
-from ui.presentation import setup as presentation_setup  # noqa: E402
-from ui.widgets import guard, sidebar_summary  # noqa: E402
+from ui import persist
+from ui import state as S
+from ui.datasets import load_default
+from ui.frame import running_frame
+from ui.presentation import setup as presentation_setup
+from ui.widgets import guard, sidebar_summary
 
 persist.begin()                # a reload gets this session's state back (ui/persist.py), before anything reads it
 S.init_defaults()

@@ -57,11 +57,11 @@ CASES = [
     ("PLD, 50 heterogeneous Gaussians, discretised (exact_gaussian=False)",
      lambda: pld_epsilon(heterogeneous_gaussians(), delta=DELTA, exact_gaussian=False), 1.0),
     ("PLD, 50 heterogeneous Gaussians + one pure-DP charge (ε = 0.01)",
-     lambda: pld_epsilon(heterogeneous_gaussians() + [pure_dp_charge("e", epsilon=0.01)], delta=DELTA), 1.0),
+     lambda: pld_epsilon([*heterogeneous_gaussians(), pure_dp_charge("e", epsilon=0.01)], delta=DELTA), 1.0),
     ("PLD, 1 000 × Gaussian (z = 1) + Laplace (ε = 0.01): coarsened grid",
      lambda: pld_epsilon(many_small_noise_gaussians(), delta=DELTA), 2.0),
     ("RDP, 50 heterogeneous Gaussians + one pure-DP charge",
-     lambda: rdp_epsilon(heterogeneous_gaussians() + [pure_dp_charge("e", epsilon=0.01)], delta=DELTA), None),
+     lambda: rdp_epsilon([*heterogeneous_gaussians(), pure_dp_charge("e", epsilon=0.01)], delta=DELTA), None),
     ("RDP, 1 000 × Gaussian (z = 1) + Laplace (ε = 0.01)",
      lambda: rdp_epsilon(many_small_noise_gaussians(), delta=DELTA), None),
 ]

@@ -24,6 +24,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import platform
 import statistics
@@ -174,10 +175,8 @@ def main(argv=None) -> int:
     ap.add_argument("--timing-table", action="store_true", help="also time release_table on those rows")
     args = ap.parse_args(argv)
     print(f"CPU: {_cpu()}; delta={DELTA:g}; medians over {args.seeds} seed(s); TV on public cells ({BINS} bins)")
-    try:
-        print(f"load average: {open('/proc/loadavg').read().split()[:3]}")
-    except OSError:
-        pass
+    with contextlib.suppress(OSError), open("/proc/loadavg") as f:
+        print(f"load average: {f.read().split()[:3]}")
     if args.tables:
         run(args.tables, args.eps, args.seeds)
     if args.timing:

@@ -38,9 +38,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from dpkme.kernels.random_features import RandomFourierFeatures  # noqa: E402
-from dpkme.reduced_set import DEFAULT_SOLVER, SOLVERS  # noqa: E402
-from dpkme.reproduce import fig2_alg2, paper_kernel  # noqa: E402
+from dpkme.kernels.random_features import RandomFourierFeatures
+from dpkme.reduced_set import DEFAULT_SOLVER, SOLVERS
+from dpkme.reproduce import fig2_alg2, paper_kernel
 
 # Published Algorithm 2 distances of the authors' results file for D = 5
 # (results/D5_alg2_random_M10000.json of their repository), eps = 0.01, 0.1, 1.

@@ -157,7 +157,7 @@ def _task_times(ts, prefix: str) -> list[float]:
 
 
 def _warm_up():
-    import dpkme.distributed.sums  # noqa: F401
+    import dpkme.distributed.sums
     import dpkme.kernels.random_features  # noqa: F401
 
 
@@ -168,9 +168,8 @@ def phase_cluster(args) -> dict:
 
     kernel, rff, Z = public_parts(args.cols, args.J, args.M)
     res = {}
-    with PeakRSS() as mem:
-        with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                          memory_limit="2GiB") as lc, Client(lc) as client:
+    with PeakRSS() as mem, LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
+                                        dashboard_address=None, memory_limit="2GiB") as lc, Client(lc) as client:
             _, t, ld = timed(lambda: client.run(_warm_up))   # imports on every worker (once per worker)
             res["warm_up"] = {"seconds": t, "load1": ld}
             src = dist.open_source(args.file, bounds=BOX)

@@ -170,7 +170,7 @@ def bench_tstr(epochs: int, quick: bool) -> dict:
             row["kme_accuracy"] = tstr_accuracy(Xk / 16, yk, Xh / 16, yh)
             row["kme_seconds"] = sec
             row["kme_points"] = int(rel.n_points)
-        except Exception as exc:  # noqa: BLE001 - report, do not hide
+        except Exception as exc:  # report, do not hide
             row["kme_error"] = f"{type(exc).__name__}: {exc}"[:300]
         print(row, flush=True)
         out["rows"].append(row)

@@ -22,6 +22,7 @@ One machine, shared (2 cores): the load average is recorded next to the times. W
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
@@ -169,11 +170,9 @@ def main() -> None:
     args = ap.parse_args()
     logging.getLogger("streamlit").setLevel(logging.ERROR)
     machine = "?"
-    try:
+    with contextlib.suppress(OSError, StopIteration):
         machine = next(line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
                        if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
     res = {"machine": machine, "runs": []}
     for data, partition in RUNS:
         r = default_run(data, partition)

@@ -177,12 +177,12 @@ def _main(args, old_root: Path) -> int:
     engines = {"numpy (old)": "numpy", "fused (new)": "auto"}
     trees = {"numpy (old)": old_root, "fused (new)": ROOT}
     configs = [(isa, eng) for isa in isas for eng in engines]
-    workloads = [("mean K_XX, N = %d, D = 5" % args.n,
+    workloads = [(f"mean K_XX, N = {args.n:d}, D = 5",
                   lambda env, cwd: run_mean_kxx(env, data_dir / D5, args.n, cwd))]
     if not args.skip_fig1:
         for name in (D5, D2):
             if (data_dir / name).exists():
-                label = "reproduce fig1, D = %s" % name.split("_D")[1].split(".")[0]
+                label = "reproduce fig1, D = {}".format(name.split("_D")[1].split(".")[0])
                 workloads.append((label, lambda env, cwd, p=data_dir / name: run_fig1(env, p, cwd)))
     runs: dict = {}
     for rep in range(args.repeats):

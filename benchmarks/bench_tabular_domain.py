@@ -117,7 +117,7 @@ def measure(points, weights, schema, X, rows: pd.DataFrame, seconds: float, df: 
     total = float(w.sum())
     num = [dom.blocks[c.name].start for c in schema.columns if c.is_numeric]   # the numeric coordinates
     lo, hi, P = dom.lower[num], dom.upper[num], points[:, num]
-    in_box = np.all((P >= lo - 1e-9) & (P <= hi + 1e-9), axis=1)
+    in_box = np.all((lo - 1e-9 <= P) & (hi + 1e-9 >= P), axis=1)
     excursion = np.maximum(lo - P, P - hi).clip(min=0) / (hi - lo)
     carried = w > 1e-12
     return {

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench_tabular as bt  # noqa: E402
+import bench_tabular as bt
 
 ORDER = ("cars", "anes96", "fair", "randhie")
 EPS_ORDER = (0.3, 1.0, 3.0)
@@ -81,7 +81,7 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=str(bt.ROOT / "benchmarks" / "results" / "tabular_freq"))
     args = ap.parse_args(argv)
     out = Path(args.out)
-    meta = {"date": datetime.date.today().isoformat(), "command": shlex.join(["python"] + sys.argv),
+    meta = {"date": datetime.date.today().isoformat(), "command": shlex.join(["python", *sys.argv]),
             "peers": args.peers, "seed": args.seed}
     runs: list[dict] = []
     jobs = [(t.split(":")[0], float(t.split(":")[1])) for t in args.tables.split(",") if t]

@@ -187,7 +187,7 @@ def write_markdown(res: dict, path: Path) -> None:
               f"{R} repetitions per value; Monte-Carlo band of an exact level-0.05 test: "
               f"[{d['mc_band_exact_level'][0]:.3f}, {d['mc_band_exact_level'][1]:.3f}]; target for the private "
               "nulls: [0.02, 0.08].", ""]
-        L += _table(d) + [""]
+        L += [*_table(d), ""]
     if "split" in res:
         L += ["## Budget split (tcmc, ME, n = 5000, epsilon = 1)", "",
               "Share f of the Gaussian precision spent on the mean (joint calibration). Every row uses the same "
@@ -203,7 +203,7 @@ def write_markdown(res: dict, path: Path) -> None:
                            ("GVD_eps", "Power on GVD (d = 50, n = 5000) vs epsilon"),
                            ("GMD_n", "Power on GMD (d = 100, epsilon = 1) vs n")):
             L += [f"## {title}, {names[kind]}", "", f"{p[key]['repetitions'][0]} repetitions per value.", ""]
-            L += _table(p[key]) + [""]
+            L += [*_table(p[key]), ""]
     path.write_text("\n".join(L) + "\n")
 
 
