@@ -18,6 +18,9 @@ Modules
     the analysis of the paper's cluster-selection schedule (:func:`cluster_selection_rdp`).
 :mod:`.vae`, :mod:`.rbm`
     The models (:class:`VAE`, :class:`RBM`).
+:mod:`.quality`
+    :func:`class_agreement`: how recognisable generated rows are (a classifier trained on real labelled rows,
+    scored on the rows each class's model drew; an owner-side evaluation, not a release).
 
 JAX is imported only when a model is built or trained (``import dpkme.generative`` stays light).
 The 8×8 digits for these models: :func:`dpkme.datasets.load_digits`.
@@ -48,6 +51,7 @@ from .accounting import (
 )
 from .dpgm import MODELS, PARTITIONS, DPGMResult, dpgm, encode_records, model_from_config
 from .dpsgd import CLIP_MARGIN, DPSGD, default_capacity, poisson_batches
+from .quality import ClassAgreement, SoftmaxClassifier, class_agreement, fit_softmax_classifier
 from .rbm import RBM
 from .vae import LIKELIHOODS, VAE
 
@@ -58,4 +62,5 @@ __all__ = [
     "MODELS", "PARTITIONS", "DPGMResult", "dpgm", "encode_records", "model_from_config",
     "CLIP_MARGIN", "DPSGD", "default_capacity", "poisson_batches",
     "RBM", "VAE", "LIKELIHOODS",
+    "ClassAgreement", "SoftmaxClassifier", "class_agreement", "fit_softmax_classifier",
 ]
