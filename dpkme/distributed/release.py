@@ -1,12 +1,15 @@
 r"""Algorithms 1 and 2 over out-of-core or distributed data: reduce the sums, noise once, post-process.
 
-:func:`algorithm2` and :func:`algorithm1` are the in-memory :func:`dpkme.release.algorithm2` and
-:func:`dpkme.release.algorithm1` with the private step replaced by a Dask reduction
-(:mod:`dpkme.distributed.sums`): the same parameters, the same random streams, the same calibration
-(:func:`~dpkme.privacy.calibration.calibrate_gaussian`), noise sampler
-(:func:`~dpkme.privacy.calibration.add_gaussian_noise`) and post-processing (:func:`dpkme.reduced_set.reduce`;
-:class:`~dpkme.release.subspace.SubspaceBasis` weights, shrinkage and projections). With the same integer
-``random_state`` they give the in-memory release up to float64 rounding of the additions in another order.
+:func:`algorithm2` and :func:`algorithm1` run the one orchestration of the in-memory releases
+(:func:`dpkme.release.random_features.run_algorithm2`, :func:`dpkme.release.subspace.run_algorithm1`) with the rows reached
+through :class:`DaskRows`: the sums are a Dask reduction (:mod:`dpkme.distributed.sums`) instead of the blocked
+in-memory routines. Everything else -- validation, random streams, the row-count policy, calibration, the one
+noise draw, the charge, post-processing -- is the same code, so with the same integer ``random_state`` they give
+the in-memory release up to float64 rounding of the additions in another order.
+
+Trust model: the workers read the raw rows of their partitions (they are inside the data owner's trust
+boundary, like the machine of an in-memory release); only public values (the feature map, the points, the
+declared columns and bounds) are sent to them, and only the sums and the count come back.
 
 Data flow. The public parts (random frequencies, points drawn from q, the Gram–Schmidt basis) are made on
 the client without the data. The tasks on the cluster read the partitions and return one partial sum each;
@@ -16,142 +19,124 @@ post-processing; the client drops every reference to the data and the sums befor
 after the noise can read the data again (``tests/distributed/test_release.py`` checks this with a source that
 refuses to be read after the reduction).
 
-The row count N (``n_private``), one of :data:`N_POLICIES`:
-
-``"public"`` (``n_private=None``, replace-one only)
-    Under replace-one (the paper's Definition 1) neighbouring tables have the same number of rows, so
-    :math:`N` is the same for every neighbour: it is public by the neighbouring relation and is counted
-    in the reduction; the release records it (and says so in ``params["n_policy"]``).
-``"declared"`` (``n_private=N``, an int)
-    A size known publicly. Under replace-one it must equal the count (else a ValueError, as in memory);
-    under add/remove the sum is normalised by the declared :math:`N` (sensitivity :math:`b/N`), whatever
-    the true count, exactly like :func:`dpkme._validation.public_size`.
-``"private"`` (``n_private="private"``, add/remove only)
-    Under add/remove the count differs between neighbours and is never read silently: a share
-    ``count_share`` of :math:`\varepsilon` releases :math:`\tilde N = N + \mathrm{Lap}(1/\varepsilon_N)`
-    (sensitivity 1, pure :math:`\varepsilon_N`-DP), the **sum** gets Gaussian noise calibrated to
-    :math:`(\varepsilon - \varepsilon_N, \delta)` at its add/remove sensitivity (:math:`b` for the features,
-    :math:`\sqrt a` for the kernel row sums: :math:`N = 1` in the usual formulas), and the normalised
-    vector :math:`\tilde S/\max(\tilde N, 1)` is post-processing (the two shares are rounded so that
-    :math:`\varepsilon_N + \varepsilon_S \le \varepsilon` in floating point, the Laplace scale up). An empty
-    table is released like any other (under add/remove it is a neighbour of every one-row table, so a refusal
-    would tell them apart); under replace-one it is refused (N is public). By basic composition the release is
-    :math:`(\varepsilon, \delta)`-DP; the charge it reports is that composed total
-    (``mechanism="approx-dp"``), and it records :math:`\tilde N` (rounded) as its size.
+The row count N (``n_private``) follows one of :data:`N_POLICIES` (``"public"``, ``"declared"``, ``"private"``;
+:mod:`dpkme.release.core`, which the in-memory releases share).
 
 Without an ``n_private`` under add/remove the functions refuse to run (a ValueError saying which to choose).
 """
 
 from __future__ import annotations
 
-import math
-import time
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
-from .. import reduced_set
-from .._validation import (
-    check_array,
-    check_in,
-    check_positive_int,
-    noise_rng,
-    public_size,
-    spawn_streams,
-)
 from ..kernels.kernel import Kernel
-from ..kernels.random_features import RandomFourierFeatures
-from ..privacy.accounting import PrivacyCharge
-from ..privacy.sensitivity import check_release_args, feature_mean_sensitivity, kme_sensitivity
-from ..reduced_set import DEFAULT_SOLVER, SOLVERS
-from ..release.random_features import _algorithm2_charge_of
+from ..reduced_set import DEFAULT_SOLVER
+from ..release.core import N_POLICIES, RowStatistic, RowSums
+from ..release.random_features import run_algorithm2
 from ..release.result import Release
-from ..release.subspace import (
-    DEFAULT_TOL,
-    SubspaceBasis,
-    _algorithm1_charge_of,
-    draw_points_from_q,
-    project_weights,
-    shrink_coordinates,
-)
-from .sources import open_source
-from .sums import feature_sums, kernel_row_sums
+from ..release.subspace import DEFAULT_TOL, SubspaceBasis, run_algorithm1
+from .sources import DataSource, open_source, open_table_source
+from .sums import _feature_block_sum, _row_block_sum, count_rows, reduce_partitions
 
-__all__ = ["N_POLICIES", "algorithm2", "algorithm1"]
-
-#: How a release gets its row count N (module docstring).
-N_POLICIES = ("public", "declared", "private")
-
-_POLICY_NOTES = {
-    "public": "N counted in the reduction: public under replace-one (neighbouring tables have the same size)",
-    "declared": "N declared by the owner (public knowledge), not read from the rows",
-    "private": "N released privately: a Laplace count with a declared share of epsilon, composed with the sum",
-}
+__all__ = ["N_POLICIES", "DaskRows", "algorithm2", "algorithm1", "release_table"]
 
 
-def _n_policy(n_private, neighbouring: str, count_share: float, noise: str) -> str:
-    if isinstance(n_private, str):
-        if n_private != "private":
-            raise ValueError(f"n_private must be None, an int or 'private', got {n_private!r}.")
-        if neighbouring != "add-remove":
-            raise ValueError("n_private='private' is for add-remove: under replace-one N is public by the "
-                             "neighbouring relation (counted at no cost); pass n_private=None.")
-        if isinstance(count_share, bool) or not isinstance(count_share, (int, float)) or not 0 < count_share < 1:
-            raise ValueError(f"count_share must be a number in (0, 1) (the share of epsilon spent on the count), "
-                             f"got {count_share!r}.")
-        if noise != "numpy":
-            raise ValueError("n_private='private' draws its Laplace count with numpy; with noise='opendp' declare "
-                             "n_private=N instead.")
-        return "private"
-    if n_private is None:
-        if neighbouring == "add-remove":
-            raise ValueError("under add-remove the row count differs between neighbours and is not read silently: "
-                             "declare n_private=N (a size known publicly) or pass n_private='private' to release a "
-                             "noisy count with a share count_share of epsilon.")
-        return "public"
-    check_positive_int(n_private, name="n_private")
-    return "declared"
+class DaskRows(RowSums):
+    r"""The rows of a :class:`~dpkme.distributed.sources.DataSource`, summed on Dask (:class:`dpkme.release.core.RowSums`).
 
+    Each sum is :func:`~dpkme.distributed.sums.reduce_partitions`: a task per partition reads and checks it (or
+    encodes it with a declared table schema) and returns its partial sum; a tree of additions on the cluster;
+    the total and the count back on the client. Trust model: the workers see the raw rows of their partitions.
 
-def _split_epsilon(epsilon: float, share: float) -> tuple[float, float, float]:
-    r"""(:math:`\varepsilon_N`, :math:`\varepsilon_S`, Laplace scale): the count's and the sum's shares of
-    :math:`\varepsilon`, rounded so that :math:`\varepsilon_N + \varepsilon_S \le \varepsilon` holds in floating
-    point, and the scale :math:`b \ge 1/\varepsilon_N` rounded up (toward more noise)."""
-    eps_n = float(share) * float(epsilon)
-    eps_s = float(epsilon) - eps_n
-    while eps_n + eps_s > epsilon:
-        eps_s = math.nextafter(eps_s, 0.0)
-    from ..privacy.calibration import _ratio_up
+    Parameters
+    ----------
+    source : DataSource
+        The private rows (:func:`~dpkme.distributed.sources.open_source`,
+        :func:`~dpkme.distributed.sources.open_table_source`).
+    client : None, distributed.Client or str, default=None
+        Where the tasks run (:mod:`dpkme.distributed.sums`).
 
-    return eps_n, eps_s, _ratio_up(1.0, eps_n)      # b >= 1/eps_N exactly (the real quotient), not in floats
+    Attributes
+    ----------
+    cell_counts : dict or None
+        After a sum over a table source: per column, the cells the declared schema changed (missing, unknown,
+        clipped, rounded), summed over the partitions. **Owner-only**: never publish.
 
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpkme.kernels import GaussianKernel
+    >>> rows = DaskRows(open_source(np.ones((10, 2)), partition_rows=4))
+    >>> s = rows.kernel_row_sums(np.ones((1, 2)), GaussianKernel(lengthscale=1.0))
+    >>> s.count, s.summed().tolist()
+    (10, [10.0])
+    """
 
-def _private_count(count: int, *, epsilon: float, share: float, rng: np.random.Generator
-                   ) -> tuple[float, float, float]:
-    """(noisy count, its epsilon, the sum's epsilon): N + Lap(1/eps_N), sensitivity 1 under add/remove."""
-    from ..privacy.calibration import laplace_noise
+    stage = 0.6
+    n_rows = None
 
-    eps_n, eps_s, scale = _split_epsilon(epsilon, share)
-    return float(count) + float(laplace_noise((), scale=scale, rng=rng)), eps_n, eps_s
+    def __init__(self, source: DataSource, *, client=None) -> None:
+        if not isinstance(source, DataSource):
+            raise ValueError(f"source must be a DataSource (dpkme.distributed.open_source), got "
+                             f"{type(source).__name__}.")
+        self._source: DataSource | None = source
+        self.dim = source.dim
+        self.record: dict[str, Any] | None = source.public_record()
+        self.client = client
+        self.cell_counts: dict | None = None
 
+    def _src(self) -> DataSource:
+        if self._source is None:
+            raise RuntimeError("the private rows were released (close()); nothing after the noise may read them.")
+        return self._source
 
-def _counted_size(count: int, n_private, neighbouring: str) -> int:
-    """The public N of the "public" and "declared" policies; the count is read under replace-one only."""
-    if n_private is None and count == 0:   # replace-one: N is public, and nothing can be released for 0 rows
-        raise ValueError("the data has no rows.")
-    return public_size(count if neighbouring == "replace-one" else 0, n_private, neighbouring=neighbouring)
+    def _reduce(self, fn, args, *, size: int, what: str, progress) -> RowStatistic:
+        sums = reduce_partitions(self._src(), fn, args, client=self.client, progress=progress, what=what, size=size)
+        self.cell_counts = sums.cell_counts
+        return RowStatistic(count=sums.count, total=sums.total)
 
+    def feature_sums(self, features, progress: Callable[[float, str], object] | None = None) -> RowStatistic:
+        r""":math:`\sum_n \phi(x_n)` of a fitted feature map (random features, or joint with marginal cells).
 
-def _composed_count_charge(label: str, mechanism: str, *, epsilon: float, delta: float, neighbouring: str,
-                           count_epsilon: float, sum_epsilon: float) -> PrivacyCharge:
-    """The charge of a Laplace count composed with the Gaussian sum (basic composition): ``"approx-dp"``, so that
-    the accountants do not treat the whole release as one Gaussian mechanism."""
-    return PrivacyCharge(label=label, mechanism="approx-dp", epsilon=epsilon, delta=delta, relation=neighbouring,
-                         details={"mechanism": mechanism, "count_epsilon": count_epsilon, "sum_epsilon": sum_epsilon})
+        Parameters
+        ----------
+        features : RandomFourierFeatures or JointFeatures
+            A fitted, public feature map (sent to the workers once).
+        progress : callable, optional
+            ``progress(fraction, message)`` after each partition.
 
+        Returns
+        -------
+        RowStatistic
+        """
+        return self._reduce(_feature_block_sum, (features,), size=features.n_components, what="feature sums",
+                            progress=progress)
 
-def _policy_params(policy: str, record: dict, **extra) -> dict:
-    return {"n_policy": policy, "n_policy_note": _POLICY_NOTES[policy], "source": record, **extra}
+    def kernel_row_sums(self, Z, kernel: Kernel, progress: Callable[[float, str], object] | None = None
+                        ) -> RowStatistic:
+        r""":math:`\sum_n k(z_m, x_n)` for every public point.
+
+        Parameters
+        ----------
+        Z : ndarray (M, D)
+            Public points.
+        kernel : Kernel
+            The kernel.
+        progress : callable, optional
+            ``progress(fraction, message)`` after each partition.
+
+        Returns
+        -------
+        RowStatistic
+        """
+        Z = np.asarray(Z, dtype=np.float64)
+        return self._reduce(_row_block_sum, (Z, kernel), size=Z.shape[0], what="kernel row sums", progress=progress)
+
+    def close(self) -> None:
+        """Drop the reference to the source."""
+        self._source = None
 
 
 def algorithm2(
@@ -177,6 +162,8 @@ def algorithm2(
     preset: str = "accurate",
     noise: str = "numpy",
     domain=None,
+    marginals=None,
+    marginal_share: float | None = None,
     columns=None,
     bounds=None,
     clip: bool = False,
@@ -232,6 +219,11 @@ def algorithm2(
         Sampler of the Gaussian noise.
     domain : EmbeddedDomain, optional
         A declared domain for the solver's points (as in memory).
+    marginals : MarginalFeatures, optional
+        The public marginal cells of a declared table (as in memory, :func:`dpkme.release.algorithm2`): the
+        partitions then sum the joint map, one mechanism for both blocks.
+    marginal_share : float, optional
+        :math:`h \in (0, 1)` (required with ``marginals``).
     columns : sequence of str, optional
         Declared columns (:func:`~dpkme.distributed.sources.open_source`).
     bounds : (lower, upper), optional
@@ -257,80 +249,13 @@ def algorithm2(
     >>> rel.n_points, rel.n_private, rel.params["n_policy"]
     (5, 2000, 'public')
     """
-    from ..privacy.calibration import add_gaussian_noise, calibrate_gaussian, check_noise_source
-
-    t0 = time.perf_counter()
-    epsilon, delta = check_release_args(kernel, epsilon, delta, calibration=calibration, neighbouring=neighbouring)
-    policy = _n_policy(n_private, neighbouring, count_share, noise)
-    n_points = check_positive_int(n_points, name="n_points")
-    n_features = check_positive_int(n_features, name="n_features", minimum=2)
-    if n_features % 2:
-        raise ValueError(f"n_features must be even (paired cos/sin features), got {n_features}.")
-    spec = reduced_set.get_solver(solver)
-    if domain is not None and not spec.honours_domain:
-        raise ValueError(f"solver {spec.name!r} cannot honour a declared domain; use one of "
-                         f"{sorted(n for n, s in SOLVERS.items() if s.honours_domain)}.")
-    options = {**reduced_set.preset_options(spec.name, preset), **(solver_options or {})}
-    check_noise_source(noise, random_state)
-    rng, seed, noise_source = noise_rng(random_state)
-    streams = spawn_streams(rng, 4 if policy == "private" else 3, fresh=noise_source == "os-entropy")
-    rng_features, rng_noise, rng_solver = streams[:3]
-    if noise == "opendp":
-        rng_noise, seed, noise_source = None, None, "opendp"
-    reporter = reduced_set.Progress(progress)
-    reporter(0.0, "drawing random features", force=True)
-    src = open_source(data, columns=columns, bounds=bounds, clip=clip)
-    del data
-    dim, record = src.dim, src.public_record()
-    domain = reduced_set.check_domain_object(domain, dim)
-    features = RandomFourierFeatures(kernel, n_components=n_features, random_state=rng_features,
-                                     dtype=feature_dtype).fit(dim)
-
-    # Stage 1 -- the only access to the private data: the reduced sum, noised once here.
-    sums = feature_sums(src, features, client=client, progress=reporter.sub(0.0, 0.6))
-    extra = {}
-    if policy == "private":
-        n_tilde, eps_n, eps_s = _private_count(sums.count, epsilon=epsilon, share=count_share, rng=streams[3])
-        norm = max(n_tilde, 1.0)
-        sens_sum = feature_mean_sensitivity(n=1, norm_bound=features.norm_bound, neighbouring=neighbouring)
-        cal = calibrate_gaussian(epsilon=eps_s, delta=delta, sensitivity=sens_sum, method=calibration)
-        mu_tilde = add_gaussian_noise(sums.total, sigma=cal.sigma, rng=rng_noise, noise=noise) / norm
-        sigma, sens, n_pub = cal.sigma / norm, sens_sum / norm, max(int(round(n_tilde)), 1)
-        extra = {"count_epsilon": eps_n, "sum_epsilon": eps_s, "count_share": float(count_share)}
-        charge = _composed_count_charge("Algorithm 2", "algorithm2", epsilon=epsilon, delta=delta,
-                                        neighbouring=neighbouring, count_epsilon=eps_n, sum_epsilon=eps_s)
-    else:
-        n_pub = _counted_size(sums.count, n_private, neighbouring)
-        sens = feature_mean_sensitivity(n=n_pub, norm_bound=features.norm_bound, neighbouring=neighbouring)
-        cal = calibrate_gaussian(epsilon=epsilon, delta=delta, sensitivity=sens, method=calibration)
-        mu_tilde = add_gaussian_noise(sums.total / n_pub, sigma=cal.sigma, rng=rng_noise, noise=noise)
-        sigma = cal.sigma
-        charge = _algorithm2_charge_of(cal, neighbouring)
-    del sums, src  # nothing below may read the private data (or its unnoised sums)
-    reporter(0.6, "noisy mean feature vector computed", force=True)
-
-    # Stage 2 -- post-processing of mu_tilde with public inputs only (sigma is public).
-    if spec.accepts("noise_sigma"):
-        options.setdefault("noise_sigma", sigma)
-    result = reduced_set.reduce(
-        mu_tilde, features, n_points=n_points, solver=spec.name, initial_points=initial_points,
-        q_scale=q_scale, q_loc=q_loc, random_state=rng_solver, progress=reporter.sub(0.6, 1.0), domain=domain,
-        **options)
-    reporter.finish("release ready")
-    return Release(
-        points=result.points, weights=result.weights, mechanism="algorithm2", epsilon=epsilon, delta=delta,
-        sigma=sigma, sensitivity=sens, neighbouring=neighbouring, calibration=calibration, kernel=kernel, seed=seed,
-        n_private=n_pub, seconds=time.perf_counter() - t0, noise_source=noise_source,
-        params={"n_points": n_points, "n_features": n_features, "solver": spec.name, "solver_options": options,
-                "residual_norm": result.residual_norm, "achieved_delta": cal.achieved_delta,
-                "calibration_proven": cal.proven, "q_scale": q_scale,
-                "initial": "public points" if initial_points is not None else "domain" if domain is not None
-                else "q",
-                **({"domain": "declared"} if domain is not None else {}),
-                "feature_dtype": feature_dtype, "solver_seconds": result.seconds,
-                **_policy_params(policy, record, **extra)},
-        charge=charge,
-    )
+    src_kw = {"columns": columns, "bounds": bounds, "clip": clip}
+    return run_algorithm2(
+        lambda: DaskRows(open_source(data, **src_kw), client=client), kernel=kernel, epsilon=epsilon, delta=delta,
+        n_points=n_points, n_features=n_features, solver=solver, calibration=calibration, neighbouring=neighbouring,
+        n_private=n_private, count_share=count_share, initial_points=initial_points, q_scale=q_scale, q_loc=q_loc,
+        random_state=random_state, feature_dtype=feature_dtype, progress=progress, solver_options=solver_options,
+        preset=preset, noise=noise, domain=domain, marginals=marginals, marginal_share=marginal_share)
 
 
 def algorithm1(
@@ -443,90 +368,101 @@ def algorithm1(
     >>> rel.n_points, rel.params["n_policy"], rel.params["domain"]
     (20, 'public', [[0.0, 0.0], [1.0, 1.0]])
     """
-    from ..privacy.calibration import add_gaussian_noise, calibrate_gaussian, check_noise_source
-
-    t0 = time.perf_counter()
-    epsilon, delta = check_release_args(kernel, epsilon, delta, calibration=calibration, neighbouring=neighbouring,
-                                        sensitivity=sensitivity)
-    check_in(basis, {"full", "auto"}, name="basis")
-    check_in(weights, {"free", "simplex", "l1"}, name="weights")
-    policy = _n_policy(n_private, neighbouring, count_share, noise)
     src = open_source(data, columns=columns, bounds=bounds, clip=clip)
     del data
-    dim, record, domain = src.dim, src.public_record(), src.bounds
-    check_noise_source(noise, random_state)
-    rng, seed, noise_source = noise_rng(random_state)
-    streams = spawn_streams(rng, 3 if policy == "private" else 2, fresh=noise_source == "os-entropy")
-    rng_public, rng_noise = streams[:2]
-    if noise == "opendp":
-        seed, noise_source = None, "opendp"
-    if Z is not None and point_domain is not None:
-        raise ValueError("give either public points Z or a point_domain to draw them from, not both.")
-    if Z is None and point_domain is not None:
-        if n_points is None:
-            raise ValueError("give n_points to draw the points from point_domain.")
-        m = check_positive_int(n_points, name="n_points")
-        Z = reduced_set.PointSource(dim, domain=point_domain).take(m, rng_public)
-        source = "domain"
-    elif Z is None:
-        if n_points is None or q_scale is None:
-            raise ValueError("give public points Z, or n_points and q_scale to draw them from q.")
-        Z = draw_points_from_q(n_points, dim, scale=q_scale, rng=rng_public, center=q_center)
-        source = "q"
-    else:
-        Z = check_array(Z, name="Z", n_features=dim)
-        source = "public"
-    if basis_cache is not None:
-        if basis_cache.points.shape != Z.shape or not np.array_equal(basis_cache.points, Z) \
-                or basis_cache.kernel != kernel or basis_cache.tol != tol:
-            raise ValueError("basis_cache was fitted on different points, kernel or tol.")
-        B = basis_cache
-    else:
-        B = SubspaceBasis.fit(Z, kernel=kernel, tol=tol)
+    return run_algorithm1(
+        DaskRows(src, client=client), Z, kernel=kernel, epsilon=epsilon, delta=delta, n_points=n_points,
+        q_scale=q_scale, q_center=q_center, points_are_sample=points_are_sample, calibration=calibration,
+        neighbouring=neighbouring, sensitivity=sensitivity, domain=src.bounds, clip=bool(clip), basis=basis,
+        tol=tol, weights=weights, l1_radius=l1_radius, n_private=n_private, count_share=count_share,
+        random_state=random_state, basis_cache=basis_cache, noise=noise, point_domain=point_domain,
+        progress=progress)
 
-    # --- the only access to the private data: the reduced row sums, noised once here ---
-    sums = kernel_row_sums(src, Z, kernel=kernel, client=client, progress=progress)
-    extra = {}
-    if policy == "private":
-        n_tilde, eps_n, eps_s = _private_count(sums.count, epsilon=epsilon, share=count_share, rng=streams[2])
-        norm = max(n_tilde, 1.0)
-        sens_sum = kme_sensitivity(n=1, kernel=kernel, neighbouring=neighbouring, mode=sensitivity, domain=domain)
-        cal = calibrate_gaussian(epsilon=eps_s, delta=delta, sensitivity=sens_sum, method=calibration)
-        beta = add_gaussian_noise(B.coordinates(sums.total), sigma=cal.sigma,
-                                  rng=rng_noise if noise == "numpy" else None, noise=noise) / norm
-        sigma, sens, n_pub = cal.sigma / norm, sens_sum / norm, max(int(round(n_tilde)), 1)
-        extra = {"count_epsilon": eps_n, "sum_epsilon": eps_s, "count_share": float(count_share)}
-        charge = _composed_count_charge("Algorithm 1", "algorithm1", epsilon=epsilon, delta=delta,
-                                        neighbouring=neighbouring, count_epsilon=eps_n, sum_epsilon=eps_s)
-    else:
-        n_pub = _counted_size(sums.count, n_private, neighbouring)
-        if source == "public" and points_are_sample and Z.shape[0] > n_pub:   # the public N, never the count
-            raise ValueError(f"a publishable subset cannot have more rows (M={Z.shape[0]}) than the private data "
-                             f"(N={n_pub}); use fewer public points.")
-        sens = kme_sensitivity(n=n_pub, kernel=kernel, neighbouring=neighbouring, mode=sensitivity, domain=domain)
-        cal = calibrate_gaussian(epsilon=epsilon, delta=delta, sensitivity=sens, method=calibration)
-        beta = add_gaussian_noise(B.coordinates(sums.total / n_pub), sigma=cal.sigma,
-                                  rng=rng_noise if noise == "numpy" else None, noise=noise)
-        sigma = cal.sigma
-        charge = _algorithm1_charge_of(cal, neighbouring)
-    del sums, src  # nothing below may read the private data (or its unnoised sums)
 
-    # --- post-processing of beta with public inputs only ---
-    if basis == "auto":
-        beta = shrink_coordinates(B, beta, sigma, points_are_sample=points_are_sample and source == "public")
-    w = B.weights(beta)
-    if weights != "free":
-        w = project_weights(w, kernel.gram(Z), constraint="simplex" if weights == "simplex" else "l1",
-                            radius=l1_radius)
-    return Release(
-        points=Z, weights=w, mechanism="algorithm1", epsilon=epsilon, delta=delta, sigma=sigma,
-        sensitivity=sens, neighbouring=neighbouring, calibration=calibration, kernel=kernel, seed=seed,
-        n_private=n_pub, seconds=time.perf_counter() - t0, noise_source=noise_source,
-        params={"n_points": int(Z.shape[0]), "basis_dim": B.dim, "basis": basis, "tol": tol,
-                "points_source": source, "q_scale": q_scale, "weights": weights,
-                "sensitivity_mode": sensitivity, "achieved_delta": cal.achieved_delta,
-                "calibration_proven": cal.proven,
-                "domain": None if domain is None else [domain[0].tolist(), domain[1].tolist()], "clip": bool(clip),
-                **_policy_params(policy, record, **extra)},
-        charge=charge,
-    )
+def release_table(
+    data,
+    *,
+    schema,
+    client=None,
+    report: Callable[[Any], object] | None = None,
+    partition_rows: int | None = None,
+    **kwargs,
+):
+    r"""A mixed table released from Parquet / CSV / Dask DataFrames, partition by partition (Algorithm 2 or 1).
+
+    The same release as :func:`dpkme.release.release_table` (the one orchestration,
+    :func:`dpkme.release.tabular.table_release`, with the same defaults, random streams, noise and
+    post-processing): the declared schema's embedding, the additive kernel's random features and, where the
+    public rule turns it on, the marginal block (:class:`~dpkme.kernels.marginal.JointFeatures`: per-column
+    and pair cell counts in the same vector). Only the one sum over the rows runs on the cluster: each task
+    encodes its partition with the declared schema (:func:`~dpkme.distributed.sources.encode_partition`:
+    bad cells counted, never logged) and returns its partial feature sum and cell counts; a tree of additions
+    on the cluster; the noise once on the client; the reduced-set solver and the weight re-fit on the client.
+    Only public values reach the workers' task graph (the schema, the feature map, the points). With the same
+    integer ``random_state`` it gives the in-memory release up to float64 rounding of the additions.
+
+    Guarantee: :math:`(\varepsilon, \delta)`-DP as :func:`dpkme.release.release_table` (the schema applied to
+    each row on its own keeps neighbouring tables neighbours). Under replace-one the row count is public and
+    is counted first (:func:`~dpkme.distributed.sums.count_rows`, one ``len`` per partition) to set the
+    public defaults; under add/remove declare ``n_private``. Trust model: the workers read the raw rows of
+    their partitions (they are inside the data owner's trust boundary).
+
+    Parameters
+    ----------
+    data : pandas.DataFrame, dask DataFrame, DataSource, str or path
+        The private table (:func:`~dpkme.distributed.sources.open_table_source`).
+    schema : TableSchema, dict or str
+        The declared schema.
+    client : None, distributed.Client or str, default=None
+        Where the partial sums run (:mod:`dpkme.distributed.sums`).
+    report : callable, optional
+        ``report(counts)``: called with the cells the schema changed, per column, summed over the partitions
+        (``{column: {"missing": ..., "unknown": ..., "clipped_low": ..., "clipped_high": ..., "rounded":
+        ...}}``). **Owner-only**: statistics of the private rows, never part of the release.
+    partition_rows : int, optional
+        Rows per partition of a pandas DataFrame.
+    **kwargs
+        The keyword arguments of :func:`dpkme.release.release_table` (``epsilon``, ``delta``, ``mechanism``,
+        ``n_points``, ``n_private``, ``random_state``, ``marginal_share``, ...).
+
+    Returns
+    -------
+    TableRelease
+        Its ``release.params`` add ``n_policy``, ``n_policy_note`` and ``source`` (origin, columns).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from dpkme.schema import ColumnSpec, TableSchema
+    >>> schema = TableSchema([ColumnSpec("age", "integer", lower=18, upper=90),
+    ...                       ColumnSpec("smoker", "boolean")])
+    >>> df = pd.DataFrame({"age": [25, 40, 61, 33] * 50, "smoker": [True, False, False, True] * 50})
+    >>> tr = release_table(df, schema=schema, epsilon=1.0, delta=1e-6, n_points=20, n_features=200,
+    ...                    partition_rows=64)
+    >>> tr.release.params["source"]["origin"], list(tr.table().columns)
+    ('pandas', ['age', 'smoker', 'weight'])
+    """
+    from ..release.tabular import _check_schema, table_release
+    from .sources import DEFAULT_PARTITION_ROWS, cell_count_dict
+
+    schema = _check_schema(schema)
+    rows_per = DEFAULT_PARTITION_ROWS if partition_rows is None else partition_rows
+    declared = kwargs.get("n_private") is not None
+    holder: dict[str, DaskRows] = {}
+
+    def opened(schema, reporter):
+        src = open_table_source(data, schema=schema, partition_rows=rows_per)
+        n_rows = None
+        if not declared:   # replace-one (add/remove without n_private was refused): the count is public
+            reporter(0.0, "counting the rows (public under replace-one)", force=True)
+            n_rows = count_rows(src, client=client)
+            if n_rows == 0:
+                raise ValueError("the table has no rows.")
+        holder["rows"] = DaskRows(src, client=client)
+        return holder["rows"], n_rows
+
+    tr = table_release(opened, schema=schema, **kwargs)
+    rows = holder.pop("rows", None)
+    if report is not None and rows is not None:
+        report(rows.cell_counts if rows.cell_counts is not None else cell_count_dict(schema, None))
+    return tr

@@ -28,14 +28,15 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from .._validation import check_positive_int
 from ..privacy.sensitivity import check_domain
 
-__all__ = ["DataSource", "open_source", "load_partition", "PartitionError", "reading_error",
-           "DEFAULT_PARTITION_ROWS"]
+__all__ = ["DataSource", "open_source", "open_table_source", "load_partition", "encode_partition", "cell_count_dict",
+           "PartitionError", "reading_error", "DEFAULT_PARTITION_ROWS", "CELL_COUNTS"]
 
 #: Rows per partition for in-memory inputs (numpy, pandas): 250 000 rows of 10 float64 columns are 20 MB.
 DEFAULT_PARTITION_ROWS = 250_000
@@ -105,6 +106,10 @@ class DataSource:
         ``"parquet"`` or ``"csv"``.
     description : str, default ""
         A public description (a file name; never a statistic of the rows).
+    schema : TableSchema, optional
+        A declared table schema (:func:`open_table_source`): the partitions are raw tables of the schema's
+        columns, and each is encoded by :func:`encode_partition` inside the task that sums it; the rows'
+        coordinates are then the schema's embedding (``dim = schema.dim``).
 
     Examples
     --------
@@ -120,11 +125,12 @@ class DataSource:
     clip: bool
     origin: str
     description: str = field(default="")
+    schema: Any = field(default=None)
 
     @property
     def dim(self) -> int:
-        """:math:`D`, the number of declared columns."""
-        return len(self.columns)
+        """:math:`D`, the number of declared columns (a table source: the schema's embedding dimension)."""
+        return len(self.columns) if self.schema is None else int(self.schema.dim)
 
     @property
     def n_partitions(self) -> int:
@@ -157,7 +163,8 @@ class DataSource:
     def public_record(self) -> dict:
         """What a release may record about the source: origin, columns, bounds and clip (all declared)."""
         return {"origin": self.origin, "columns": list(self.columns), "clip": bool(self.clip),
-                "bounds": None if self.bounds is None else [self.bounds[0].tolist(), self.bounds[1].tolist()]}
+                "bounds": None if self.bounds is None else [self.bounds[0].tolist(), self.bounds[1].tolist()],
+                **({} if self.schema is None else {"encoding": "declared table schema"})}
 
 
 def load_partition(part, index: int, *, columns, bounds=None, clip: bool = False) -> np.ndarray:
@@ -287,7 +294,7 @@ def _parse_csv_block(block: bytes, header: bytes, index: int, *, sep: str, colum
                              "header's fields.") from None
 
 
-def _csv_partitions(dask, path: Path, columns, *, sep: str, blocksize) -> tuple[tuple, tuple]:
+def _csv_partitions(dask, path: Path, columns, *, sep: str, blocksize, parse=None) -> tuple[tuple, tuple]:
     r"""(columns, partitions) of a CSV file: byte blocks split at line ends, each parsed in its own task.
 
     Only the header line is parsed here (the public layout); the blocks are read by
@@ -310,7 +317,7 @@ def _csv_partitions(dask, path: Path, columns, *, sep: str, blocksize) -> tuple[
                          "check that it is a CSV file (or .csv.gz) whose first line names the columns.") from None
     cols = _select(columns, available, f"the CSV file {path.name!r}")
     header = header_line + b"\n"
-    parse = dask.delayed(_parse_csv_block, pure=True)
+    parse = dask.delayed(_parse_csv_block if parse is None else parse, pure=True)
     flat = [b for file_blocks in blocks for b in file_blocks]
     parts = tuple(parse(block, b"" if i == 0 else header, i, sep=sep, columns=cols) for i, block in enumerate(flat))
     return cols, parts
@@ -424,3 +431,182 @@ def open_source(data, *, columns=None, bounds=None, clip: bool = False,
         bounds = check_domain(bounds, len(cols))
     return DataSource(partitions=parts, columns=tuple(cols), bounds=bounds, clip=bool(clip), origin=origin,
                       description=description)
+
+
+# ----------------------------------------------------------------------------------- mixed tables
+#: The cell counts of :meth:`dpkme.schema.TableSchema.encode_report`, per column, in this order.
+CELL_COUNTS = ("missing", "unknown", "clipped_low", "clipped_high", "rounded")
+
+
+def encode_partition(part, index: int, *, schema) -> tuple[np.ndarray, np.ndarray]:
+    r"""One partition of a table encoded with its declared schema, and its cell counts (runs inside a Dask task).
+
+    The encoding is :meth:`dpkme.schema.TableSchema.encode` (each row validated, clipped to the declared bounds
+    and embedded on its own), so the partitions of a table encode to the rows of the whole table's encoding.
+    The counts of the cells it changed are returned as a vector (added over the partitions like the sums; see
+    :func:`cell_count_dict`); **owner-only**. A cell the schema refuses is an error naming the partition and
+    the column, never the cell: the encoder's own message quotes it, and a Dask worker logs every failed task.
+
+    Parameters
+    ----------
+    part : pandas.DataFrame
+        The partition's rows (the schema's columns; others are ignored).
+    index : int
+        Its position among the partitions (named in error messages).
+    schema : TableSchema
+        The declared schema.
+
+    Returns
+    -------
+    rows : ndarray (rows, schema.dim)
+    counts : ndarray of int64 (len(schema) * len(CELL_COUNTS),)
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from dpkme.schema import ColumnSpec, TableSchema
+    >>> schema = TableSchema([ColumnSpec("x", "continuous", lower=0, upper=1)])
+    >>> X, counts = encode_partition(pd.DataFrame({"x": [0.5, 2.0]}), 0, schema=schema)
+    >>> X.shape, cell_count_dict(schema, counts)["x"]["clipped_high"]
+    ((2, 1), 1)
+    """
+    names = list(schema.names)
+    empty = np.zeros(len(names) * len(CELL_COUNTS), dtype=np.int64)
+    if not (hasattr(part, "columns") and hasattr(part, "iloc")):
+        raise PartitionError(f"partition {index} is not a table (got {type(part).__name__}); a declared schema "
+                             "encodes pandas / Dask DataFrames, Parquet and CSV files.")
+    if len(part) == 0:
+        return np.zeros((0, int(schema.dim))), empty
+    try:
+        Z, report = schema._encode(part)      # encode() and encode_report() in one pass
+    except ValueError as exc:
+        text = str(exc)
+        col = next((n for n in names if f'"{n}"' in text or f"'{n}'" in text), None)
+        where = f"column {col!r} of partition {index}" if col is not None else f"partition {index}"
+        raise PartitionError(f"the declared schema refused a cell in {where}; the encoder's message is not shown "
+                             "because it may quote private values (run 'dpkme schema check' on the table, as its "
+                             "owner, to see it), and fix the cells or the schema.") from None
+    counts = np.array([int(report.counts.get(n, {}).get(k, 0)) for n in names for k in CELL_COUNTS],
+                      dtype=np.int64)
+    return np.ascontiguousarray(Z, dtype=np.float64), counts
+
+
+def cell_count_dict(schema, counts) -> dict:
+    """The summed cell-count vector of :func:`encode_partition` as ``{column: {count: n}}`` (owner-only).
+
+    Parameters
+    ----------
+    schema : TableSchema
+        The declared schema.
+    counts : ndarray or None
+        The vector (``None``: no partition had rows; all zero).
+
+    Returns
+    -------
+    dict
+    """
+    names = list(schema.names)
+    v = np.zeros(len(names) * len(CELL_COUNTS), dtype=np.int64) if counts is None else np.asarray(counts)
+    return {n: {k: int(v[i * len(CELL_COUNTS) + j]) for j, k in enumerate(CELL_COUNTS)} for i, n in enumerate(names)}
+
+
+def _parse_table_csv_block(block: bytes, header: bytes, index: int, *, sep: str, columns):
+    """One block of a CSV file as a DataFrame of the schema's columns (types inferred), inside its task."""
+    import io
+
+    import pandas as pd
+
+    try:
+        return pd.read_csv(io.BytesIO(header + block), sep=sep, usecols=list(columns), engine="python"
+                           if sep not in (",", "\t", ";", "|") else "c", on_bad_lines="error")
+    except Exception as exc:  # noqa: BLE001 - whatever the parser raised, its message may quote a cell
+        raise PartitionError(f"reading the data failed ({type(exc).__name__} in partition {index} of the CSV); the "
+                             "reader's message is not shown because it may quote private values. Check that every "
+                             "line has the header's fields.") from None
+
+
+def open_table_source(data, *, schema, partition_rows: int = DEFAULT_PARTITION_ROWS,
+                      csv_blocksize=DEFAULT_CSV_BLOCKSIZE) -> DataSource:
+    r"""Open a private mixed table as a :class:`DataSource` encoded partition by partition with a declared schema.
+
+    Nothing private is read here (only the column names of a file). Each partition is read and encoded by
+    :func:`encode_partition` inside the task that sums it: the declared schema applied per partition, the
+    cells it changes counted (owner-only), a refused cell named by column and partition only. Trust model:
+    the workers see the raw rows of their partitions; only the public schema and feature maps are sent to
+    them.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame, dask DataFrame, DataSource, str or path
+        The private table: a path ending in ``.parquet`` / ``.pq`` (or a folder of Parquet files; one
+        partition per row group), ``.csv`` / ``.csv.gz`` / ``.tsv`` (byte blocks of ``csv_blocksize`` split
+        at line ends, each parsed with pandas' type inference inside its task), a Dask DataFrame (its own
+        partitions) or a pandas DataFrame (``partition_rows`` rows per partition). A table source is returned
+        as is.
+    schema : TableSchema
+        The declared schema; its columns must be in the table.
+    partition_rows : int, default=DEFAULT_PARTITION_ROWS
+        Rows per partition of a pandas DataFrame.
+    csv_blocksize : str or int, default=DEFAULT_CSV_BLOCKSIZE
+        Bytes per partition of a CSV file.
+
+    Returns
+    -------
+    DataSource
+        With ``schema`` set and ``columns`` the schema's names.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from dpkme.schema import ColumnSpec, TableSchema
+    >>> schema = TableSchema([ColumnSpec("x", "continuous", lower=0, upper=1),
+    ...                       ColumnSpec("c", "categorical", categories=["a", "b"])])
+    >>> src = open_table_source(pd.DataFrame({"x": [0.1, 0.9], "c": ["a", "b"]}), schema=schema)
+    >>> src.origin, src.columns, src.dim
+    ('pandas', ('x', 'c'), 3)
+    """
+    if isinstance(data, DataSource):
+        if data.schema is None:
+            raise ValueError("data is a numeric DataSource (open_source); open the table with open_table_source.")
+        return data
+    if not hasattr(schema, "encode") or not hasattr(schema, "names"):
+        raise ValueError(f"schema must be a dpkme.schema.TableSchema, got {type(schema).__name__}.")
+    partition_rows = check_positive_int(partition_rows, name="partition_rows")
+    dask = _dask()
+    dd = dask.dataframe
+    names = tuple(str(n) for n in schema.names)
+    description = ""
+    if _is_path(data):
+        path = Path(data)
+        name = path.name.lower()
+        description = path.name
+        if not path.exists():
+            raise ValueError(f"data file {str(path)!r} not found; check the path.")
+        if name.endswith((".parquet", ".pq")) or (path.is_dir() and any(path.glob("*.parquet"))):
+            origin = "parquet"
+            meta = dd.read_parquet(str(path))
+            cols = _select(names, meta.columns, f"the Parquet data {path.name!r}")
+            parts = tuple(dd.read_parquet(str(path), columns=list(cols), split_row_groups=True).to_delayed())
+        elif name.endswith((".csv", ".csv.gz", ".tsv", ".txt")):
+            origin = "csv"
+            cols, parts = _csv_partitions(dask, path, names, sep="\t" if name.endswith(".tsv") else ",",
+                                          blocksize=csv_blocksize, parse=_parse_table_csv_block)
+        else:
+            raise ValueError(f"cannot tell the format of {path.name!r}: name it .parquet (or a folder of .parquet "
+                             "files), .csv, .csv.gz or .tsv.")
+    elif isinstance(data, dd.DataFrame):
+        origin = "dask-dataframe"
+        cols = _select(names, data.columns, "the Dask DataFrame")
+        parts = tuple(data[list(cols)].to_delayed())
+    elif hasattr(data, "columns") and hasattr(data, "iloc"):
+        origin = "pandas"
+        cols = _select(names, data.columns, "the DataFrame")
+        frame = data[list(cols)]
+        # pure=False: a random task key, never a hash of the private rows
+        parts = tuple(dask.delayed(frame.iloc[s:s + partition_rows], pure=False)
+                      for s in range(0, max(len(frame), 1), partition_rows))
+    else:
+        raise ValueError(f"a table release takes a pandas or Dask DataFrame, or a Parquet / CSV path, got "
+                         f"{type(data).__name__}.")
+    return DataSource(partitions=parts, columns=tuple(cols), bounds=None, clip=False, origin=origin,
+                      description=description, schema=schema)

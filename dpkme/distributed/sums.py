@@ -31,9 +31,18 @@ from typing import Callable
 import numpy as np
 
 from .._validation import check_array
-from .sources import DataSource, PartitionError, _dask, load_partition, open_source, reading_error
+from .sources import (
+    DataSource,
+    PartitionError,
+    _dask,
+    cell_count_dict,
+    encode_partition,
+    load_partition,
+    open_source,
+    reading_error,
+)
 
-__all__ = ["PartialSums", "feature_sums", "kernel_row_sums", "cluster_sums", "reduce_partitions"]
+__all__ = ["PartialSums", "feature_sums", "kernel_row_sums", "cluster_sums", "reduce_partitions", "count_rows"]
 
 
 @dataclass(frozen=True)
@@ -50,30 +59,43 @@ class PartialSums:
         Number of partitions reduced.
     seconds : float, default=0.0
         Wall-clock time of the reduction (the owner's; never exported with a release).
+    cell_counts : dict, optional
+        For a table source (:func:`~dpkme.distributed.sources.open_table_source`): per column, the cells the
+        declared schema changed (``missing``, ``unknown``, ``clipped_low``, ``clipped_high``, ``rounded``),
+        summed over the partitions as partial sums. **Owner-only**, like
+        :meth:`dpkme.schema.TableSchema.encode_report`: never publish.
     """
 
     total: np.ndarray = field(repr=False)
     count: int = field(repr=False)
     n_partitions: int = 0
     seconds: float = 0.0
+    cell_counts: dict | None = field(default=None, repr=False)
 
 
 # ----------------------------------------------------------------------------------- task functions
-def _partial(part, index, columns, bounds, clip, fn, args):
-    X = load_partition(part, index, columns=columns, bounds=bounds, clip=clip)
+def _partial(part, index, columns, bounds, clip, schema, fn, args):
+    """(rows, partial sum, cell counts) of one partition: read and checked (or encoded with a declared schema)."""
+    counts = None
+    if schema is None:
+        X = load_partition(part, index, columns=columns, bounds=bounds, clip=clip)
+    else:
+        X, counts = encode_partition(part, index, schema=schema)
     if X.shape[0] == 0:
-        return 0, None
-    return X.shape[0], np.asarray(fn(X, *args), dtype=np.float64)
+        return 0, None, counts
+    return X.shape[0], np.asarray(fn(X, *args), dtype=np.float64), counts
+
+
+def _plus(a, b):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a + b
 
 
 def _add(a, b):
-    na, sa = a
-    nb, sb = b
-    if sa is None:
-        return na + nb, sb
-    if sb is None:
-        return na + nb, sa
-    return na + nb, sa + sb
+    return a[0] + b[0], _plus(a[1], b[1]), _plus(a[2], b[2])
 
 
 def _tree(dask, items):
@@ -162,7 +184,8 @@ def reduce_partitions(source: DataSource, fn: Callable, args=(), *, client=None,
         raise ValueError("the source has no partitions (no rows).")
     t0 = time.perf_counter()
     shared = [dask.delayed(a, pure=True) for a in args]  # one key each: sent to the workers once
-    partials = [dask.delayed(_partial, pure=True)(part, i, source.columns, source.bounds, source.clip, fn,
+    schema = None if source.schema is None else dask.delayed(source.schema, pure=True)   # public, sent once
+    partials = [dask.delayed(_partial, pure=True)(part, i, source.columns, source.bounds, source.clip, schema, fn,
                                                   tuple(shared))
                 for i, part in enumerate(source.partitions)]
     total = _tree(dask, partials)
@@ -179,7 +202,7 @@ def reduce_partitions(source: DataSource, fn: Callable, args=(), *, client=None,
                     done += 1
                     if progress is not None:
                         progress(done / n_parts, f"{what}: {done}/{n_parts} partitions")
-                count, vec = futures[-1].result()
+                count, vec, cells = futures[-1].result()
             finally:
                 # dropping the futures releases their tasks; client.cancel on a graph with an erred task trips an
                 # assertion in the scheduler (a traceback on the user's terminal after a refused partition)
@@ -195,7 +218,7 @@ def reduce_partitions(source: DataSource, fn: Callable, args=(), *, client=None,
                         progress(state["done"] / n_parts, f"{what}: {state['done']}/{n_parts} partitions")
 
             with Callback(posttask=posttask):
-                (count, vec), = dask.compute(total)
+                (count, vec, cells), = dask.compute(total)
     except PartitionError:
         raise
     except (ValueError, TypeError, OverflowError) as exc:  # raised while Dask read a partition: may quote a cell
@@ -209,7 +232,49 @@ def reduce_partitions(source: DataSource, fn: Callable, args=(), *, client=None,
         vec = np.zeros(int(size))
     if progress is not None:
         progress(1.0, f"{what}: reduced {n_parts} partitions")
-    return PartialSums(total=vec, count=int(count), n_partitions=n_parts, seconds=time.perf_counter() - t0)
+    return PartialSums(total=vec, count=int(count), n_partitions=n_parts, seconds=time.perf_counter() - t0,
+                       cell_counts=None if source.schema is None else cell_count_dict(source.schema, cells))
+
+
+def count_rows(source: DataSource, *, client=None) -> int:
+    r"""The number of rows of a source: one ``len`` per partition on the cluster, added on the client.
+
+    **Public under replace-one only** (neighbouring tables have the same size); a table release counts its
+    rows with it to set its public defaults (the number of atoms, the marginal block's share) before its one
+    private pass. Nothing else of the partitions leaves the workers.
+
+    Parameters
+    ----------
+    source : DataSource
+        The rows.
+    client : None, distributed.Client or str, default=None
+        Where the tasks run.
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> count_rows(open_source(np.zeros((10, 2)), partition_rows=4))
+    10
+    """
+    dask = _dask()
+    if not isinstance(source, DataSource):
+        raise ValueError(f"source must be a DataSource (dpkme.distributed.open_source), got {type(source).__name__}.")
+    lens = [dask.delayed(len, pure=True)(part) for part in source.partitions]
+    client, close = _client_of(client)
+    try:
+        sizes = client.gather(client.compute(lens)) if client is not None else dask.compute(*lens)
+    except PartitionError:
+        raise
+    except (ValueError, TypeError, OverflowError) as exc:  # raised while Dask read a partition: may quote a cell
+        raise reading_error(exc, source.columns) from None
+    finally:
+        if close:
+            client.close()
+    return int(sum(int(n) for n in sizes))
 
 
 def _source(data, columns, bounds, clip):

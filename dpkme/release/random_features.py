@@ -43,14 +43,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import reduced_set
-from .._validation import (
-    check_array,
-    check_in,
-    check_positive_int,
-    noise_rng,
-    public_size,
-    spawn_streams,
-)
+from .._validation import check_array, check_in, check_positive_int, noise_rng, spawn_streams
 from ..kernels.kernel import Kernel
 from ..kernels.marginal import JointFeatures
 from ..kernels.random_features import RandomFourierFeatures
@@ -58,6 +51,7 @@ from ..privacy.accounting import PrivacyCharge, gaussian_charge
 from ..privacy.sensitivity import check_release_args, feature_mean_sensitivity
 from ..privacy.spec import PrivacySpec, resolve, resolve_noise
 from ..reduced_set import DEFAULT_SOLVER, SOLVERS, list_solvers, resample  # noqa: F401  (re-exported)
+from .core import InMemoryRows, Privatised, RowSums, is_row_sums, n_policy, policy_params, privatise, shape_of
 from .result import Release
 
 if TYPE_CHECKING:
@@ -81,10 +75,14 @@ def privatise_feature_mean(
     calibration: str = "analytic",
     neighbouring: str = "replace-one",
     rng: np.random.Generator | None = None,
-    n_private: int | None = None,
+    n_private: int | str | None = None,
     noise: str = "numpy",
+    count_share: float = 0.1,
+    count_rng: np.random.Generator | None = None,
+    progress: Callable[[float, str], object] | None = None,
+    record: dict[str, Any] | None = None,
 ) -> tuple[npt.NDArray[np.float64], GaussianCalibration]:
-    r"""The private step of Algorithm 2: the noisy mean feature vector.
+    r"""The private step of Algorithm 2: the noisy mean feature vector (in memory or on a Dask cluster).
 
     Guarantee
     ---------
@@ -117,9 +115,11 @@ def privatise_feature_mean(
 
     Parameters
     ----------
-    X : array (N, D)
-        Private data (finite values; read once, in blocks).
-    features : RandomFourierFeatures
+    X : array (N, D) or RowSums
+        Private data (finite values; read once, in blocks), or a
+        :class:`~dpkme.release.core.RowSums` that computes the feature sum elsewhere (a Dask cluster's
+        partitions, :class:`dpkme.distributed.DaskRows`).
+    features : RandomFourierFeatures or JointFeatures
         Fitted, public feature map with :math:`k(x,x) \le 1`.
     epsilon : float
         > 0.
@@ -130,15 +130,26 @@ def privatise_feature_mean(
     rng : numpy.random.Generator
         Source of the noise for ``noise="numpy"`` (required then); must be
         ``None`` for ``noise="opendp"``.
-    n_private : int, optional
+    n_private : int or "private", optional
         Public size :math:`N` used for normalisation and sensitivity. Must equal
         the number of rows under replace-one (the default); required to be
-        declared for add-remove.
+        declared for add-remove, or ``"private"`` (add-remove): a Laplace count
+        with a share ``count_share`` of :math:`\varepsilon`, composed with the sum
+        (:mod:`dpkme.release.core`; the returned calibration is then the sum's).
     noise : {"numpy", "opendp"}, default="numpy"
         Sampler of the Gaussian noise (:func:`dpkme.privacy.calibration.add_gaussian_noise`):
         numpy's generator (assumes idealised floating-point numerics, Mironov
         2012) or OpenDP's exact, floating-point-safe sampler given exactly
         :math:`\sigma` (not seedable).
+    count_share : float, default=0.1
+        Share of :math:`\varepsilon` spent on the count with ``n_private="private"``.
+    count_rng : numpy.random.Generator, optional
+        The count's generator (required with ``n_private="private"``).
+    progress : callable, optional
+        ``progress(fraction, message)`` during the pass over the rows.
+    record : dict, optional
+        Filled with ``"noisy"``: the :class:`~dpkme.release.core.Privatised` result (public: the size,
+        :math:`\sigma`, the sensitivity and the charge the release records).
 
     Returns
     -------
@@ -146,11 +157,7 @@ def privatise_feature_mean(
     calibration : dpkme.privacy.calibration.GaussianCalibration
         :math:`\sigma`, the sensitivity and the achieved :math:`\delta`.
     """
-    from ..privacy.calibration import (  # local: avoids import cycles
-        NOISE_SOURCES,
-        add_gaussian_noise,
-        calibrate_gaussian,
-    )
+    from ..privacy.calibration import NOISE_SOURCES  # local: avoids import cycles
 
     if not isinstance(features, (RandomFourierFeatures, JointFeatures)):
         raise ValueError(
@@ -167,25 +174,28 @@ def privatise_feature_mean(
     if noise == "opendp" and rng is not None:
         raise ValueError("noise='opendp' draws from OpenDP's own generator: pass rng=None, not both (the generator "
                          "would be ignored and the result cannot be replayed).")
-    X = check_array(X, name="X", n_features=features.n_features_in_)
-    n = X.shape[0]
-    n_pub = public_size(n, n_private, neighbouring=neighbouring)
-    sens = feature_mean_sensitivity(n=n_pub, norm_bound=features.norm_bound, neighbouring=neighbouring)
-    cal = calibrate_gaussian(epsilon=epsilon, delta=delta, sensitivity=sens, method=calibration)
-    mean = features.mean_embedding(X)
-    if n_pub != n:
-        mean *= n / n_pub
-    return add_gaussian_noise(mean, sigma=cal.sigma, rng=rng, noise=noise), cal
-
-
-def _data_shape(X: npt.ArrayLike) -> tuple[int, int]:
-    """(rows, columns) of X, read from its shape only (the values are validated later)."""
-    shape = getattr(X, "shape", None)
-    if shape is None:
-        shape = np.shape(X)
-    if len(shape) != 2:
-        raise ValueError(f"X must be a 2-D array, got shape {tuple(shape)}.")
-    return int(shape[0]), int(shape[1])
+    if is_row_sums(X):
+        rows: Any = X
+        if rows.dim != features.n_features_in_:
+            raise ValueError(f"the feature map was fitted for {features.n_features_in_} columns but the rows have "
+                             f"{rows.dim}.")
+    else:
+        rows = InMemoryRows(check_array(X, name="X", n_features=features.n_features_in_,
+                                        min_rows=0 if neighbouring == "add-remove" else 1))
+    del X
+    policy = n_policy(n_private, neighbouring, count_share, noise)
+    if policy == "private" and not isinstance(count_rng, np.random.Generator):
+        raise ValueError(f"count_rng must be a numpy.random.Generator (n_private='private'), got {count_rng!r}.")
+    stat = rows.feature_sums(features, progress=progress)
+    rows.close()
+    noisy = privatise(stat, policy=policy, n_private=n_private, neighbouring=neighbouring, epsilon=epsilon,
+                      delta=delta, calibration=calibration, count_share=count_share,
+                      sensitivity_at=lambda n: feature_mean_sensitivity(n=n, norm_bound=features.norm_bound,
+                                                                        neighbouring=neighbouring),
+                      rng_noise=rng, rng_count=count_rng, noise=noise, label="Algorithm 2", mechanism="algorithm2")
+    if record is not None:
+        record["noisy"] = noisy
+    return noisy.vector, noisy.calibration
 
 
 def algorithm2(
@@ -324,11 +334,76 @@ def algorithm2(
     >>> rel.charge.noise_multiplier == algorithm2_charge(n_private=500, privacy=spec).noise_multiplier
     True
     """
-    t0 = time.perf_counter()
     epsilon, delta, neighbouring, calibration = resolve(privacy, epsilon=epsilon, delta=delta,
                                                         neighbouring=neighbouring, calibration=calibration)
     noise = resolve_noise(privacy, noise=noise, random_state=random_state, function="algorithm2")
+    return run_algorithm2(   # the one orchestration (dpkme.release.core); X is summed in blocks in memory
+        X, kernel=kernel, epsilon=epsilon, delta=delta, n_points=n_points, n_features=n_features, solver=solver, calibration=calibration,
+        neighbouring=neighbouring, n_private=n_private, initial_points=initial_points, q_scale=q_scale,
+        q_loc=q_loc, random_state=random_state, feature_dtype=feature_dtype, progress=progress,
+        solver_options=solver_options, preset=preset, noise=noise, domain=domain, marginals=marginals,
+        marginal_share=marginal_share)
+
+
+def run_algorithm2(
+    rows: RowSums | npt.ArrayLike | Callable[[], RowSums],
+    *,
+    kernel: Kernel,
+    epsilon: float,
+    delta: float,
+    n_points: int,
+    n_features: int,
+    solver: str,
+    calibration: str,
+    neighbouring: str,
+    n_private: int | str | None,
+    count_share: float = 0.1,
+    initial_points: npt.ArrayLike | None,
+    q_scale: float,
+    q_loc: npt.ArrayLike,
+    random_state: int | np.random.Generator | None,
+    feature_dtype: str,
+    progress: Callable[[float, str], object] | None,
+    solver_options: dict[str, Any] | None,
+    preset: str,
+    noise: str,
+    domain: EmbeddedDomain | None,
+    marginals: MarginalFeatures | None,
+    marginal_share: float | None,
+) -> Release:
+    r"""Algorithm 2 over any :class:`RowSums`: the whole orchestration of :func:`dpkme.release.algorithm2`.
+
+    Guarantee: :math:`(\varepsilon,\delta)`-DP with respect to ``neighbouring``: the Gaussian mechanism on
+    the mean of unit-norm features (sensitivity :math:`2b/N` replace-one, :math:`b/N` add/remove; with
+    ``marginals`` the joint map of :class:`~dpkme.kernels.marginal.JointFeatures`, norm :math:`\le 1`),
+    the row count by ``n_private`` (:data:`N_POLICIES`); the solver and the weight re-fit are
+    post-processing. Public arguments are validated before the rows are read.
+
+    Parameters
+    ----------
+    rows : RowSums, array (N, D) or callable
+        The private rows (an array in memory is summed by :class:`InMemoryRows`), or a function that opens
+        them (called after the public arguments are validated).
+    kernel, epsilon, delta, n_points, n_features, solver, calibration, neighbouring
+        As :func:`dpkme.release.algorithm2` (``epsilon`` and ``delta`` resolved).
+    n_private : None, int or "private"
+        The row-count policy.
+    count_share : float, default=0.1
+        Share of :math:`\varepsilon` spent on the count with ``n_private="private"``.
+    initial_points, q_scale, q_loc, random_state, feature_dtype, progress, solver_options, preset, noise
+        As :func:`dpkme.release.algorithm2` (``noise`` resolved).
+    domain, marginals, marginal_share
+        As :func:`dpkme.release.algorithm2`.
+
+    Returns
+    -------
+    Release
+    """
+    from ..privacy.calibration import check_noise_source
+
+    t0 = time.perf_counter()
     epsilon, delta = check_release_args(kernel, epsilon, delta, calibration=calibration, neighbouring=neighbouring)
+    policy = n_policy(n_private, neighbouring, count_share, noise)
     n_points = check_positive_int(n_points, name="n_points")
     n_features = check_positive_int(n_features, name="n_features", minimum=2)
     if n_features % 2:
@@ -338,18 +413,18 @@ def algorithm2(
         raise ValueError(f"solver {spec.name!r} cannot honour a declared domain; use one of "
                          f"{sorted(n for n, s in SOLVERS.items() if s.honours_domain)}.")
     options = {**reduced_set.preset_options(spec.name, preset), **(solver_options or {})}
-    from ..privacy.calibration import check_noise_source  # local: avoids import cycles
-
     check_noise_source(noise, random_state)
     rng, seed, noise_source = noise_rng(random_state)  # OS entropy: no seed recorded (not replayable)
-    rng_noise: np.random.Generator | None
-    rng_features, rng_noise, rng_solver = spawn_streams(rng, 3, fresh=noise_source == "os-entropy")
+    streams = spawn_streams(rng, 4 if policy == "private" else 3, fresh=noise_source == "os-entropy")
+    rng_features, rng_solver = streams[0], streams[2]
+    rng_noise: np.random.Generator | None = streams[1]
     if noise == "opendp":
         rng_noise, seed, noise_source = None, None, "opendp"  # OpenDP's own generator: not replayable
     reporter = reduced_set.Progress(progress)
     reporter(0.0, "drawing random features", force=True)
-
-    n_rows, dim = _data_shape(X)
+    src: Any = rows() if callable(rows) else rows
+    dim, stage = shape_of(src)
+    source_record = src.record if is_row_sums(src) else None
     domain = reduced_set.check_domain_object(domain, dim)  # public: validated before the data is read
     joint: float | JointFeatures | None   # the marginal share, then the joint map
     joint, refit_options = _check_marginals(marginals, marginal_share, spec=spec, options=options, dim=dim,
@@ -359,23 +434,28 @@ def algorithm2(
     if joint is not None:
         assert marginals is not None           # _check_marginals: a share only with marginals
         joint = JointFeatures(features, marginals, share=joint)
-    # Stage 1 -- the only access to the private data.
-    mu_tilde, cal = privatise_feature_mean(
-        X, features if joint is None else joint, epsilon=epsilon, delta=delta, calibration=calibration,
-        neighbouring=neighbouring, rng=rng_noise, n_private=n_private, noise=noise)
-    charge = _algorithm2_charge_of(cal, neighbouring)   # what this noise spends (= algorithm2_charge)
-    n_pub = int(n_private) if n_private is not None else n_rows
-    del X  # nothing below may read the private data
-    reporter(0.05, "noisy mean feature vector computed", force=True)
+    fmap: RandomFourierFeatures | JointFeatures = features if joint is None else joint
+
+    # Stage 1 -- the only access to the private data: one sum over the rows, noised once here
+    # (privatise_feature_mean: the one private step of Algorithm 2, in memory and on a cluster).
+    record: dict[str, Any] = {}
+    mu_tilde, _ = privatise_feature_mean(
+        src, fmap, epsilon=epsilon, delta=delta, calibration=calibration, neighbouring=neighbouring, rng=rng_noise,
+        n_private=n_private, noise=noise, count_share=count_share,
+        count_rng=streams[3] if policy == "private" else None, progress=reporter.sub(0.0, stage), record=record)
+    noisy: Privatised = record["noisy"]
+    del src, rows, record["noisy"]  # nothing below may read the private data (or its unnoised sum)
+    reporter(stage, "noisy mean feature vector computed", force=True)
 
     # Stage 2 -- post-processing of mu_tilde with public inputs only (sigma is public).
-    sigma_kernel = cal.sigma
+    sigma_kernel = noisy.sigma
     if joint is not None:
         mu_joint = mu_tilde
-        mu_tilde, _, sigma_kernel, sigma_marginal = joint.split(mu_joint, cal.sigma)
+        mu_tilde, _, sigma_kernel, sigma_marginal = joint.split(mu_joint, noisy.sigma)
     if spec.accepts("noise_sigma"):
         options.setdefault("noise_sigma", sigma_kernel)
-    sub = reporter.sub(0.05, 1.0 if joint is None else 0.8)
+    solved = 1.0 if joint is None else max(0.8, stage + 0.75 * (1.0 - stage))   # then the joint re-fit
+    sub = reporter.sub(stage, solved)
     result = reduced_set.reduce(
         mu_tilde, features, n_points=n_points, solver=spec.name, initial_points=initial_points,
         q_scale=q_scale, q_loc=q_loc, random_state=rng_solver, progress=sub, domain=domain, **options)
@@ -385,26 +465,30 @@ def algorithm2(
         extra["refit"] = {k: v for k, v in refit_info.items() if isinstance(v, (bool, int, float, str))}
     if joint is not None:
         assert refit_options is not None       # _check_marginals: re-fit options with every share
-        points, weights, extra = _joint_refit(result, joint, mu_joint, mu_tilde, cal.sigma, sigma_kernel,
+        points, weights, extra = _joint_refit(result, joint, mu_joint, mu_tilde, noisy.sigma, sigma_kernel,
                                               sigma_marginal, rng=rng_solver, domain=domain, n_points=n_points,
-                                              options=refit_options, progress=reporter.sub(0.8, 1.0))
+                                              options=refit_options,
+                                              progress=reporter.sub(solved, 1.0))
         result.points, result.weights = points, weights
         result.residual_norm = extra["marginals"]["kernel_residual"]
         options["refit"] = refit_options
     reporter.finish("release ready")
     return Release(
         points=result.points, weights=result.weights, mechanism="algorithm2", epsilon=epsilon, delta=delta,
-        sigma=cal.sigma, sensitivity=cal.sensitivity, neighbouring=neighbouring, calibration=calibration,
-        kernel=kernel, seed=seed, n_private=n_pub, seconds=time.perf_counter() - t0, noise_source=noise_source,
+        sigma=noisy.sigma, sensitivity=noisy.sensitivity, neighbouring=neighbouring, calibration=calibration,
+        kernel=kernel, seed=seed, n_private=noisy.n_private, seconds=time.perf_counter() - t0,
+        noise_source=noise_source,
         params={"n_points": n_points, "n_features": n_features, "solver": spec.name, "solver_options": options,
-                "residual_norm": result.residual_norm, "achieved_delta": cal.achieved_delta,
-                "calibration_proven": cal.proven, "q_scale": q_scale,
+                "residual_norm": result.residual_norm, "achieved_delta": noisy.calibration.achieved_delta,
+                "calibration_proven": noisy.calibration.proven, "q_scale": q_scale,
                 "initial": "public points" if initial_points is not None else "domain" if domain is not None
                 else "q",
                 **({"domain": "declared"} if domain is not None else {}),
-                "feature_dtype": feature_dtype, "solver_seconds": result.seconds, **extra},
-        charge=charge,
+                "feature_dtype": feature_dtype, "solver_seconds": result.seconds, **extra,
+                **policy_params(policy, source_record, noisy.params)},
+        charge=noisy.charge,
     )
+
 
 
 def _algorithm2_charge_of(cal: GaussianCalibration, neighbouring: str, label: str | None = None) -> PrivacyCharge:

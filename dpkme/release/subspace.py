@@ -52,26 +52,19 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 import numpy.typing as npt
 from scipy.linalg import solve_triangular
 
-from .._validation import (
-    check_array,
-    check_in,
-    check_positive_float,
-    check_positive_int,
-    noise_rng,
-    public_size,
-    spawn_streams,
-)
+from .._validation import check_array, check_in, check_positive_float, check_positive_int, noise_rng, spawn_streams
 from ..kernels.kernel import Kernel
 from ..privacy.accounting import PrivacyCharge, gaussian_charge
 from ..privacy.sensitivity import check_domain, check_release_args, enforce_domain, kme_sensitivity
 from ..privacy.spec import PrivacySpec, resolve, resolve_noise
 from ..reduced_set.weights import project_l1_ball, project_simplex  # the one simplex/L1-ball projection
+from .core import InMemoryRows, RowSums, n_policy, policy_params, privatise
 from .result import Release
 
 if TYPE_CHECKING:
@@ -647,9 +640,6 @@ def algorithm1(
     -------
     Release
     """
-    from ..privacy.calibration import add_gaussian_noise, calibrate_gaussian, check_noise_source  # local: avoids cycles
-
-    t0 = time.perf_counter()
     epsilon, delta, neighbouring, calibration = resolve(privacy, epsilon=epsilon, delta=delta,
                                                         neighbouring=neighbouring, calibration=calibration)
     noise = resolve_noise(privacy, noise=noise, random_state=random_state, function="algorithm1")
@@ -657,26 +647,98 @@ def algorithm1(
                                         sensitivity=sensitivity)
     check_in(basis, {"full", "auto"}, name="basis")
     check_in(weights, {"free", "simplex", "l1"}, name="weights")
-    X = check_array(X, name="X")
-    n, dim = X.shape
-    X = enforce_domain(X, domain, clip=clip)  # the box sensitivity below holds only for data inside the box
+    X = check_array(X, name="X", min_rows=0 if neighbouring == "add-remove" else 1)
+    X = enforce_domain(X, domain, clip=clip)  # the box sensitivity holds only for data inside the box
     if domain is not None:
-        domain = check_domain(domain, dim)
-    n_pub = public_size(n, n_private, neighbouring=neighbouring)
+        domain = check_domain(domain, X.shape[1])
+    return run_algorithm1(   # the one orchestration (dpkme.release.core); X is summed in blocks in memory
+        InMemoryRows(X, allow_empty=True), Z, kernel=kernel, epsilon=epsilon, delta=delta, n_points=n_points,
+        q_scale=q_scale, q_center=q_center, points_are_sample=points_are_sample, calibration=calibration,
+        neighbouring=neighbouring, sensitivity=sensitivity, domain=domain, clip=clip, basis=basis, tol=tol,
+        weights=weights, l1_radius=l1_radius, n_private=n_private, random_state=random_state,
+        basis_cache=basis_cache, noise=noise, point_domain=point_domain)
+
+
+def run_algorithm1(
+    rows: RowSums,
+    Z: npt.ArrayLike | None,
+    *,
+    kernel: Kernel,
+    epsilon: float,
+    delta: float,
+    n_points: int | None,
+    q_scale: float | None,
+    q_center: npt.ArrayLike | None,
+    points_are_sample: bool,
+    calibration: str,
+    neighbouring: str,
+    sensitivity: str,
+    domain: tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]] | None,
+    clip: bool,
+    basis: str,
+    tol: float,
+    weights: str,
+    l1_radius: float,
+    n_private: int | str | None,
+    count_share: float = 0.1,
+    random_state: int | np.random.Generator | None,
+    basis_cache: Any,
+    noise: str,
+    point_domain: EmbeddedDomain | None,
+    progress: Callable[[float, str], object] | None = None,
+) -> Release:
+    r"""Algorithm 1 over any :class:`RowSums`: the whole orchestration of :func:`dpkme.release.algorithm1`.
+
+    Guarantee: :math:`(\varepsilon,\delta)`-DP with respect to ``neighbouring``: Gaussian noise on the
+    coordinates :math:`\alpha = L^{-1}\bar k_A` of the projected KME, :math:`\sigma` calibrated to
+    :func:`~dpkme.privacy.sensitivity.kme_sensitivity` (with ``domain``, a checked box, as its box); points,
+    basis, weights and shrinkage are public or post-processing. The row count by ``n_private``.
+
+    Parameters
+    ----------
+    rows : RowSums
+        The private rows (already checked against ``domain`` where one is declared).
+    Z, kernel, epsilon, delta, n_points, q_scale, q_center, points_are_sample, calibration, neighbouring
+        As :func:`dpkme.release.algorithm1` (``epsilon`` and ``delta`` resolved).
+    sensitivity, domain, clip, basis, tol, weights, l1_radius
+        As :func:`dpkme.release.algorithm1` (``domain`` checked; ``clip`` recorded).
+    n_private : None, int or "private"
+        The row-count policy.
+    count_share : float, default=0.1
+        Share of :math:`\varepsilon` spent on the count with ``n_private="private"``.
+    random_state, basis_cache, noise, point_domain
+        As :func:`dpkme.release.algorithm1` (``noise`` resolved).
+    progress : callable, optional
+        ``progress(fraction, message)`` during the private pass.
+
+    Returns
+    -------
+    Release
+    """
+    from ..privacy.calibration import check_noise_source
+
+    t0 = time.perf_counter()
+    epsilon, delta = check_release_args(kernel, epsilon, delta, calibration=calibration, neighbouring=neighbouring,
+                                        sensitivity=sensitivity)
+    check_in(basis, {"full", "auto"}, name="basis")
+    check_in(weights, {"free", "simplex", "l1"}, name="weights")
+    policy = n_policy(n_private, neighbouring, count_share, noise)
+    dim = rows.dim
     check_noise_source(noise, random_state)
     rng, seed, noise_source = noise_rng(random_state)
     # independent streams: points from q, privacy noise (a real release: each from its own OS entropy)
-    rng_public, rng_noise = spawn_streams(rng, 2, fresh=noise_source == "os-entropy")
+    streams = spawn_streams(rng, 3 if policy == "private" else 2, fresh=noise_source == "os-entropy")
+    rng_public, rng_noise = streams[:2]
     if noise == "opendp":
         seed, noise_source = None, "opendp"  # OpenDP's own generator: nothing recorded can replay the noise
     if Z is not None and point_domain is not None:
         raise ValueError("give either public points Z or a point_domain to draw them from, not both.")
     if Z is None and point_domain is not None:
-        from ..reduced_set import PointSource
-
         if n_points is None:
             raise ValueError("give n_points to draw the points from point_domain.")
         m = check_positive_int(n_points, name="n_points")
+        from ..reduced_set import PointSource
+
         Z = PointSource(dim, domain=point_domain).take(m, rng_public)
         source = "domain"
     elif Z is None:
@@ -687,13 +749,17 @@ def algorithm1(
     else:
         Z = check_array(Z, name="Z", n_features=dim)
         source = "public"
-        # compared with the public size: under add/remove the true row count is private, and refusing by it
-        # would tell a table from its neighbour with one row fewer
-        if points_are_sample and Z.shape[0] > n_pub:
-            raise ValueError(
-                f"a publishable subset cannot have more rows (M={Z.shape[0]}) than the private data "
-                f"(public N={n_pub}); use fewer public points."
-            )
+    Z = np.asarray(Z, dtype=np.float64)
+    # compared with the public size: under add/remove the true row count is private, and refusing by it would
+    # tell a table from its neighbour with one row fewer
+    if source == "public" and points_are_sample and policy == "declared" and isinstance(n_private, int) \
+            and Z.shape[0] > n_private:
+        raise ValueError(f"a publishable subset cannot have more rows (M={Z.shape[0]}) than the private data "
+                         f"(public N={n_private}); use fewer public points.")
+    if source == "public" and points_are_sample and policy == "public" and rows.n_rows is not None \
+            and Z.shape[0] > rows.n_rows:
+        raise ValueError(f"a publishable subset cannot have more rows (M={Z.shape[0]}) than the private data "
+                         f"(public N={rows.n_rows}); use fewer public points.")
     if basis_cache is not None:
         if basis_cache.points.shape != Z.shape or not np.array_equal(basis_cache.points, Z) \
                 or basis_cache.kernel != kernel or basis_cache.tol != tol:
@@ -701,33 +767,43 @@ def algorithm1(
         B = basis_cache
     else:
         B = SubspaceBasis.fit(Z, kernel=kernel, tol=tol)
-    delta2 = kme_sensitivity(n=n_pub, kernel=kernel, neighbouring=neighbouring, mode=sensitivity, domain=domain)
-    cal = calibrate_gaussian(epsilon=epsilon, delta=delta, sensitivity=delta2, method=calibration)
-    charge = _algorithm1_charge_of(cal, neighbouring)   # what this noise spends (= algorithm1_charge)
-    # --- the only access to the private data: the projected empirical KME ---
-    kbar = kernel.row_means(Z, X) * (n / n_pub)
-    alpha = B.coordinates(kbar)
-    beta = add_gaussian_noise(alpha, sigma=cal.sigma, rng=rng_noise if noise == "numpy" else None, noise=noise)
-    del X, kbar, alpha  # nothing below may read the private data
+
+    # --- the only access to the private data: the row sums against the public points, noised once here ---
+    stat = rows.kernel_row_sums(Z, kernel, progress=progress)
+    rows.close()
+    if policy == "public" and source == "public" and points_are_sample and Z.shape[0] > stat.count:
+        raise ValueError(f"a publishable subset cannot have more rows (M={Z.shape[0]}) than the private data "
+                         f"(public N={stat.count}); use fewer public points.")   # N is public under replace-one
+    noisy = privatise(
+        stat, policy=policy, n_private=n_private, neighbouring=neighbouring, epsilon=epsilon, delta=delta,
+        calibration=calibration, count_share=count_share,
+        sensitivity_at=lambda n: kme_sensitivity(n=n, kernel=kernel, neighbouring=neighbouring, mode=sensitivity,
+                                                 domain=domain),
+        transform=B.coordinates, rng_noise=rng_noise if noise == "numpy" else None,
+        rng_count=streams[2] if policy == "private" else None, noise=noise, label="Algorithm 1",
+        mechanism="algorithm1")
+    del stat  # nothing below may read the private data (or its unnoised sums)
+
     # --- post-processing of beta with public inputs only ---
+    beta = noisy.vector
     if basis == "auto":
-        beta = shrink_coordinates(B, beta, cal.sigma, points_are_sample=points_are_sample and source == "public")
+        beta = shrink_coordinates(B, beta, noisy.sigma, points_are_sample=points_are_sample and source == "public")
     w = B.weights(beta)
     if weights != "free":
         w = project_weights(w, kernel.gram(Z), constraint="simplex" if weights == "simplex" else "l1",
                             radius=l1_radius)
     return Release(
-        points=Z, weights=w, mechanism="algorithm1", epsilon=epsilon, delta=delta, sigma=cal.sigma,
-        sensitivity=delta2, neighbouring=neighbouring, calibration=calibration, kernel=kernel, seed=seed,
-        n_private=n_pub, seconds=time.perf_counter() - t0, noise_source=noise_source,
+        points=Z, weights=w, mechanism="algorithm1", epsilon=epsilon, delta=delta, sigma=noisy.sigma,
+        sensitivity=noisy.sensitivity, neighbouring=neighbouring, calibration=calibration, kernel=kernel, seed=seed,
+        n_private=noisy.n_private, seconds=time.perf_counter() - t0, noise_source=noise_source,
         params={"n_points": int(Z.shape[0]), "basis_dim": B.dim, "basis": basis, "tol": tol,
                 "points_source": source, "q_scale": q_scale, "weights": weights,
-                "sensitivity_mode": sensitivity, "achieved_delta": cal.achieved_delta,
-                "calibration_proven": cal.proven,
-                "domain": None if domain is None else [domain[0].tolist(), domain[1].tolist()], "clip": clip},
-        charge=charge,
+                "sensitivity_mode": sensitivity, "achieved_delta": noisy.calibration.achieved_delta,
+                "calibration_proven": noisy.calibration.proven,
+                "domain": None if domain is None else [domain[0].tolist(), domain[1].tolist()], "clip": clip,
+                **policy_params(policy, rows.record, noisy.params)},
+        charge=noisy.charge,
     )
-
 
 def _algorithm1_charge_of(cal: GaussianCalibration, neighbouring: str, label: str | None = None) -> PrivacyCharge:
     """The charge of Algorithm 1's Gaussian noise ``cal`` (the release's own and :func:`algorithm1_charge`'s)."""

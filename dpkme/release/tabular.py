@@ -67,9 +67,10 @@ from ..kernels.marginal import DEFAULT_MARGINAL_BINS, DEFAULT_MARGINAL_SHARE, DE
 from ..privacy.calibration import calibrate_gaussian
 from ..privacy.sensitivity import check_release_args, feature_mean_sensitivity, kme_sensitivity
 from ..privacy.spec import PrivacySpec, resolve, resolve_noise
-from .random_features import algorithm2
+from .core import InMemoryRows, is_row_sums, n_policy
+from .random_features import run_algorithm2
 from .result import Release
-from .subspace import algorithm1
+from .subspace import DEFAULT_TOL, run_algorithm1
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -80,7 +81,7 @@ if TYPE_CHECKING:
 
 _T = TypeVar("_T")
 
-__all__ = ["MECHANISMS", "DEFAULT_N_FEATURES", "DEFAULT_SPREAD", "DEFAULT_ADDITIVE_SPREAD", "SPREAD_PER_NOISE",
+__all__ = ["table_release", "MECHANISMS", "DEFAULT_N_FEATURES", "DEFAULT_SPREAD", "DEFAULT_ADDITIVE_SPREAD", "SPREAD_PER_NOISE",
            "DEFAULT_TABLE_KERNEL", "TABLE_REVIVE", "TABLE_REFIT", "N_FEATURES_RANGE", "default_n_features", "default_n_points", "release_table", "TableRelease", "two_sample_on_table",
            "table_marginals", "default_marginal_share", "marginal_cell_noise", "TABLE_MARGINALS", "MARGINAL_OPTIONS", "MAX_CELL_NOISE"]
 
@@ -565,6 +566,69 @@ def release_table(
     -------
     TableRelease
     """
+    def encoded(schema: TableSchema, reporter: Any) -> tuple[npt.NDArray[np.float64], int]:
+        reporter(0.0, "encoding the table with the declared schema", force=True)
+        X = schema.encode(df)    # the declared preprocessing: each row validated, clipped and embedded on its own
+        return X, int(X.shape[0])
+
+    return table_release(
+        encoded, schema=schema, epsilon=epsilon, delta=delta, mechanism=mechanism, n_points=n_points,
+        n_features=n_features, solver=solver, weights=weights, calibration=calibration, neighbouring=neighbouring,
+        n_private=n_private, random_state=random_state, progress=progress, solver_options=solver_options,
+        preset=preset, noise=noise, kernel=kernel, marginal_share=marginal_share, marginal_options=marginal_options,
+        privacy=privacy)
+
+
+def table_release(
+    open_rows: Callable[[TableSchema, Any], tuple[Any, int | None]],
+    *,
+    schema: TableSchema | dict[str, Any] | str,
+    epsilon: float | None = None,
+    delta: float | None = None,
+    mechanism: str = "algorithm2",
+    n_points: int | None = None,
+    n_features: int = DEFAULT_N_FEATURES,
+    solver: str = "pursuit-joint",
+    weights: str = "simplex",
+    calibration: str | None = None,
+    neighbouring: str | None = None,
+    n_private: int | None = None,
+    random_state: int | np.random.Generator | None = None,
+    progress: Callable[[float, str], object] | None = None,
+    solver_options: dict[str, Any] | None = None,
+    preset: str = "accurate",
+    noise: str | None = None,
+    kernel: str | Kernel = DEFAULT_TABLE_KERNEL,
+    marginal_share: float | Literal["auto"] | None = "auto",
+    marginal_options: dict[str, Any] | None = None,
+    privacy: PrivacySpec | None = None,
+) -> "TableRelease":
+    r"""The orchestration of a table release, wherever its rows live: :func:`release_table` and :func:`dpkme.distributed.release_table`.
+
+    The public arguments are validated first; then ``open_rows(schema, reporter)`` gives the embedded rows --
+    an array (in memory) or a :class:`~dpkme.release.core.RowSums` whose sums encode partitions on a cluster
+    -- and their public size where it is known (under replace-one the count is public); the public defaults
+    (:func:`default_n_points`, :func:`table_marginals`, :func:`table_solver_options`) follow from it, and the
+    release is :func:`~dpkme.release.random_features.run_algorithm2` or
+    :func:`~dpkme.release.subspace.run_algorithm1` over those rows. Guarantee and charge: those of
+    :func:`release_table`.
+
+    Parameters
+    ----------
+    open_rows : callable
+        ``open_rows(schema, reporter) -> (rows, n_rows)``; ``n_rows`` may be ``None`` when ``n_private`` is
+        given.
+    schema, epsilon, delta, mechanism, n_points, n_features, solver, weights, calibration, neighbouring
+        As :func:`release_table`.
+    n_private, random_state, progress, solver_options, preset, noise, kernel, marginal_share
+        As :func:`release_table`.
+    marginal_options, privacy
+        As :func:`release_table`.
+
+    Returns
+    -------
+    TableRelease
+    """
     from ..reduced_set import Progress
 
     schema = _check_schema(schema)
@@ -574,13 +638,18 @@ def release_table(
                                                         neighbouring=neighbouring, calibration=calibration)
     noise = resolve_noise(privacy, noise=noise, random_state=random_state, function="release_table")
     epsilon, delta = check_release_args(kernel, epsilon, delta, calibration=calibration, neighbouring=neighbouring)
+    n_policy(n_private, neighbouring, 0.1, noise)      # public: refused before any row is read
+    if mechanism == "algorithm1" and solver_options:
+        raise ValueError("solver_options apply to mechanism='algorithm2' only.")
     domain = schema.domain
     reporter = Progress(progress)
-    reporter(0.0, "encoding the table with the declared schema", force=True)
-    # The declared preprocessing: each row validated, clipped and embedded on its own.
-    X = schema.encode(df)
-    del df  # from here on only the embedded rows, and below only the privatised statistic
-    n_pub = X.shape[0] if n_private is None else check_positive_int(n_private, name="n_private")
+    rows, n_rows = open_rows(schema, reporter)
+    if n_private is not None:
+        n_pub = check_positive_int(n_private, name="n_private")
+    elif n_rows is None:
+        raise ValueError("the table's public size is unknown: declare n_private.")
+    else:
+        n_pub = int(n_rows)
     if n_points is None:
         n_points = default_n_points(n_private=n_pub, epsilon=epsilon, delta=delta, mechanism=mechanism,
                                     n_features=n_features, calibration=calibration, neighbouring=neighbouring)
@@ -592,27 +661,22 @@ def release_table(
                            weights=weights, solver_options=solver_options, marginal_share=marginal_share,
                            marginal_options=marginal_options, calibration=calibration, neighbouring=neighbouring)
     if mechanism == "algorithm2":
-        from ..reduced_set import get_solver
-
-        spec = get_solver(solver)
-        options = dict(solver_options or {})
-        if spec.accepts("weights"):
-            options.setdefault("weights", weights)
-        if spec.accepts("revive"):
-            options.setdefault("revive", TABLE_REVIVE)   # post-processing: atoms and the solver's public stream
-        if spec.accepts("refit") and weights in ("simplex", "sub-simplex"):
-            options.setdefault("refit", dict(TABLE_REFIT))   # post-processing of the privatised vector too
-        rel = algorithm2(X, kernel=kernel, epsilon=epsilon, delta=delta, n_points=n_points, n_features=n_features,
-                         solver=solver, calibration=calibration, neighbouring=neighbouring, n_private=n_private,
-                         random_state=random_state, progress=reporter.sub(0.02, 1.0), solver_options=options,
-                         preset=preset, noise=noise, domain=domain, **marg)
+        rel = run_algorithm2(
+            rows, kernel=kernel, epsilon=epsilon, delta=delta, n_points=n_points, n_features=n_features,
+            solver=solver, calibration=calibration, neighbouring=neighbouring, n_private=n_private,
+            initial_points=None, q_scale=500.0, q_loc=0.0, random_state=random_state, feature_dtype="float32",
+            progress=reporter.sub(0.02, 1.0),
+            solver_options=table_solver_options(solver, weights=weights, solver_options=solver_options),
+            preset=preset, noise=noise, domain=domain, marginals=marg.get("marginals"),
+            marginal_share=marg.get("marginal_share"))
     else:
-        if solver_options:
-            raise ValueError("solver_options apply to mechanism='algorithm2' only.")
-        rel = algorithm1(X, None, kernel=kernel, epsilon=epsilon, delta=delta, n_points=n_points,
-                         point_domain=domain, weights=weights, calibration=calibration, neighbouring=neighbouring,
-                         n_private=n_private, random_state=random_state, noise=noise)
-    del X
+        rel = run_algorithm1(
+            rows if is_row_sums(rows) else InMemoryRows(rows), None, kernel=kernel, epsilon=epsilon, delta=delta,
+            n_points=n_points, q_scale=None, q_center=None, points_are_sample=False, calibration=calibration,
+            neighbouring=neighbouring, sensitivity="tight", domain=None, clip=False, basis="full", tol=DEFAULT_TOL,
+            weights=weights, l1_radius=1.0, n_private=n_private, random_state=random_state, basis_cache=None,
+            noise=noise, point_domain=domain)
+    del rows
     rel.params["n_points_rule"] = rule
     rel.params["table"] = {"columns": list(schema.names), "embedding_dim": int(schema.dim), "kernel": kernel_kind}
     _mark_if_schema_is_data_dependent(rel, schema)

@@ -10,12 +10,12 @@ import pytest
 pytest.importorskip("dask")
 pytest.importorskip("distributed")
 
-import dask  # noqa: E402
-import dask.array as da  # noqa: E402
+import dask
+import dask.array as da
 
-import dpkme.distributed as dist  # noqa: E402
-from dpkme.kernels import GaussianKernel  # noqa: E402
-from dpkme.release import algorithm1, algorithm2  # noqa: E402
+import dpkme.distributed as dist
+from dpkme.kernels import GaussianKernel
+from dpkme.release import algorithm1, algorithm2
 
 K = GaussianKernel(lengthscale=1.0)
 COLS = ["a", "b", "c"]
@@ -127,7 +127,7 @@ def test_a_local_cluster_of_two_processes_gives_the_in_memory_releases(files, cl
     rel1 = dist.algorithm1(str(d / "data.csv"), columns=COLS, bounds=BOX, client=cluster.scheduler.address,
                            **_alg1_kwargs())                        # a scheduler address: a client for the call
     _same(rel1, algorithm1(X, domain=BOX, **_alg1_kwargs()))
-    with pytest.raises(ValueError, match="column 'b'.*above its upper"):   # the check runs on the workers
+    with pytest.raises(ValueError, match=r"column 'b'.*above its upper"):   # the check runs on the workers
         dist.algorithm2(d / "data.parquet", columns=COLS, bounds=([-5, -5, -5], [5, 1, 5]), client=cluster,
                         **_alg2_kwargs())
 
@@ -223,7 +223,7 @@ def test_post_processing_never_reads_the_data(monkeypatch):
 # --------------------------------------------------------------------------- the row count's policy
 def test_n_policy_public_declared_and_refusals():
     X = _data(500)
-    with pytest.raises(ValueError, match="under add-remove the row count .* not read silently"):
+    with pytest.raises(ValueError, match=r"under add-remove the row count .* not read silently"):
         dist.algorithm2(X, neighbouring="add-remove", **_alg2_kwargs())
     with pytest.raises(ValueError, match="n_private='private' is for add-remove"):
         dist.algorithm2(X, n_private="private", **_alg2_kwargs())
@@ -277,7 +277,7 @@ def test_a_csv_cell_reaches_no_message_of_any_task_nor_of_opening(tmp_path):
     for part in src.partitions:                       # each partition's own tasks, as a worker runs them
         try:
             dask.compute(part, scheduler="sync")
-        except Exception as exc:                      # noqa: BLE001 - any failure: its message is what a log shows
+        except Exception as exc:                      # any failure: its message is what a log shows
             failures += 1
             assert "secret" not in str(exc) and "98765" not in str(exc), str(exc)
             assert isinstance(exc, ValueError)
