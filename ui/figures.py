@@ -656,3 +656,44 @@ def generated_rows_figure(rows, group, held, *, groups, dims, columns) -> go.Fig
                       yaxis_title=columns[dims[1]], legend=dict(orientation="h", y=-0.15),
                       title="Generated rows (coloured) over the real held-out rows (grey)")
     return fig
+
+
+# --------------------------------------------------------------------------- Private two-sample test page
+def null_distribution_figure(res, ref: dict) -> go.Figure:
+    """A private two-sample test's simulated null (``res.null.samples``, noise-aware) against the textbook χ²_J
+    null ``ref`` (``dpkme.two_sample.curves.chi2_reference``), with the statistic and the critical value."""
+    samples = np.asarray(res.null.samples)
+    fig = go.Figure(go.Histogram(x=samples, nbinsx=60, name=f"null used ({res.null.kind}, noise-aware)",
+                                 marker_color="rgba(31,119,180,0.55)", histnorm="probability density"))
+    J, hi = ref["dof"], ref["hi"]
+    fig.add_trace(go.Scatter(x=ref["x"], y=ref["pdf"], mode="lines", name=f"textbook χ²_{J} null (ignores the noise)",
+                             line=dict(color="black", dash="dot")))
+    fig.add_vline(x=res.statistic, line_color="red", annotation_text="statistic")
+    fig.add_vline(x=res.critical_value(), line_dash="dash", line_color="#1f77b4",
+                  annotation_text=f"critical value (α = {res.alpha:g})", annotation_position="bottom right")
+    fig.update_layout(title="Null distribution of the private statistic (simulated from released quantities only)",
+                      xaxis_title="statistic", yaxis_title="density", height=380, xaxis_range=[0, hi],
+                      margin=dict(l=10, r=10, t=40, b=10), legend=dict(orientation="h", y=-0.25))
+    return fig
+
+
+def rejection_curves_figure(series: dict, *, methods, alpha: float, title: str, xlabel: str) -> go.Figure:
+    """Rejection rates of the two-sample tests along ε or n (``dpkme.two_sample.curves.curve_series``), with their
+    Clopper–Pearson error bars, the level α and, under H₀, the band of an exact level-α test."""
+    xs = series["x"]
+    fig = go.Figure()
+    if series["band"] is not None:
+        lo, hi = series["band"]
+        fig.add_trace(go.Scatter(x=xs + xs[::-1], y=hi + lo[::-1], fill="toself", fillcolor="rgba(0,0,0,0.08)",
+                                 line=dict(width=0), name="95 % range of an exact level-α test", hoverinfo="skip"))
+    fig.add_hline(y=alpha, line_dash="dot", annotation_text=f"α = {alpha:g}")
+    for j, m in enumerate(methods):
+        sm = series["methods"][m]
+        y, err_hi, err_lo = sm["rate"], sm["err_high"], sm["err_low"]
+        dash = "dot" if "naive" in m else ("dash" if m == "nonprivate" else "solid")
+        fig.add_trace(go.Scatter(x=xs, y=y, mode="lines+markers", name=f"{m}", line=dict(color=PALETTE[j % 8],
+                                 dash=dash), error_y=dict(type="data", array=err_hi, arrayminus=err_lo, width=3)))
+    fig.update_layout(title=title, xaxis_title=xlabel, yaxis_title="rejection rate", yaxis_range=[0, 1.02],
+                      height=460, margin=dict(l=10, r=10, t=40, b=10), legend=dict(orientation="h", y=-0.22))
+    fig.update_xaxes(type="log")
+    return fig
