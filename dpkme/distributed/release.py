@@ -27,7 +27,8 @@ Without an ``n_private`` under add/remove the functions refuse to run (a ValueEr
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
