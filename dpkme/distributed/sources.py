@@ -75,8 +75,8 @@ def reading_error(exc: BaseException, columns) -> ValueError:
 def _dask():
     try:
         import dask
-        import dask.array  # noqa: F401
-        import dask.dataframe  # noqa: F401
+        import dask.array
+        import dask.dataframe
     except ImportError:  # pragma: no cover - exercised only without the extra
         raise ValueError("dpkme.distributed needs Dask: pip install 'dpkme[distributed]' (dask[dataframe], "
                          "distributed, tqdm).") from None
@@ -287,7 +287,7 @@ def _parse_csv_block(block: bytes, header: bytes, index: int, *, sep: str, colum
         # usecols would read it silently, its fields shifted)
         return pd.read_csv(io.BytesIO(header + block), sep=sep, usecols=list(columns),
                            dtype={c: np.float64 for c in columns}, engine="pyarrow")
-    except Exception as exc:  # noqa: BLE001 - whatever the parser raised, its message may quote a cell
+    except Exception as exc:  # whatever the parser raised, its message may quote a cell
         raise PartitionError(f"reading the data failed ({type(exc).__name__} in partition {index} of the CSV); the reader's "
                              "message is not shown because it may quote private values. Check that every declared "
                              f"column holds numbers only (columns {list(columns)}) and that every line has the "
@@ -312,7 +312,7 @@ def _csv_partitions(dask, path: Path, columns, *, sep: str, blocksize, parse=Non
                                     sample=1 << 20, compression=compression)
         header_line = sample.split(b"\n", 1)[0]
         available = pd.read_csv(io.BytesIO(header_line + b"\n"), sep=sep, nrows=0).columns
-    except Exception as exc:  # noqa: BLE001 - the header is public, but a broken file's message is not useful
+    except Exception as exc:  # the header is public, but a broken file's message is not useful
         raise ValueError(f"cannot read the header line of the CSV file {path.name!r} ({type(exc).__name__}); "
                          "check that it is a CSV file (or .csv.gz) whose first line names the columns.") from None
     cols = _select(columns, available, f"the CSV file {path.name!r}")
@@ -519,7 +519,7 @@ def _parse_table_csv_block(block: bytes, header: bytes, index: int, *, sep: str,
     try:
         return pd.read_csv(io.BytesIO(header + block), sep=sep, usecols=list(columns), engine="python"
                            if sep not in (",", "\t", ";", "|") else "c", on_bad_lines="error")
-    except Exception as exc:  # noqa: BLE001 - whatever the parser raised, its message may quote a cell
+    except Exception as exc:  # whatever the parser raised, its message may quote a cell
         raise PartitionError(f"reading the data failed ({type(exc).__name__} in partition {index} of the CSV); the "
                              "reader's message is not shown because it may quote private values. Check that every "
                              "line has the header's fields.") from None
