@@ -25,8 +25,8 @@ the call and closed after it).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 
@@ -197,9 +197,7 @@ def reduce_partitions(source: DataSource, fn: Callable, args=(), *, client=None,
 
             futures = client.compute([*partials, total])
             try:
-                done = 0
-                for _ in as_completed(futures[:-1], loop=client.loop):
-                    done += 1
+                for done, _ in enumerate(as_completed(futures[:-1], loop=client.loop), start=1):
                     if progress is not None:
                         progress(done / n_parts, f"{what}: {done}/{n_parts} partitions")
                 count, vec, cells = futures[-1].result()
