@@ -37,7 +37,8 @@ after stage 1, and stage 2 receives no argument derived from it other than
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -50,7 +51,7 @@ from ..kernels.random_features import RandomFourierFeatures
 from ..privacy.accounting import PrivacyCharge, gaussian_charge
 from ..privacy.sensitivity import check_release_args, feature_mean_sensitivity
 from ..privacy.spec import PrivacySpec, resolve, resolve_noise
-from ..reduced_set import DEFAULT_SOLVER, SOLVERS, list_solvers, resample  # noqa: F401  (re-exported)
+from ..reduced_set import DEFAULT_SOLVER, SOLVERS, list_solvers, resample  # re-exported
 from .core import InMemoryRows, Privatised, RowSums, is_row_sums, n_policy, policy_params, privatise, shape_of
 from .result import Release
 
@@ -181,7 +182,7 @@ def privatise_feature_mean(
                              f"{rows.dim}.")
     else:
         rows = InMemoryRows(check_array(X, name="X", n_features=features.n_features_in_,
-                                        min_rows=0 if neighbouring == "add-remove" else 1))
+                                        min_rows=0 if neighbouring == "add-remove" else 1), allow_empty=True)
     del X
     policy = n_policy(n_private, neighbouring, count_share, noise)
     if policy == "private" and not isinstance(count_rng, np.random.Generator):
