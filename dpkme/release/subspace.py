@@ -51,8 +51,9 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -128,7 +129,7 @@ class SubspaceBasis:
     seconds: float = 0.0
 
     @classmethod
-    def fit(cls, Z: npt.ArrayLike, *, kernel: Kernel, tol: float = DEFAULT_TOL) -> "SubspaceBasis":
+    def fit(cls, Z: npt.ArrayLike, *, kernel: Kernel, tol: float = DEFAULT_TOL) -> SubspaceBasis:
         """Blocked in-order incomplete Cholesky of :math:`K_{ZZ}` (never stores it).
 
         A point is skipped when the squared RKHS distance of :math:`k(z_m,\\cdot)`
