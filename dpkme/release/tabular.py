@@ -54,8 +54,9 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -427,7 +428,7 @@ def release_table(
     marginal_share: float | Literal["auto"] | None = "auto",
     marginal_options: dict[str, Any] | None = None,
     privacy: PrivacySpec | None = None,
-) -> "TableRelease":
+) -> TableRelease:
     r"""Release a mixed table with :math:`(\varepsilon, \delta)`-differential privacy.
 
     Guarantee
@@ -602,7 +603,7 @@ def table_release(
     marginal_share: float | Literal["auto"] | None = "auto",
     marginal_options: dict[str, Any] | None = None,
     privacy: PrivacySpec | None = None,
-) -> "TableRelease":
+) -> TableRelease:
     r"""The orchestration of a table release, wherever its rows live: :func:`release_table` and :func:`dpkme.distributed.release_table`.
 
     The public arguments are validated first; then ``open_rows(schema, reporter)`` gives the embedded rows --
