@@ -64,6 +64,9 @@ __all__ = [
     "estimate_cost",
     "calibrate_cost_model",
     "needs_confirmation",
+    "calibrate_adaptive_cost",
+    "adaptive_cost",
+    "ADAPTIVE_REFERENCE",
 ]
 
 #: Predicted wall-clock time above which a user interface must ask for confirmation.
@@ -106,6 +109,11 @@ class CostModel:
         (audits make one per run).
     database_rate : float, default=1.5e8
         Exponential mechanism: (candidate databases x M) scores per second.
+    fit_scale : float, default=1.0
+        Adaptive release: seconds on this machine per reference CPU second of its compiled JAX fit and of its
+        private pass (:func:`calibrate_adaptive_cost` measures it; 1 on the reference machine when idle).
+    compile_scale : float, default=1.0
+        Adaptive release: the same ratio for XLA compilation (a structure's first run).
     measured : str, default="reference machine (2 cores)"
         Where and when the rates were measured (shown with an estimate).
     """
@@ -117,6 +125,8 @@ class CostModel:
     python_loop: float = 2.0e-6        # one iteration of a tight Python loop over numpy calls (s)
     call_overhead: float = 2.0e-4      # validation and bookkeeping of one small release call (s)
     database_rate: float = 1.5e8       # exponential mechanism: (databases x M) scores per s
+    fit_scale: float = 1.0             # adaptive release: this machine's time / the reference CPU time (JAX loop)
+    compile_scale: float = 1.0         # adaptive release: the same for XLA compilation
     measured: str = "reference machine (2 cores)"
 
     def kernel_sum(self, count: float, dim: int) -> float:
@@ -195,7 +205,7 @@ class CostEstimate:
             text += " -- " + " and ".join(why) + "; confirm to run."
         return text
 
-    def __add__(self, other: "CostEstimate") -> "CostEstimate":
+    def __add__(self, other: CostEstimate) -> CostEstimate:
         """The cost of running ``self`` and then ``other``: seconds add, peak memory is the larger one."""
         if not isinstance(other, CostEstimate):
             return NotImplemented
@@ -207,13 +217,13 @@ class CostEstimate:
                             confirm_seconds=min(self.confirm_seconds, other.confirm_seconds),
                             confirm_bytes=min(self.confirm_bytes, other.confirm_bytes))
 
-    def repeated(self, times: int) -> "CostEstimate":
+    def repeated(self, times: int) -> CostEstimate:
         """The cost of ``times`` runs one after the other (same peak memory)."""
         k = check_positive_int(times, name="times")
         return replace(self, seconds=self.seconds * k, breakdown={key: v * k for key, v in self.breakdown.items()},
                        params={**self.params, "times": k})
 
-    def without(self, *terms: str) -> "CostEstimate":
+    def without(self, *terms: str) -> CostEstimate:
         """The estimate without the named terms of ``breakdown`` (e.g. work already done and cached)."""
         drop = {t for t in terms if t in self.breakdown}
         return replace(self, seconds=max(self.seconds - sum(self.breakdown[t] for t in drop), 0.0),
@@ -462,6 +472,49 @@ def _evaluation(p, m: CostModel):
     return t, 8.0 * (n * D + M * M) + 4 * _MIB
 
 
+#: Reference CPU seconds of the adaptive release's terms, fitted by least squares to warm and cold runs of the
+#: bundled penguins and seattle_weather tables at N = 500, 3000, 20000 and epsilon = 0.3, 3 on the 2-core
+#: machine (fit within 0.6-1.4x of the CPU times; ``benchmarks/results/adaptive_cost.md``): one
+#: Adam step of the compiled fit per 1000 relaxed rows, ``step`` + ``step_w1`` * W1 + ``step_w2sq`` * W2^2 with
+#: W1, W2 the summed widths of the columns' 1- and 2-way features; ``pass`` per row x candidate feature of the
+#: private pass; ``compile`` for XLA compilation of a structure's fit (its first run in a process).
+ADAPTIVE_REFERENCE = {"step": 8.5e-4, "step_w1": 9.7e-6, "step_w2sq": 5.3e-7, "pass": 2.2e-9, "compile": 1.8,
+                      "overhead": 0.05}
+#: Wall seconds of :func:`calibrate_adaptive_cost`'s micro-benchmark, (compile, run), that correspond to one CPU
+#: second of :data:`ADAPTIVE_REFERENCE`: measured in the same session as the reference terms (the benchmark's short
+#: loop is slowed more by other jobs than the release, whose wall time was 2.8 x its CPU time at that load).
+ADAPTIVE_BENCH_REFERENCE = (0.60, 0.12)
+
+
+def _widths(p, name):
+    w = p.get(name)
+    if w is None or isinstance(w, (str, bytes)) or not len(w):
+        raise ValueError(f"estimate_cost needs {name}=(one width per column, ...), got {w!r}.")
+    return [check_positive_int(v, name=name) for v in w]
+
+
+def _adaptive(p, m: CostModel):
+    n = _int(p, "n")
+    w1, w2 = _widths(p, "widths1"), _widths(p, "widths2")
+    if len(w1) != len(w2):
+        raise ValueError(f"widths1 and widths2 must have one entry per column, got {len(w1)} and {len(w2)}.")
+    cols = len(w1)
+    rounds = _int(p, "rounds", max(2 * cols, 12))
+    rows = _int(p, "synthetic_rows", 1000)
+    steps = max(rounds - cols + 1, 1) * _int(p, "round_steps", 30) + _int(p, "final_steps", 300)
+    W1, W2 = float(sum(w1)), float(sum(w2))
+    r = ADAPTIVE_REFERENCE
+    per_step = (r["step"] + r["step_w1"] * W1 + r["step_w2sq"] * W2 * W2) * rows / 1000.0
+    pairs = sum(min(a * b, 2048) for i, a in enumerate(w2) for b in w2[i + 1:])
+    t = {"fit (compiled Adam steps)": steps * per_step * m.fit_scale,
+         "private pass (features of every candidate)": n * (W1 + pairs) * r["pass"] * m.fit_scale,
+         "overhead": r["overhead"] * m.fit_scale}
+    if not p.get("compiled", False):
+        t["XLA compilation (first run of this structure)"] = r["compile"] * m.compile_scale
+    mem = 8.0 * (min(n, 8192) * (W1 + pairs) + rows * (W1 + W2) * 8) + 64 * _MIB
+    return t, mem
+
+
 _MODELS = {
     "algorithm1": _algorithm1,
     "algorithm2": _algorithm2,
@@ -473,6 +526,7 @@ _MODELS = {
     "audit": _audit,
     "private-lengthscale": _lengthscale,
     "rkhs-distance": _evaluation,
+    "adaptive": _adaptive,
 }
 COST_MECHANISMS = tuple(_MODELS)
 
@@ -488,6 +542,7 @@ _DOC_PARAMS = {
     "audit": "audit=<name in dpkme.audit.AUDITS>, runs",
     "private-lengthscale": "n, dim=2, grid_size=30, pairs='auto'",
     "rkhs-distance": "n, n_points=1, dim=2",
+    "adaptive": "n, widths1, widths2, rounds, synthetic_rows=1000, round_steps=30, final_steps=300, compiled=False",
 }
 
 
@@ -507,6 +562,10 @@ def estimate_cost(mechanism: str, *, model: CostModel | None = None, **params) -
     * ``"audit"``: ``audit=<name>, runs``
     * ``"private-lengthscale"``: ``n, dim, grid_size, pairs``
     * ``"rkhs-distance"``: ``n, n_points, dim`` (exact evaluation of a release)
+    * ``"adaptive"``: ``n``, ``widths1`` and ``widths2`` (each column's width in a 1- and a 2-way query, public:
+      :meth:`dpkme.release.fit.RelaxedDomain.width`), ``rounds``, ``synthetic_rows``, ``round_steps``,
+      ``final_steps`` and ``compiled`` (the structure's fit is already compiled in this process); scaled by the
+      model's ``fit_scale`` and ``compile_scale`` (:func:`calibrate_adaptive_cost`)
 
     Parameters
     ----------
@@ -613,3 +672,132 @@ def calibrate_cost_model(budget_seconds: float = 0.5) -> CostModel:
     co = best(lambda: [calibrate_gaussian(epsilon=1.0, delta=1e-5, sensitivity=0.1) for _ in range(20)]) / 20 * 7
     return replace(DEFAULT_COST_MODEL, kernel_sum_rate=ks, kernel_matrix_rate=km, feature_rate=fr, flop_rate=fl,
                    call_overhead=co, measured=f"calibrated on this machine at {time.strftime('%Y-%m-%d %H:%M')}")
+
+
+_ADAPTIVE_CALIBRATION: dict[str, Any] = {}
+
+
+def _jax_bench() -> tuple[float, float]:
+    """Wall seconds of compiling and of running a small jitted Adam-like loop (the adaptive fit's kind of work)."""
+    import jax
+    import jax.numpy as jnp
+
+    rng = np.random.default_rng(0)
+    A = jnp.asarray(rng.random((64, 48)))
+    b = jnp.asarray(rng.random(48))
+
+    def loss(x):
+        p = jax.nn.softmax(x, axis=1)
+        g = p.T @ p
+        return jnp.sum((p.mean(0) @ A - b) ** 2) + 1e-3 * jnp.sum(g * g)
+
+    grad = jax.grad(loss)
+
+    def run(x, scale):
+        def body(c, _):
+            x, mom = c
+            mom = 0.9 * mom + 0.1 * grad(x)
+            return (x - scale * mom, mom), None
+
+        (x, _), _ = jax.lax.scan(body, (x, jnp.zeros_like(x)), None, length=40)
+        return x
+
+    f = jax.jit(run)
+    x0 = jnp.asarray(rng.standard_normal((1000, 64)))
+    t0 = time.perf_counter()
+    f.lower(x0, 0.05).compile()
+    t1 = time.perf_counter()
+    f(x0, 0.05).block_until_ready()          # first call: dispatch set-up
+    t2 = time.perf_counter()
+    f(x0 + 1.0, 0.05).block_until_ready()
+    t3 = time.perf_counter()
+    return t1 - t0, t3 - t2
+
+
+def calibrate_adaptive_cost(model: CostModel | None = None, *, max_age: float = 120.0) -> CostModel:
+    """``model`` with ``fit_scale`` and ``compile_scale`` measured on this machine now (cached).
+
+    A micro-benchmark of the kind of work the adaptive release does (a jitted loop of softmax, a Gram matrix and
+    an Adam-like update on 1000 x 64 synthetic numbers: no data) is timed: its compilation once per process
+    (about 0.3 s of CPU), its run (about 0.06 s of CPU) again whenever the last measurement is older than
+    ``max_age`` seconds, so the scale follows the machine's current load. Each scale is the measured wall time
+    over the reference CPU time (:data:`ADAPTIVE_BENCH_REFERENCE`).
+
+    Parameters
+    ----------
+    model : CostModel or None, default=None
+        The model to scale (default :data:`DEFAULT_COST_MODEL`).
+    max_age : float, default=120.0
+        Seconds after which the run part is measured again (finite, > 0).
+
+    Returns
+    -------
+    CostModel
+    """
+    base = DEFAULT_COST_MODEL if model is None else model
+    if not isinstance(base, CostModel):
+        raise ValueError(f"model must be a CostModel, got {model!r}.")
+    max_age = check_positive_float(max_age, name="max_age")
+    c = _ADAPTIVE_CALIBRATION
+    now = time.monotonic()
+    if "compile" not in c or now - c.get("at", -math.inf) > max_age:
+        compile_s, run_s = _jax_bench()
+        c.setdefault("compile", compile_s)          # compilation: the first measurement (later ones hit caches)
+        c["run"], c["at"] = run_s, time.monotonic()
+        c["when"] = time.strftime("%H:%M:%S")
+    ref_compile, ref_run = ADAPTIVE_BENCH_REFERENCE
+    return replace(base, fit_scale=max(c["run"] / ref_run, 0.05), compile_scale=max(c["compile"] / ref_compile, 0.05),
+                   measured=f"adaptive fit calibrated on this machine at {c['when']}")
+
+
+def adaptive_cost(schema: Any, *, n: int, epsilon: float, delta: float, rounds: int | None = None,
+                  synthetic_rows: int | None = None, round_steps: int | None = None, final_steps: int | None = None,
+                  compiled: bool = False, model: CostModel | None = None) -> CostEstimate:
+    r"""Predicted cost of :func:`dpkme.release.adaptive.adaptive_release` on a table of ``schema`` (public inputs).
+
+    The columns' widths come from the release's own public rules: the landmarks of
+    :func:`~dpkme.release.adaptive.default_landmarks` at the noise :math:`\sigma_0` of a first measurement
+    (from :math:`N`, :math:`\rho`, the rounds), then :meth:`dpkme.release.fit.RelaxedDomain.width`; the
+    estimate is :func:`estimate_cost` ``("adaptive", ...)`` with them.
+
+    Parameters
+    ----------
+    schema : TableSchema
+        The declared schema.
+    n : int
+        Public (replace-one) size :math:`N` of the private table.
+    epsilon, delta : float
+        The release's :math:`(\varepsilon, \delta)`.
+    rounds, synthetic_rows, round_steps, final_steps : int, optional
+        As :func:`~dpkme.release.adaptive.adaptive_release` (its defaults when None).
+    compiled : bool, default=False
+        Whether this structure's fit is already compiled in this process (no compilation term).
+    model : CostModel, optional
+        Throughputs and scales (default: :func:`calibrate_adaptive_cost` on this machine now).
+
+    Returns
+    -------
+    CostEstimate
+
+    Examples
+    --------
+    >>> from dpkme.datasets import load_schema
+    >>> est = adaptive_cost(load_schema("penguins"), n=344, epsilon=1.0, delta=1e-6, model=DEFAULT_COST_MODEL)
+    >>> sorted(est.breakdown)[:2], est.seconds > 0
+    (['XLA compilation (first run of this structure)', 'fit (compiled Adam steps)'], True)
+    """
+    from .release import adaptive as A
+    from .release import fit as F
+
+    n = check_positive_int(n, name="n")
+    p = len(A._check_schema(schema))
+    T = A.default_rounds(p) if rounds is None else check_positive_int(rounds, name="rounds")
+    rho = A.zcdp_rho(epsilon, delta)
+    sigma0 = math.sqrt(2.0) / n / math.sqrt(2.0 * (1.0 - A.SELECTION_SHARE) * rho / T)
+    dom = F.RelaxedDomain(schema, A.default_landmarks(sigma0))
+    return estimate_cost(
+        "adaptive", model=calibrate_adaptive_cost() if model is None else model, n=n,
+        widths1=[dom.width(j, 1) for j in range(p)], widths2=[dom.width(j, 2) for j in range(p)], rounds=T,
+        synthetic_rows=A.default_synthetic_rows(n) if synthetic_rows is None else synthetic_rows,
+        round_steps=F.ROUND_STEPS if round_steps is None else round_steps,
+        final_steps=F.FINAL_STEPS if final_steps is None else final_steps, compiled=bool(compiled))

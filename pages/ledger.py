@@ -12,6 +12,7 @@ from ui import persist
 from ui import state as S
 from ui.charts import plotly_chart
 from ui.frame import require_frame
+from ui.mechanisms.adaptive import parts_frame
 from ui.numbers import MISSING_CELL, cell
 from ui.widgets import PAGE_DATA, guard, require_dataset
 
@@ -134,6 +135,17 @@ else:
             } for rec in rows]), hide_index=True)
             st.caption(f"σ/Δ: the noise multiplier (glossary in the sidebar; {MISSING_CELL} where the mechanism has none). Relation: which tables count as "
                        "neighbours (replace one row).")
+        for rec in rows:           # a charge composed of parts (the adaptive release): one charge, its parts itemised
+            parts = parts_frame(rec["details"].get("parts_itemised"))
+            if parts is not None:
+                with st.expander(f"Charge #{rec['index'] + 1} itemised: {len(parts)} parts ({rec['label']})"):
+                    st.dataframe(parts, hide_index=True)
+                    spent = rec["details"].get("rho_spent")
+                    st.caption(f"One charge in the totals above: ({rec['epsilon']:g}, {S.fmt_delta(rec['delta'])})-DP "
+                               f"from ρ = {float(rec['details'].get('rho', float('nan'))):.4g} zCDP"
+                               + (f" (the parts spent {float(spent):.4g})" if spent is not None else "")
+                               + ". Each round's selection (exponential mechanism, ρ = ε²/8) and measurement "
+                               "(Gaussian) add their ρ; the parts were chosen adaptively within that total.")
 
 with st.expander("How are the totals computed?"):
     st.markdown(

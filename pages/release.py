@@ -20,7 +20,19 @@ from ui.figures import function_figure, kme_heatmaps, release_figure, repeat_fig
 from ui.frame import require_frame
 from ui.mechanisms import REGISTRY, charge_words, default_mechanism, preview_charge
 from ui.numbers import shown_table
-from ui.runner import make_context, perform, private_problems, release_cost, repeat_draws, replay
+from ui.runner import (
+    STOPPED,
+    background_run,
+    finish_background,
+    make_context,
+    perform,
+    private_problems,
+    release_cost,
+    repeat_draws,
+    replay,
+    start_background,
+    stop_background,
+)
 from ui.widgets import PAGE_KERNEL, PAGE_LEDGER, PAGE_USE, epsilon_control, guard, require_dataset, size_guard
 
 require_frame(__file__)
@@ -29,6 +41,14 @@ require_frame(__file__)
 ss = st.session_state
 ds = require_dataset()
 P.stepper("release")
+task = background_run()
+if task is not None and task.done:       # a background release has finished (maybe while another page was open)
+    with guard("record the release") as res:
+        done = finish_background(task)
+        ss["rel.selected"] = done.id
+    if res.ok:
+        ss["rel._toast"] = f"Release #{done.id} done in {task.elapsed:.1f} s (ran in the background)"
+    task = None
 if "rel._toast" in ss:
     st.toast(ss.pop("rel._toast"), icon=":material/check_circle:")
 
@@ -77,8 +97,11 @@ with left:
     if eps is None:
         st.stop()
     keys = list(REGISTRY)
-    if ss.get(S.MECHANISM) not in keys:
+    # the default mechanism of the data (the adaptive release for a table): on a first visit with no valid choice,
+    # and again whenever other data are in use than when the mechanism was chosen
+    if ss.get(S.MECHANISM) not in keys or ss.get("rel._mechanism_data", ds.data_key) != ds.data_key:
         ss[S.MECHANISM] = default_mechanism(ds)
+    ss["rel._mechanism_data"] = ds.data_key
     key = st.selectbox("Mechanism", keys, format_func=lambda k: REGISTRY[k].label, key=S.MECHANISM,
                        persist_state="session")
     if not ds.n_public:
@@ -117,16 +140,30 @@ with left:
     allow_over = G.over_budget_checkbox("release")
 
     size_ok = True
+    est = None
     if params is not None:
-        est = None
         with guard("estimate the cost of this release"):
             est = release_cost(spec, ds, params, kernel)
-        size_ok = size_guard(est, key="rel.size", what="this release (and its evaluation on your data)")
+        size_ok = size_guard(est, key="rel.size", what="this release (and its evaluation on your data)",
+                             stoppable=spec.background)
     release_budget_hint(ds, spec, params, kernel=kernel, eps=eps, noise_source=noise_source,
                         allow_over=allow_over)     # blocked by the budget? say so here, and what to do
-    go = st.button("Release", type="primary", disabled=params is None or not size_ok, key="rel.go", width="stretch")
+    busy = task is not None
+    go = st.button("Release", type="primary", disabled=params is None or not size_ok or busy, key="rel.go",
+                   width="stretch", help="A release is running in the background: wait for it or stop it." if busy
+                   else None)
+    if spec.background and not busy:
+        st.caption("Runs in the background: a progress bar and a **Stop** button appear here, and you may open other "
+                   "pages meanwhile. The charge is taken when it starts and stays spent if you stop it.")
 
-if go and params is not None and size_ok:
+if go and params is not None and size_ok and spec.background:
+    with guard("start the release") as res:
+        ctx = make_context(ds, noise_source=noise_source, seed=seed, kernel=kernel, eps=eps)
+        task = start_background(spec, params, ctx, page="release", predicted=est.seconds if est is not None else None)
+    if res.ok:
+        N.advance(S.SEED, ctx.random_state)          # replay mode: the next release gets the next unused seed
+        st.rerun()                                   # the page again: Release disabled, Stop and the progress shown
+elif go and params is not None and size_ok:
     bar = st.progress(0.0, text="starting")
 
     def progress(f, msg):
@@ -143,6 +180,39 @@ if go and params is not None and size_ok:
                             + (f" (seed {rec.release.seed}: replayable demo, not private)"
                                if rec.release.seed is not None else " (fresh OS-entropy noise)"))
         st.rerun()
+
+
+
+@st.fragment(run_every=1.0)
+def background_status() -> None:
+    """The background release's Stop button and progress, polled every second (this fragment only)."""
+    now = background_run()
+    if now is None:
+        return
+    if now.done:
+        st.rerun()                   # the whole page records it (top of the script)
+    # Stop above the bar: the bar's text changes length and would move a button below it under the pointer
+    if st.button("Stop", key="rel.stop", icon=":material/stop_circle:",
+                 help="Abandon this release: nothing of it is released; its charge stays spent."):
+        stop_background(now)
+        st.rerun()
+    t = now.elapsed
+    if now.predicted:
+        frac = min(t / now.predicted, 0.95)
+        text = f"{now.message} · {t:.0f} s of about {now.predicted:.0f} s predicted"
+    else:
+        frac, text = now.fraction, f"{now.message} · {t:.0f} s"
+    st.progress(frac, text=text)
+    st.caption(f"Release #{now.rid} ({now.spec.label}) is running in the background: other pages stay usable, and "
+               "the release appears here when it is done. Its charge is already in the ledger.")
+
+
+if task is not None:
+    with left:
+        background_status()
+if STOPPED in ss:
+    with left:
+        st.warning(ss.pop(STOPPED), icon=":material/stop_circle:")
 
 recs = S.releases_for(ds)
 # ---------------------------------------------------------------------- ε explorer (planning: not a release)
@@ -371,15 +441,18 @@ P.OwnerOnly(rec, "The private embedding next to the released one").render(owner_
 
 c1, c2 = st.columns([1, 1])
 with c1:
-    plotly_chart(weight_histogram(r.weights), key="rel.hist")
-    neg = int((r.weights < 0).sum())
-    if neg:
-        st.caption(f"{neg} of {r.n_points} weights are negative (black-edged diamonds in the plot); "
-                   f"Σ w = {r.weights.sum():.4g}, Σ |w| = {r.weight_l1:.4g}. Signed weights (the paper's option) are "
-                   "legitimate: the release is a signed measure.")
+    if TV.is_rows_release(rec):           # unweighted rows: no weights to show
+        st.caption(f"{r.n_points:,} unweighted synthetic rows (each weight 1/{r.n_points:,} in the files that need one).")
     else:
-        st.caption(f"Probability weights: all {r.n_points} are ≥ 0 and Σ w = {r.weights.sum():.4g}; "
-                   f"{int((r.weights > 0).sum())} points carry weight.")
+        plotly_chart(weight_histogram(r.weights), key="rel.hist")
+        neg = int((r.weights < 0).sum())
+        if neg:
+            st.caption(f"{neg} of {r.n_points} weights are negative (black-edged diamonds in the plot); "
+                       f"Σ w = {r.weights.sum():.4g}, Σ |w| = {r.weight_l1:.4g}. Signed weights (the paper's option) are "
+                       "legitimate: the release is a signed measure.")
+        else:
+            st.caption(f"Probability weights: all {r.n_points} are ≥ 0 and Σ w = {r.weights.sum():.4g}; "
+                       f"{int((r.weights > 0).sum())} points carry weight.")
 with c2:
     # the guarantee in plain words, the files (CSV, JSON, N synthetic rows) and the recipe: ui/downloads.py
     with guard("prepare the downloads"):
@@ -416,14 +489,15 @@ with rc1:
     k = st.number_input("Number of draws", min_value=2, max_value=10, step=1, key=S.N_REPEATS,
                         persist_state="session")
     repeat_ok = True
-    if params is not None and spec_now.output == "points":
+    if params is not None and spec_now.output == "points" and not spec_now.background:
         est = None
         with guard("estimate the cost of the draws"):
             est = release_cost(spec_now, ds, params, kernel, repeats=int(k))
         repeat_ok = size_guard(est, key="rel.repeat_size", what=f"{int(k)} draws")
     again = st.button("Repeat draws", key="rel.repeat",
-                      disabled=params is None or spec_now.output != "points" or not repeat_ok,
-                      help="For the mechanism selected on the left (weighted-point releases).")
+                      disabled=params is None or spec_now.output != "points" or not repeat_ok or spec_now.background,
+                      help="For the mechanism selected on the left (weighted-point releases that run in the page; "
+                           "a background release is drawn again with **Release**).")
 if again and params is not None and repeat_ok:
     bar = st.progress(0.0, text="drawing")
     with guard("repeat the release") as res:

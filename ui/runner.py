@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 
 import numpy as np
@@ -129,24 +130,22 @@ def evaluate_function(ds: S.Dataset, release) -> dict:
     return out
 
 
-def perform(spec: MechanismSpec, params: dict, ctx: RunContext, *, page: str = "release") -> S.ReleaseRecord:
-    """Run ``spec`` through the gate (public inputs, taint, budget, charge, then the private rows), evaluate and
-    record the release; returns the record."""
-    ds = ctx.ds
-    rid = S.new_id()
-    pre: list[PrivacyCharge] = []
+def _gated_charges(spec: MechanismSpec, ctx: RunContext, params: dict, rid: int):
+    """The ``charges`` of a release's gated run: the library's charge from public inputs, labelled with its id."""
 
     def charges(rows: G.PublicRows) -> list[PrivacyCharge]:
         if not spec.spends_budget:
             return []
         one = spec.charge(ctx, params)
-        pre[:] = [S.relabel_charge(one, f"#{rid} {one.label}", release_id=rid)]
-        return pre
+        return [S.relabel_charge(one, f"#{rid} {one.label}", release_id=rid)]
 
-    run = G.run_private(page=page, ds=ds, charges=charges, compute=lambda inputs: run_spec(spec, ctx, params),
-                        noise_source=ctx.noise_source if spec.spends_budget else None,
-                        uses_kernel=spec.spends_budget)
-    release, owner = run.result
+    return charges
+
+
+def _record(spec: MechanismSpec, params: dict, ctx: RunContext, run: G.GatedRun, rid: int, out) -> S.ReleaseRecord:
+    """Stamp, check, evaluate and record the output ``out`` of a gated run (in the page's script thread)."""
+    ds = ctx.ds
+    release, owner = (out[0], dict(out[1] or {})) if isinstance(out, tuple) else (out, {})
     if run.reasons:
         from dpkme.privacy.leaks import mark_not_private
 
@@ -168,6 +167,139 @@ def perform(spec: MechanismSpec, params: dict, ctx: RunContext, *, page: str = "
     S.add_release(rec)
     ctx.progress(1.0, "done")
     return rec
+
+
+def perform(spec: MechanismSpec, params: dict, ctx: RunContext, *, page: str = "release") -> S.ReleaseRecord:
+    """Run ``spec`` through the gate (public inputs, taint, budget, charge, then the private rows), evaluate and
+    record the release; returns the record."""
+    rid = S.new_id()
+    run = G.run_private(page=page, ds=ctx.ds, charges=_gated_charges(spec, ctx, params, rid),
+                        compute=lambda inputs: run_spec(spec, ctx, params),
+                        noise_source=ctx.noise_source if spec.spends_budget else None,
+                        uses_kernel=spec.spends_budget)
+    return _record(spec, params, ctx, run, rid, run.result)
+
+
+# --------------------------------------------------------------------------- background runs
+#: Session key of the Release page's background run (:class:`BackgroundRun`) until it is recorded or stopped.
+TASK = "rel._task"
+#: Session key of the last stopped background run's note (shown once by the Release page).
+STOPPED = "rel._stopped"
+
+
+class BackgroundRun:
+    """A release running in a thread after the gate has charged it (``spec.background``).
+
+    The thread runs the mechanism only (``run_spec``: it reads the private rows, never the session state); the
+    page's script thread polls :attr:`done`, then :func:`finish_background` evaluates and records the release, or
+    :func:`stop_background` abandons it. Its progress (:meth:`progress`) is what the mechanism reports; the page
+    adds the elapsed time against the predicted one.
+    """
+
+    def __init__(self, spec: MechanismSpec, settings: dict, ctx: RunContext, rid: int, *, page: str,
+                 predicted: float | None) -> None:
+        self.spec, self.settings, self.ctx, self.rid, self.page = spec, settings, ctx, rid, page
+        self.predicted = predicted
+        self.dataset_key = ctx.ds.key
+        self.gated: G.GatedRun | None = None
+        self.fraction, self.message = 0.0, "starting"
+        self.started = time.perf_counter()
+        self.finished: float | None = None
+        self.output = None
+        self.error: BaseException | None = None
+        self.stopped = False
+        self._thread: threading.Thread | None = None
+
+    def progress(self, fraction: float, message: str) -> None:
+        """The mechanism's progress callback (called from the worker thread)."""
+        self.fraction, self.message = min(max(float(fraction), 0.0), 1.0), str(message)
+
+    def start(self, work) -> BackgroundRun:
+        """Start ``work()`` (the mechanism) in a daemon thread; returns self."""
+        def target() -> None:
+            try:
+                self.output = work()
+            except BaseException as exc:
+                self.error = exc
+            finally:
+                self.finished = time.perf_counter()
+
+        self.started = time.perf_counter()
+        self._thread = threading.Thread(target=target, name=f"dpkme-release-{self.rid}", daemon=True)
+        self._thread.start()
+        return self
+
+    @property
+    def done(self) -> bool:
+        return self.finished is not None
+
+    @property
+    def elapsed(self) -> float:
+        return (self.finished if self.finished is not None else time.perf_counter()) - self.started
+
+    def join(self, timeout: float | None = None) -> bool:
+        """Wait for the thread (tests); True once it has finished."""
+        if self._thread is not None:
+            self._thread.join(timeout)
+        return self.done
+
+
+def background_run() -> BackgroundRun | None:
+    """The session's background release, if one is running or waiting to be recorded."""
+    task = st.session_state.get(TASK)
+    return task if isinstance(task, BackgroundRun) else None
+
+
+def start_background(spec: MechanismSpec, params: dict, ctx: RunContext, *, page: str = "release",
+                     predicted: float | None = None) -> BackgroundRun:
+    """Charge ``spec`` through the gate (public inputs, taint, budget, charge) and start it in a thread.
+
+    The charge is in the ledger before the thread reads any private row, and stays there whatever happens to the
+    run (stopped, failed): the budget is spent when the private rows may have been read. One background run per
+    session: a second one is refused (``ValueError``) while the first has not been recorded or stopped.
+    """
+    if background_run() is not None:
+        raise ValueError("a release is already running in the background: wait for it or press Stop.")
+    rid = S.new_id()
+    task = BackgroundRun(spec, params, ctx, rid, page=page, predicted=predicted)
+    ctx.progress = task.progress
+    run = G.run_private(page=page, ds=ctx.ds, charges=_gated_charges(spec, ctx, params, rid),
+                        compute=lambda inputs: task.start(lambda: run_spec(spec, ctx, params)),
+                        noise_source=ctx.noise_source if spec.spends_budget else None,
+                        uses_kernel=spec.spends_budget)
+    task.gated = run
+    st.session_state[TASK] = task
+    return task
+
+
+def finish_background(task: BackgroundRun) -> S.ReleaseRecord | None:
+    """Record a finished background run (evaluate, check its final charge, add it to the releases); clears it.
+
+    Raises the run's own error (a ``ValueError`` naming the bad value, for the page's ``st.error``); its charge
+    stays spent. None if it has not finished yet.
+    """
+    if not task.done:
+        return None
+    st.session_state.pop(TASK, None)
+    if task.error is not None:
+        raise task.error
+    assert task.gated is not None
+    task.ctx.progress = lambda f, m: None
+    return _record(task.spec, task.settings, task.ctx, task.gated, task.rid, task.output)
+
+
+def stop_background(task: BackgroundRun) -> str:
+    """Abandon a background run: nothing of it is released or recorded; its charge stays spent.
+
+    The library call has no stopping point, so the thread runs on to its end in the background and its output is
+    dropped unread. Returns the note the page shows.
+    """
+    task.stopped = True
+    st.session_state.pop(TASK, None)
+    note = (f"Release #{task.rid} stopped after {task.elapsed:.1f} s: nothing was released or recorded. Its charge "
+            "stays in the ledger: the private rows may already have been read and measured.")
+    st.session_state[STOPPED] = note
+    return note
 
 
 def replay(rec: S.ReleaseRecord, ds: S.Dataset):

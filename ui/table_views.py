@@ -14,6 +14,7 @@ import streamlit as st
 from . import export as E
 from . import tables as T
 from .charts import plotly_chart
+from .mechanisms.adaptive import rows_words
 from .numbers import fill_missing, shown_table
 from .widgets import guard
 
@@ -99,8 +100,37 @@ def boolean_note(schema) -> str | None:
             "column categorical with those labels as its categories (e.g. no|yes) on the Data page.")
 
 
+#: The library's mechanism name of a release of unweighted synthetic rows (the adaptive KME release).
+ROWS_MECHANISM = "adaptive-kme"
+
+
+def is_rows_release(rec) -> bool:
+    """True for a release of unweighted synthetic rows (:mod:`ui.mechanisms.adaptive`, equal weights 1/M)."""
+    return getattr(rec.release, "mechanism", None) == ROWS_MECHANISM
+
+
+def released_rows(rec, ds) -> pd.DataFrame:
+    """The synthetic rows of a rows release, rounded to the schema's public precision (what the CSV holds)."""
+    return E.round_table(ds.schema, ds.schema.decode(rec.release.points))
+
+
+def rows_release_panel(rec, ds) -> None:
+    """The unweighted synthetic rows of an adaptive release, in the table's own columns and types."""
+    rows = released_rows(rec, ds)
+    st.markdown(f"**The released table**: {rows_words(ds, len(rows))}. Unweighted rows in the original columns "
+                "and types: this is what a recipient gets.")
+    st.dataframe(fill_missing(rows, missing_labels(ds.schema)), height=320, column_config=date_columns(ds.schema))
+    st.caption("Every row lies in the schema's declared domain (decoded from the fitted synthetic table: "
+               "post-processing of the noisy measurements).")
+    if (note := boolean_note(ds.schema)) is not None:
+        st.caption(note)
+
+
 def release_table_panel(rec, ds) -> None:
     """The weighted rows of the release (original columns and types), heaviest first."""
+    if is_rows_release(rec):
+        rows_release_panel(rec, ds)
+        return
     tr = E.table_release(rec, ds)
     tab = E.round_table(ds.schema, tr.table())
     wcol = tab.columns[-1]
@@ -121,6 +151,9 @@ def owner_view(rec, ds) -> None:
     st.subheader("Private vs released, column by column — owner's view")
     st.warning("**Owner's view.** The private marginals and associations below are computed from the private rows: "
                "for you only, never part of the release or of the downloads.", icon=":material/visibility_off:")
+    if is_rows_release(rec):
+        rows_owner_view(rec, ds)
+        return
     tr = E.table_release(rec, ds)
     released = tr.table()
     w = released.iloc[:, -1].to_numpy()
@@ -156,6 +189,48 @@ def owner_view(rec, ds) -> None:
                        "as 0 here.")
 
 
+def marginal_tv(spec, private: pd.Series, released: pd.Series) -> float:
+    """Total variation distance between a column's private and released shares (fixed bins over the declared
+    range for numbers, categories with missing as their own level): ½ Σ |p − q|."""
+    _, (p, q) = T.marginal_shares(spec, [(private, None), (released, None)])
+    return float(np.abs(np.asarray(p) - np.asarray(q)).sum()) / 2.0
+
+
+def rows_owner_view(rec, ds) -> None:
+    """Owner's view of a rows release: each column's private vs released shares with their TV distance, and the
+    associations (correlation, Cramér's V, correlation ratio) of the private and the synthetic rows."""
+    released = ds.schema.decode(rec.release.points)
+    private = private_table(ds.key, ds)
+    st.caption(f"Grey: the {'' if _hidden(ds) else f'{ds.n:,} '}private rows; red: the {len(released):,} synthetic "
+               "rows (each counted once). Numeric columns on fixed bins over their declared range; missing values as "
+               "their own bar. TV: total variation distance between the two columns' shares (0 = identical, 1 = "
+               "disjoint).")
+    cols = st.columns(2)
+    tvs = {}
+    for i, spec in enumerate(ds.schema.columns):
+        tv = marginal_tv(spec, private[spec.name], released[spec.name])
+        tvs[spec.name] = tv
+        with cols[i % 2]:
+            plotly_chart(T.marginal_figure(spec, private[spec.name], released[spec.name], None,
+                                           title=f"{spec.name} ({spec.kind}) — TV {tv:.3f}",
+                                           released_label="synthetic rows"), key=f"rel.marg.{i}")
+    st.caption(f"Mean TV distance over the {len(tvs)} columns (1-way marginals): {np.mean(list(tvs.values())):.3f}.")
+    if len(ds.schema.columns) >= 2:
+        with guard("compute the associations"):
+            a_priv = T.association_matrix(private, ds.schema)
+            a_rel = T.association_matrix(released, ds.schema)
+            plotly_chart(T.association_figure(a_priv, a_rel, titles=("private rows", "synthetic rows")))
+            err = np.nanmean(np.abs(a_rel.to_numpy() - a_priv.to_numpy())[np.triu_indices(len(a_priv), 1)])
+            st.caption(f"Mean absolute difference of the pairwise associations (correlation for two numeric "
+                       f"columns, Cramér's V for two categorical ones, correlation ratio η for a mixed pair): {err:.3f}.")
+
+
+def _hidden(ds) -> bool:
+    from . import state as S
+
+    return S.counts_hidden(ds)
+
+
 def precision_caption(schema) -> str:
     """How the table downloads round each column, from the schema only (public): a continuous column to its declared
     ``decimals``, else to steps of at most 1/10,000 of its declared range
@@ -179,6 +254,19 @@ def precision_caption(schema) -> str:
 def downloads(rec, ds) -> None:
     """The weighted release (CSV), N unweighted synthetic rows (CSV) and the JSON metadata with the schema."""
     st.markdown("**Download the release**")
+    if is_rows_release(rec):
+        rows = released_rows(rec, ds)
+        st.caption("The synthetic rows in the original columns and types; the JSON with every parameter, the "
+                   "charge with its parts and the schema (a real release's files carry no seed). "
+                   + precision_caption(ds.schema))
+        stem = E.file_stem(rec)
+        d1, d2 = st.columns(2)
+        d1.download_button(f"CSV: {len(rows):,} synthetic rows", data=E.synthetic_csv(rows),
+                           file_name=stem + "_rows.csv", mime="text/csv", key="rel.dl_rows", on_click="ignore",
+                           icon=":material/download:")
+        d2.download_button("JSON: parameters + schema", data=E.table_json(rec, ds), file_name=stem + ".json",
+                           mime="application/json", key="rel.dl_json", on_click="ignore", icon=":material/download:")
+        return
     st.caption("The weighted rows in the original columns and types (plus a weight column); unweighted synthetic rows "
                "resampled from them; the JSON with every parameter and the schema (a real release's files carry no "
                "seed). " + precision_caption(ds.schema))
@@ -231,7 +319,7 @@ def use_view(rec, ds, w: np.ndarray) -> None:
     st.subheader("Categories: counts and proportions")
     if not cats:
         st.info("The schema has no categorical or boolean column.")
-    for i, c in enumerate(cats):
+    for c in cats:
         est = T.category_table(released, c, w, n=ds.n)
         levels = levels_of(c)
         est = est.set_index("category").reindex(levels, fill_value=0.0)

@@ -431,7 +431,7 @@ def histogram(values: np.ndarray, w: np.ndarray, edges: np.ndarray) -> np.ndarra
 
 # --------------------------------------------------------------------------- figures
 def marginal_figure(spec, private: pd.Series, released: pd.Series, w_released, sampled: pd.Series | None = None,
-                    *, title: str | None = None) -> go.Figure:
+                    *, title: str | None = None, released_label: str = "release (weighted)") -> go.Figure:
     """One column: private rows vs the release (weighted) and, optionally, resampled rows.
 
     Numeric, integer and date columns: histograms on the declared range (fixed bins, shares of the rows);
@@ -439,9 +439,9 @@ def marginal_figure(spec, private: pd.Series, released: pd.Series, w_released, s
     """
     name = spec.name
     wp = norm_weights(None, len(private))
-    wr = norm_weights(w_released)
+    wr = norm_weights(w_released, len(released))
     fig = go.Figure()
-    parts = [("private rows", private, wp, PRIVATE_COLOR), ("release (weighted)", released, wr, RELEASED_COLOR)]
+    parts = [("private rows", private, wp, PRIVATE_COLOR), (released_label, released, wr, RELEASED_COLOR)]
     if sampled is not None:
         parts.append(("resampled rows", sampled, norm_weights(None, len(sampled)), SAMPLED_COLOR))
     if spec.kind in NUMERIC_KINDS:

@@ -307,7 +307,7 @@ def test_the_gp_release_hides_the_private_function_its_l2_errors_and_its_formula
 
 
 def _schema_release(present: bool):
-    """Penguins as a mixed table with the bundled declared schema, one default (Algorithm 2) release."""
+    """Penguins as a mixed table with the bundled declared schema, one Algorithm 2 release."""
     at = new_app().run()
     at.switch_page("pages/data.py").run()
     at.radio(key="data.source").set_value("sample").run()
@@ -317,6 +317,7 @@ def _schema_release(present: bool):
     ok(at)
     assert at.session_state[S.DATASET].is_table
     follow(at, "pages/release.py")
+    at.selectbox(key=S.MECHANISM).set_value("alg2").run()   # Algorithm 2 (a table's default: adaptive)
     at.button(key="rel.go").click().run()
     ok(at)
     at.session_state[P.PRESENT] = present

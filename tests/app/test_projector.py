@@ -213,6 +213,7 @@ def test_shown_table_writes_counts_whole_and_empty_cells_as_a_dash():
 def test_the_use_pages_counts_are_whole_numbers_and_no_cell_says_none():
     from tests.support.app import new_app
     from tests.support.app_tables import schema_mode, use
+    from ui import state as S
     at = use(schema_mode(new_app().run()))
     ok(at)
     described = [d for d in at.dataframe if "lengthscale" in d.value.columns       # the Data page's schema summary
@@ -220,6 +221,7 @@ def test_the_use_pages_counts_are_whole_numbers_and_no_cell_says_none():
     assert described and described[0].value.isna().to_numpy().any()                # it has empty cells ...
     assert "None" not in _display(described[0]).to_numpy().astype(str).tolist().__str__()   # ... shown as —
     at.switch_page("pages/release.py").run()
+    at.selectbox(key=S.MECHANISM).set_value("alg2").run()   # weighted rows at once (a table's default: adaptive)
     at.button(key="rel.go").click().run()
     at.switch_page("pages/use.py").run()
     ok(at)
@@ -252,6 +254,6 @@ def _ancestors_of(at, text):
         for child in getattr(node, "children", {}).values():
             if getattr(child, "type", None) == "markdown" and getattr(child, "value", None) == text:
                 path.extend(trail)
-            walk(child, trail + [child])
+            walk(child, [*trail, child])
     walk(at._tree, [])
     return path

@@ -195,6 +195,7 @@ def test_a_table_release_shows_the_guarantee_and_its_recipe():
         at.session_state[key] = value
     at.run()
     at.switch_page("pages/release.py").run()
+    at.selectbox(key=S.MECHANISM).set_value("alg2").run()   # Algorithm 2 (a table's default: adaptive)
     ok(at)
     assert at.selectbox(key=S.MECHANISM).value == "alg2"
     rec = _release(at)

@@ -160,7 +160,8 @@ def test_the_registry_has_no_import_time_presence_checks():
 def test_registry_order_is_the_fixed_module_order():
     from ui.mechanisms import MODULES, REGISTRY
 
-    assert list(REGISTRY) == ["baseline", "alg1-public", "alg1-q", "alg2", "exponential", "clusterwise", "gp"]
+    assert list(REGISTRY) == ["baseline", "alg1-public", "alg1-q", "alg2", "adaptive", "exponential", "clusterwise",
+                             "gp"]
     assert [spec.key for m in MODULES for spec in m.SPECS] == list(REGISTRY)
     assert all(REGISTRY[k].key == k for k in REGISTRY)
 

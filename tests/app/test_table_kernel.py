@@ -135,6 +135,7 @@ def test_a_table_release_uses_the_librarys_kernel_solver_and_sizes_and_product_i
     at.switch_page("pages/kernel.py").run()
     at.radio(key=S.TABLE_KERNEL).set_value("additive").run()
     at.switch_page("pages/release.py").run()
+    at.selectbox(key=S.MECHANISM).set_value("alg2").run()   # Algorithm 2 (a table's default: adaptive)
     ok(at)
     ds = at.session_state[S.DATASET]
     assert at.selectbox(key=S.MECHANISM).value == "alg2"
@@ -168,6 +169,7 @@ def test_a_table_release_uses_the_librarys_kernel_solver_and_sizes_and_product_i
     at.radio(key=S.TABLE_KERNEL).set_value("product").run()
     ok(at)
     at.switch_page("pages/release.py").run()
+    at.selectbox(key=S.MECHANISM).set_value("alg2").run()   # Algorithm 2 (a table's default: adaptive)
     ok(at)
     assert not any("additive table kernel" in i.value for i in at.info)
     at.button(key="rel.go").click().run()
@@ -194,6 +196,7 @@ def test_the_release_page_says_when_the_marginal_block_is_on_and_the_release_use
 
     at = use(schema_mode(new_app().run()))
     at.switch_page("pages/release.py").run()
+    at.selectbox(key=S.MECHANISM).set_value("alg2").run()   # Algorithm 2 (a table's default: adaptive)
     ok(at)
     ds = at.session_state[S.DATASET]
     assert default_marginal_share(n_private=ds.n, epsilon=S.DEFAULT_EPSILON, delta=S.DEFAULT_DELTA,

@@ -174,7 +174,8 @@ def released():
     at = use(schema_mode(new_app().run()))
     at.switch_page("pages/release.py").run()
     ok(at)
-    assert at.selectbox(key=S.MECHANISM).value == "alg2"        # the default for a table
+    assert at.selectbox(key=S.MECHANISM).value == "adaptive"    # the default for a table (issue 25)
+    at.selectbox(key=S.MECHANISM).set_value("alg2").run()       # these tests read Algorithm 2's weighted rows
     at.button(key="rel.go").click().run()
     ok(at)
     return at
@@ -320,6 +321,7 @@ def test_an_uploaded_mixed_table_with_private_suggestions_is_flagged_then_declar
     assert {"visit", "age", "income", "region"} <= set(schema.data_dependent)
     use(at)
     at.switch_page("pages/release.py").run()
+    at.selectbox(key=S.MECHANISM).set_value("alg2").run()   # Algorithm 2 (a table's default: adaptive)
     assert "NOT differentially private" in errors(at)
     at.button(key="rel.go").click().run()
     assert not at.exception
@@ -356,6 +358,7 @@ def test_an_uploaded_mixed_table_with_private_suggestions_is_flagged_then_declar
     assert "read from the private rows" not in warnings_text(at)
     use(at)
     at.switch_page("pages/release.py").run()
+    at.selectbox(key=S.MECHANISM).set_value("alg2").run()   # Algorithm 2 (a table's default: adaptive)
     ok(at)
     at.button(key="rel.go").click().run()
     ok(at)
@@ -370,6 +373,7 @@ def test_an_uploaded_declared_schema_gives_a_private_release_with_dates_and_miss
     ds = at.session_state[S.DATASET]
     assert ds.is_table and ds.data_key == upload_key(at)
     at.switch_page("pages/release.py").run()
+    at.selectbox(key=S.MECHANISM).set_value("alg2").run()   # Algorithm 2 (a table's default: adaptive)
     at.button(key="rel.go").click().run()
     ok(at)
     rec = at.session_state[S.RELEASES][-1]
@@ -517,8 +521,9 @@ def test_browser_penguins_schema_release_marginals_and_synthetic_rows(app_page, 
     expect(main(page).get_by_text(re.compile(r"In use: Palmer penguins.*declared schema"))).to_be_visible()
 
     nav(page, "Release")
-    click_button(page, "Release", expect_rerun)
-    expect(main(page).get_by_text("Private vs released, column by column — owner's view")).to_be_visible()
+    click_button(page, "Release", expect_rerun)     # the default for a table: the adaptive release, in the background
+    expect(main(page).get_by_text("Private vs released, column by column — owner's view")).to_be_visible(
+        timeout=240_000)
     charts = main(page).get_by_test_id("stPlotlyChart")
     expect(charts.filter(has_text="species (categorical)")).to_be_visible()
     expect(charts.filter(has_text="body_mass_g (continuous)")).to_be_visible()
@@ -557,6 +562,7 @@ def test_every_private_computation_on_a_data_dependent_schema_says_it_is_not_pri
     assert candidate(at).schema.data_dependent
     use(at)
     at.switch_page("pages/release.py").run()
+    at.selectbox(key=S.MECHANISM).set_value("alg2").run()   # Algorithm 2 (a table's default: adaptive)
     at.button(key="rel.go").click().run()
     assert not at.exception
     at.switch_page("pages/twosample.py").run()
@@ -648,6 +654,7 @@ def test_released_dates_show_as_dates_and_booleans_say_how_they_come_back(upload
     at = load_schema_file(uploaded, upload_key(uploaded), MIXED_SCHEMA)
     use(at)
     at.switch_page("pages/release.py").run()
+    at.selectbox(key=S.MECHANISM).set_value("alg2").run()   # Algorithm 2 (a table's default: adaptive)
     at.button(key="rel.go").click().run()
     ok(at)
     table = next(d for d in at.dataframe if "weight" in d.value.columns)

@@ -76,7 +76,64 @@ def test_combining_repeating_and_dropping_terms():
 
 def test_every_mechanism_has_a_model():
     assert set(COST_MECHANISMS) == {"algorithm1", "algorithm2", "exponential", "gp", "kmeans", "clusterwise",
-                                    "two-sample", "audit", "private-lengthscale", "rkhs-distance"}
+                                    "two-sample", "audit", "private-lengthscale", "rkhs-distance", "adaptive"}
+
+
+def test_the_adaptive_estimate_follows_its_terms_and_the_calibrated_scales():
+    """The adaptive release's model (issue 25): the compilation term only for a structure not yet compiled, the fit
+    linear in the Adam steps and the relaxed rows, the private pass linear in N, every term scaled by the model's
+    calibrated factors; the widths come from the release's public landmark rule."""
+    from dpkme.cost import DEFAULT_COST_MODEL, adaptive_cost
+
+    kw = {"n": 20_000, "widths1": [3, 32, 32], "widths2": [3, 16, 16], "rounds": 12}
+    cold = estimate_cost("adaptive", **kw)
+    warm = estimate_cost("adaptive", compiled=True, **kw)
+    compile_term = "XLA compilation (first run of this structure)"
+    assert compile_term in cold.breakdown and compile_term not in warm.breakdown
+    assert cold.seconds == pytest.approx(warm.seconds + cold.breakdown[compile_term])
+    fit = "fit (compiled Adam steps)"
+    double_rows = estimate_cost("adaptive", compiled=True, synthetic_rows=2000, **kw)
+    assert double_rows.breakdown[fit] == pytest.approx(2 * warm.breakdown[fit])
+    steps = (12 - 3 + 1) * 30 + 300
+    more = estimate_cost("adaptive", compiled=True, round_steps=60, **kw)
+    assert more.breakdown[fit] == pytest.approx(warm.breakdown[fit] * (steps + 10 * 30) / steps)
+    pas = "private pass (features of every candidate)"
+    assert estimate_cost("adaptive", compiled=True, **{**kw, "n": 40_000}).breakdown[pas] == pytest.approx(
+        2 * warm.breakdown[pas])
+    slow = CostModel(fit_scale=3.0, compile_scale=2.0)
+    scaled = estimate_cost("adaptive", model=slow, **kw)
+    assert scaled.breakdown[fit] == pytest.approx(3 * cold.breakdown[fit])
+    assert scaled.breakdown[compile_term] == pytest.approx(2 * cold.breakdown[compile_term])
+    from dpkme.datasets import load_schema
+
+    penguins = load_schema("penguins")
+    small = adaptive_cost(penguins, n=344, epsilon=1.0, delta=1e-6, model=DEFAULT_COST_MODEL)
+    large = adaptive_cost(penguins, n=30_000, epsilon=1.0, delta=1e-6, model=DEFAULT_COST_MODEL)
+    assert large.breakdown[fit] > small.breakdown[fit]          # more rows: finer landmarks, a larger fit
+    assert large.params["rounds"] == 16 and large.params["synthetic_rows"] == 1000
+
+
+@pytest.mark.parametrize("params, match", [
+    ({"widths1": [3], "widths2": [3]}, "needs n"),
+    ({"n": 100, "widths2": [3]}, "widths1"),
+    ({"n": 100, "widths1": [3, 4], "widths2": [3]}, "one entry per column"),
+    ({"n": 100, "widths1": [3], "widths2": [0]}, "widths2"),
+])
+def test_the_adaptive_estimate_names_a_bad_size(params, match):
+    with pytest.raises(ValueError, match=match):
+        estimate_cost("adaptive", **params)
+
+
+def test_calibrate_adaptive_cost_measures_positive_scales_and_caches_the_compilation():
+    from dpkme import cost
+
+    first = cost.calibrate_adaptive_cost()
+    assert first.fit_scale > 0 and first.compile_scale > 0 and "calibrated" in first.measured
+    compile_seconds = cost._ADAPTIVE_CALIBRATION["compile"]
+    again = cost.calibrate_adaptive_cost(max_age=1e-9)           # the run part measured again, not the compilation
+    assert cost._ADAPTIVE_CALIBRATION["compile"] == compile_seconds and again.compile_scale == first.compile_scale
+    with pytest.raises(ValueError, match="max_age"):
+        cost.calibrate_adaptive_cost(max_age=0)
 
 
 @pytest.mark.parametrize("mechanism, params, match", [

@@ -12,11 +12,11 @@ pages need no change.
 
 from __future__ import annotations
 
-from . import algorithm1, algorithm2, baseline, clusterwise, exponential, gp
+from . import adaptive, algorithm1, algorithm2, baseline, clusterwise, exponential, gp
 from .spec import MechanismSpec, RunContext, charge_words, preview_charge
 
 #: The mechanism modules, in the order of the Release page's menu.
-MODULES = (baseline, algorithm1, algorithm2, exponential, clusterwise, gp)
+MODULES = (baseline, algorithm1, algorithm2, adaptive, exponential, clusterwise, gp)
 
 
 def _build(modules) -> dict[str, MechanismSpec]:
@@ -29,16 +29,17 @@ def _build(modules) -> dict[str, MechanismSpec]:
     return registry
 
 
-#: key -> spec: baseline, alg1-public, alg1-q, alg2, exponential, clusterwise, gp.
+#: key -> spec: baseline, alg1-public, alg1-q, alg2, adaptive, exponential, clusterwise, gp.
 REGISTRY: dict[str, MechanismSpec] = _build(MODULES)
 
 
 
 
 def default_mechanism(ds) -> str:
-    """The Release page's mechanism before the user picks one: Algorithm 2 for a mixed table, else Algorithm 1
-    with the publishable subset when there is one, else Algorithm 1 with points from q."""
-    return "alg2" if ds.is_table else "alg1-public" if ds.n_public else "alg1-q"
+    """The Release page's mechanism before the user picks one: the adaptive KME release for a mixed table (issue 25;
+    Algorithms 1 and 2 stay in the menu for the paper's experiments), else Algorithm 1 with the publishable subset
+    when there is one, else Algorithm 1 with points from q."""
+    return "adaptive" if ds.is_table else "alg1-public" if ds.n_public else "alg1-q"
 
 
 def current_mechanism(ds, selected: str | None) -> str:

@@ -11,8 +11,9 @@ imports no mechanism.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import streamlit as st
 
@@ -71,6 +72,9 @@ class MechanismSpec:
     #: Predicted cost of the mechanism itself (ds, params, kernel) -> dpkme.cost.CostEstimate, for the size
     #: guard; the evaluation against the private data is added by the runner. None: negligible.
     cost: Callable[[Any, dict, Any], Any] | None = None
+    #: Run in a background thread (``ui.runner.start_background``): the page stays usable, shows the progress and a
+    #: Stop button, and records the release when the thread has finished. The charge is taken before it starts.
+    background: bool = False
 
 
 # --------------------------------------------------------------------------- shared controls
@@ -129,6 +133,11 @@ def charge_words(spec: MechanismSpec, charge: PrivacyCharge | None, n: int) -> s
     if charge.mechanism == "gaussian" and "sigma" in d and "sensitivity" in d:
         scale = "noise scale s" if d.get("mechanism") == "gp-release" else "σ"
         return f"**{spec.label}**: {sensitivity_words(float(d['sensitivity']), n)}, {scale} = {float(d['sigma']):.3g}"
+    if "rho" in d and "rounds" in d:        # a zCDP composition (the adaptive release): ρ and its rounds
+        return (f"**{spec.label}**: ρ = {float(d['rho']):.3g} zCDP over up to {int(d['rounds'])} rounds "
+                "(Gaussian measurements Δ₂ = √2/N, exponential-mechanism selections)")
     if charge.delta == 0 and charge.mechanism != "gaussian":
         return f"**{spec.label}**: pure ε-DP ({charge.mechanism} mechanism), no Gaussian noise"
+    if charge.noise_multiplier is None:
+        return f"**{spec.label}**: ({charge.epsilon:g}, {charge.delta:g})-DP ({charge.mechanism})"
     return f"**{spec.label}**: composed noise multiplier σ/Δ = {float(charge.noise_multiplier):.3g}"
