@@ -33,12 +33,15 @@ Mixed tables (CSV or Parquet, read as an upload is: :func:`dpkme.io.load_table`)
     Validates the schema against the table and prints the **owner-only** counts of missing, unknown,
     clipped and rounded cells (:meth:`~dpkme.schema.TableSchema.encode_report`; statistics of the private
     rows, never to be published); exit status 2 when the schema refuses the table.
-``release-table TABLE --schema SCHEMA.json --epsilon E --delta D [--out RELEASE.csv] [--rows N] [--marginal-share H] ...``
+``release-table TABLE --schema SCHEMA.json --epsilon E --delta D [--out RELEASE.csv] [--rows N] [--marginal-share H] [--workers K | --scheduler ADDRESS] ...``
     :func:`~dpkme.release.tabular.release_table`: the weighted release as CSV (each column rounded to its
     precision; stdout without ``--out``), its JSON metadata next to it (``RELEASE.json``: parameters,
     privacy claim, schema; a real release carries no seed), and with ``--rows N`` ``N`` unweighted
     synthetic rows (``RELEASE_rows.csv``, post-processing). ``--seed`` makes a replayable teaching demo,
-    labelled *not private*.
+    labelled *not private*. ``--workers K`` (a local cluster of K processes) or ``--scheduler ADDRESS`` (a
+    running one) give the same release through :func:`dpkme.distributed.release_table`: the table (Parquet, or
+    CSV / TSV with a header line) is read and encoded partition by partition on the Dask workers, which see
+    the raw rows; the noise is added once here.
 
 Numeric data of any size (Parquet or CSV, read in partitions by Dask: :mod:`dpkme.distributed`):
 
@@ -204,6 +207,12 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--calibration", choices=["analytic", "classic"], default="analytic")
     t.add_argument("--spread", type=float, default=None,
                    help="spreading of the synthetic rows in lengthscales (default: the library's)")
+    t.add_argument("--scheduler", default=None,
+                   help="release through Dask on this scheduler (tcp://host:8786): the table (Parquet, or CSV/TSV "
+                        "with a header line) is read and encoded partition by partition on its workers, which see "
+                        "the raw rows")
+    t.add_argument("--workers", type=_positive_int, default=None,
+                   help="release through Dask on a local cluster of this many worker processes (as --scheduler)")
     t.add_argument("--quiet", action="store_true")
 
     d = sub.add_parser("release", help="release a numeric table (Parquet/CSV, any size) with (epsilon, delta)-DP "
@@ -501,18 +510,26 @@ def _release_table(args) -> int:
     elif args.rows:
         raise ValueError(f"--rows {args.rows} needs --out RELEASE.csv (the rows go to RELEASE_rows.csv next to it).")
     schema = _load_schema(args.schema)
-    df = _load_frame(args.table)
+    on_dask = args.scheduler is not None or args.workers is not None
+    df = None if on_dask else _load_frame(args.table)
+    if on_dask and not Path(args.table).exists():
+        raise ValueError(f"table {args.table!r} not found; check the path.")
     if args.seed is not None:
         print(f"warning: --seed {args.seed}: a replayable teaching demo, NOT differentially private (anyone who knows "
               "the seed can regenerate the noise); its files say so and carry the seed.", file=sys.stderr)
+    options = dict(schema=schema, epsilon=args.epsilon, delta=args.delta, mechanism=_TABLE_MECHANISMS[args.mechanism],
+                   n_points=args.points, n_features=args.features or DEFAULT_N_FEATURES,
+                   calibration=args.calibration, random_state=args.seed, progress=_progress(args.quiet),
+                   preset=args.preset, kernel=args.kernel, marginal_share=args.marginal_share)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        tr = release_table(df, schema=schema, epsilon=args.epsilon, delta=args.delta,
-                           mechanism=_TABLE_MECHANISMS[args.mechanism], n_points=args.points,
-                           n_features=args.features or DEFAULT_N_FEATURES, calibration=args.calibration,
-                           random_state=args.seed, progress=_progress(args.quiet), preset=args.preset,
-                           kernel=args.kernel,
-                           marginal_share=args.marginal_share)
+        if on_dask:   # the same release, its one pass over the rows on the workers (dpkme.distributed)
+            from .distributed import release_table as release_table_on_dask
+
+            with _DaskClient(args.scheduler, args.workers) as client:
+                tr = release_table_on_dask(args.table, client=client, **options)
+        else:
+            tr = release_table(df, **options)
     del df
     if spread is None:
         spread = tr.default_spread
