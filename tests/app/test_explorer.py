@@ -215,7 +215,7 @@ def test_the_decomposition_numbers_shown_match_the_computation(explored):
     X = res["plan"].X
     kernel = res["panels"][0]["release"].kernel
     kxx = float(kernel.row_means(X, X).mean())                      # ‖μ̂_plan‖², computed here independently
-    xs, ys, G = res["grid"]
+    _xs, _ys, G = res["grid"]
     for m, p in zip(shown, res["panels"]):
         assert as_float(m.group(1)) == pytest.approx(p["noise_distance"], rel=5e-3)
         assert as_float(m.group(2)) == pytest.approx(p["approx_distance"], rel=5e-3)
@@ -380,7 +380,7 @@ def test_the_release_heatmaps_keep_their_colour_scales_between_releases():
         at.selectbox(key="rel.selected").set_value(rec.id).run()
         ok(at)
         heat = next(f for f in plotly_figures(at) if [t["type"] for t in f["data"][:3]] == ["heatmap"] * 3)
-        private, released, diff = (decode(t["z"]) for t in heat["data"][:3])
+        private, _released, diff = (decode(t["z"]) for t in heat["data"][:3])
         lay = heat["layout"]
         # the embeddings: fixed to the private embedding's range, whatever the release
         assert (lay["coloraxis"]["cmin"], lay["coloraxis"]["cmax"]) == (private.min(), private.max())

@@ -313,7 +313,7 @@ def test_9_a_lowered_budget_applies_to_the_ledgers_of_other_individuals():
 
 # ---------------------------------------------------------------------------------------------- finding 10
 def _table_csv(seed: int, shift: float) -> bytes:
-    A = np.random.default_rng(seed).standard_normal((400, 3)) + [shift, 0, 0]
+    A = np.random.default_rng(seed).standard_normal((400, 3)) + np.array([shift, 0, 0])
     return ("a,b,c\n" + "\n".join(",".join(f"{v:.5f}" for v in row) for row in A) + "\n").encode()
 
 

@@ -101,7 +101,7 @@ def test_2_presentation_mode_batch_check_is_no_oracle_on_the_exact_n():
 
 # ---------------------------------------------------------------------------------------------- finding 3
 def _table_csv(seed: int, n: int, shift: float) -> bytes:
-    A = np.random.default_rng(seed).standard_normal((n, 3)) + [shift, 0, 0]
+    A = np.random.default_rng(seed).standard_normal((n, 3)) + np.array([shift, 0, 0])
     return ("a,b,c\n" + "\n".join(",".join(f"{v:.5f}" for v in row) for row in A) + "\n").encode()
 
 
@@ -231,7 +231,7 @@ def test_6b_distributed_count_scale_rounds_toward_more_noise():
 
 # ---------------------------------------------------------------------------------------------- finding 7
 def _csv(seed: int, shift: float = 0.0) -> bytes:
-    A = np.random.default_rng(seed).standard_normal((400, 3)) + [shift, 0, 0]
+    A = np.random.default_rng(seed).standard_normal((400, 3)) + np.array([shift, 0, 0])
     return ("a,b,c\n" + "\n".join(",".join(f"{v:.5f}" for v in row) for row in A) + "\n").encode()
 
 

@@ -72,10 +72,10 @@ def _wrappers(tree) -> set:
         if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             params = {a.arg for a in fn.args.args + fn.args.kwonlyargs}
             for node in ast.walk(fn):
-                if isinstance(node, ast.Call) and _called_name(node) == "run_private":
-                    if any(kw.arg == "compute" and isinstance(kw.value, ast.Name) and kw.value.id in params
-                           for kw in node.keywords):
-                        out.add(fn.name)
+                if isinstance(node, ast.Call) and _called_name(node) == "run_private" and any(
+                        kw.arg == "compute" and isinstance(kw.value, ast.Name) and kw.value.id in params
+                        for kw in node.keywords):
+                    out.add(fn.name)
     return out
 
 
@@ -124,7 +124,7 @@ def _violations():
     while changed:
         changed = False
         for rel, tree in sources:
-            for node, defs in _ungated_calls(rel, tree, mechanisms):
+            for _node, defs in _ungated_calls(rel, tree, mechanisms):
                 if defs and defs[-1] not in mechanisms:
                     mechanisms.add(defs[-1])          # the module-level function that holds the call
                     derived.add((rel, defs[-1]))
@@ -135,7 +135,7 @@ def _violations():
             if not defs:                               # a page's own script: no caller can gate it
                 out.append(f"{rel}:{node.lineno} calls {_called_name(node)}() outside the gate")
         parent = _parents(tree)
-        lambdas, names = _compute_targets(tree)
+        _lambdas, names = _compute_targets(tree)
         own = {d for r, d in derived if r == rel}
         for node in ast.walk(tree):                    # a derived mechanism of this module handed out as a callback
             ref = node.id if isinstance(node, ast.Name) else None
@@ -144,7 +144,7 @@ def _violations():
             up = parent.get(node)
             if isinstance(up, ast.Call) and up.func is node:
                 continue
-            if isinstance(up, ast.Attribute) or ref in names or isinstance(up, ast.keyword) and up.arg == "compute":
+            if isinstance(up, ast.Attribute) or ref in names or (isinstance(up, ast.keyword) and up.arg == "compute"):
                 continue
             out.append(f"{rel}:{node.lineno} hands {ref} (which runs a mechanism outside the gate) to a callback")
     return out

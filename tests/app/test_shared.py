@@ -19,9 +19,9 @@ import pytest
 from tests.support.app import public_app
 
 # ---------------------------------------------------------------------- datasets
-from ui import datasets as D  # noqa: E402
-from ui import export as E  # noqa: E402
-from ui import state as S  # noqa: E402
+from ui import datasets as D
+from ui import export as E
+from ui import state as S
 
 
 def _spec(**kw):

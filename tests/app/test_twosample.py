@@ -132,7 +132,7 @@ def test_two_uploaded_samples_are_tested_without_writing_to_disk(test_page):
     rng = np.random.default_rng(0)
 
     def table(shift):
-        A = rng.standard_normal((600, 3)) + [shift, 0, 0]
+        A = rng.standard_normal((600, 3)) + np.array([shift, 0, 0])
         return ("a,b,c\n" + "\n".join(",".join(f"{v:.5f}" for v in row) for row in A) + "\n").encode()
 
     at.get("file_uploader")[0].set_value(("x.csv", table(0.0), "text/csv")).run()
