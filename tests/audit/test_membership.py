@@ -1,6 +1,7 @@
 """Membership-inference attack (dpkme.audit.membership): the attack's accuracy matches Φ(d/(2σ)) within its
 confidence interval, never exceeds the DP bound (e^ε + δ)/(1 + e^ε) beyond it, and is a coin toss as ε → 0."""
 
+import itertools
 import math
 
 import numpy as np
@@ -94,7 +95,7 @@ def test_reproducible_and_independent_across_epsilon():
     assert a.epsilons.tolist() == [1.0, 2.0]
     seen = []
     membership_attack(epsilons=[1.0], runs=300, progress=lambda f, m: seen.append(f))
-    assert seen[-1] == 1.0 and all(x < y for x, y in zip(seen, seen[1:]))
+    assert seen[-1] == 1.0 and all(x < y for x, y in itertools.pairwise(seen))
 
 
 @pytest.mark.parametrize("kwargs, word", [
