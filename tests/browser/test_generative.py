@@ -8,6 +8,7 @@ run left training, and the sidebar naming the data this page trains on. Conditio
 
 from __future__ import annotations
 
+import contextlib
 import re
 
 import pytest
@@ -49,10 +50,8 @@ def test_stop_keeps_the_stopped_models_and_charges_once(app_page, nav, wait_idle
             try:
                 stop.first.click(timeout=10_000)
             except PlaywrightError:          # gone (the run is stopping or over), or never still long enough on a
-                try:                         # loaded machine for Playwright's checks: the click event itself
+                with contextlib.suppress(PlaywrightError):   # loaded machine for Playwright's checks: the click itself
                     stop.first.dispatch_event("click", timeout=5_000)
-                except PlaywrightError:
-                    pass
         try:
             expect(stopped).to_be_visible(timeout=60_000)
             break
