@@ -70,7 +70,7 @@ def test_seeded_run_is_labelled_a_demo(table, tmp_path):
     (lambda a: [x for x in a if x not in ("--n", "80")], "declare --n"),
     (lambda a: [x if x != "--bounds=0:10" else "--bounds=0-10" for x in a], "LO:HI"),
     (lambda a: [x for x in a if x not in ("--classes", "low,high")], "--classes"),
-    (lambda a: a + ["--dataset", "digits"], "not both"),
+    (lambda a: [*a, "--dataset", "digits"], "not both"),
     (lambda a: [x if x != "a,b" else "a,zz" for x in a], "not in"),
 ])
 def test_refused_inputs_exit_2_with_one_line(table, tmp_path, capsys, change, message):
