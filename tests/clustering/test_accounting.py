@@ -86,7 +86,7 @@ def test_lemma1_is_off_by_a_factor_2():
     sigma = 1.7
     for lam in (1, 3, 8):
         # privacy loss at output o ~ N(0, sigma^2) vs N(1, sigma^2): L = (1 - 2 o) / (2 sigma^2) ... use o ~ M(D)
-        def integrand(o):
+        def integrand(o, lam=lam):
             loss = ((o - 1.0) ** 2 - o**2) / (2 * sigma**2)
             return math.exp(lam * loss) * math.exp(-o**2 / (2 * sigma**2)) / math.sqrt(2 * math.pi * sigma**2)
 

@@ -123,7 +123,7 @@ def test_moderate_epsilon_on_large_data_is_accurate():
 
 
 def test_result_contract(blobs, feats):
-    X, y = blobs
+    X, _y = blobs
     calls = []
     res = dp_kernel_kmeans(X, k=4, epsilon=5.0, delta=1e-6, n_iter=6, features=feats, bounds=BOX, random_state=7,
                            progress=lambda f, m: calls.append((f, m)))
@@ -249,7 +249,7 @@ def test_bad_arguments_raise_clear_value_errors(blobs, feats):
         dp_kernel_kmeans(X, epsilon=1.0, delta=1e-6, init="public", **{**base, "bounds": None})
     with pytest.raises(ValueError, match="clusterwise_release"):
         dp_kernel_kmeans(X, plan=plan_kmeans(epsilon=1, delta=1e-6, n_iter=2, release_share=0.3), **base)
-    with pytest.raises(ValueError, match="amplitude|k\\(x, x\\)"):
+    with pytest.raises(ValueError, match=r"amplitude|k\(x, x\)"):
         dp_kernel_kmeans(X, k=3, epsilon=1.0, delta=1e-6, kernel=GaussianKernel(lengthscale=1.0, amplitude=2.0),
                          bounds=BOX)
     f = CosineBiasFeatures(GaussianKernel(lengthscale=2.0), n_components=20, random_state=0).fit(2)

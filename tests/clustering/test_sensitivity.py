@@ -8,6 +8,7 @@ these tests have no false-failure rate; tolerances are float rounding.
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -251,7 +252,7 @@ def _hockey_stick_1d(m1, s1, m2, s2, eps):
     lo, hi = min(m1, m2) - 40 * max(s1, s2), max(m1, m2) + 40 * max(s1, s2)
     f = lambda x: max(0.0, normal.pdf(x, m1, s1) - math.exp(eps) * normal.pdf(x, m2, s2))  # noqa: E731
     pts = np.linspace(lo, hi, 41)
-    return sum(integrate.quad(f, a, b, limit=200)[0] for a, b in zip(pts[:-1], pts[1:]))
+    return sum(integrate.quad(f, a, b, limit=200)[0] for a, b in itertools.pairwise(pts))
 
 
 def test_naive_per_cluster_normalisation_breaks_the_guarantee_but_noisy_sums_do_not(setting):

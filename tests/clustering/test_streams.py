@@ -48,10 +48,7 @@ def _seed_seq(rng):
 @pytest.mark.parametrize("run", ["kmeans", "clusterwise"])
 def test_a_real_run_draws_initial_points_and_noise_from_separate_os_entropy(monkeypatch, run):
     seen = _spy(monkeypatch)
-    if run == "kmeans":
-        res = dp_kernel_kmeans(X, **KW)
-    else:
-        res = clusterwise_release(X, n_points=4, **KW).clustering
+    res = dp_kernel_kmeans(X, **KW) if run == "kmeans" else clusterwise_release(X, n_points=4, **KW).clustering
     assert res.noise_source == "os-entropy" and res.seed is None
     (r_init,) = seen["init"]
     noise = {id(r): r for r in seen["noise"]}
