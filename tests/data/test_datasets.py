@@ -103,9 +103,9 @@ def test_generator_reproducible_and_seed_sensitive(name):
 def test_generate_by_name():
     X = generate("two_moons", n=50, random_state=0)
     np.testing.assert_array_equal(X, two_moons(50, random_state=0))
-    with pytest.raises(ValueError, match="unknown generator 'moons'.*two_moons"):
+    with pytest.raises(ValueError, match=r"unknown generator 'moons'.*two_moons"):
         generate("moons")
-    with pytest.raises(ValueError, match="no parameter.*'dim'"):
+    with pytest.raises(ValueError, match=r"no parameter.*'dim'"):
         generate("two_moons", dim=3)
 
 
@@ -310,7 +310,7 @@ def test_sample_files_documented_and_located_next_to_package():
     for info in SAMPLES.values():
         assert info.filename in readme
     assert sorted(p.name for p in SAMPLE_DIR.glob("*.csv")) == sorted(i.filename for i in SAMPLES.values())
-    with pytest.raises(ValueError, match="unknown sample 'wines'.*'wine'"):
+    with pytest.raises(ValueError, match=r"unknown sample 'wines'.*'wine'"):
         load_sample("wines")
 
 

@@ -56,13 +56,13 @@ def test_load_npz_errors(tmp_path):
         load_npz(tmp_path / "missing.npz")
     bad = tmp_path / "bad.npz"
     bad.write_bytes(b"definitely not numpy")
-    with pytest.raises(ValueError, match="not a readable NumPy .npz file"):
+    with pytest.raises(ValueError, match=r"not a readable NumPy .npz file"):
         load_npz(bad)
     with pytest.raises(ValueError, match="empty"):
         load_npz(b"")
     single = tmp_path / "one.npy"
     np.save(single, np.ones((2, 2)))
-    with pytest.raises(ValueError, match="single .npy array"):
+    with pytest.raises(ValueError, match=r"single .npy array"):
         load_npz(single)
     obj = tmp_path / "obj.npz"
     np.savez(obj, X_private=np.array([{"a": 1}], dtype=object))
@@ -105,7 +105,7 @@ def test_csv_basic_and_metadata():
         (b"a\tb\n1\t2\n3\t4\n", "x.tsv", "tab", "."),
         (b"a|b\n1|2\n3|4\n", "x.txt", "pipe", "."),
         (b"a b\n1 2\n3  4\n", "x.dat", "whitespace", "."),
-        ('"a, quoted",b\n1,2\n3,4\n'.encode(), "x.csv", "comma", "."),
+        (b'"a, quoted",b\n1,2\n3,4\n', "x.csv", "comma", "."),
         (b"\xef\xbb\xbfa,b\r\n1,2\r\n3,4\r\n", "x.csv", "comma", "."),  # BOM + CRLF (Excel "CSV UTF-8")
     ],
 )

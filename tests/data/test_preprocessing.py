@@ -107,7 +107,7 @@ def test_public_private_split():
     np.testing.assert_array_equal(pub, X[idx.public])
     np.testing.assert_array_equal(priv, X[idx.private])
     assert idx.seed == 42 and idx.to_dict()["n_public"] == 10
-    pub2, _, idx2 = public_private_split(X, public_fraction=0.1, random_state=42)
+    _pub2, _, idx2 = public_private_split(X, public_fraction=0.1, random_state=42)
     np.testing.assert_array_equal(idx2.public, idx.public)
     _, _, idx3 = public_private_split(X, public_fraction=0.1, random_state=None)
     assert isinstance(idx3.seed, int)  # a fresh seed is drawn and recorded
