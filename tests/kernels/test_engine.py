@@ -130,7 +130,7 @@ def test_many_dimensions_use_the_coordinate_loop(monkeypatch):
     X[:3] += 40.0  # far points: the Gaussian kernel's tiles with them use coordinate differences
     for kernel in (LaplacianKernel(lengthscale=20.0), MaternKernel(nu=1.5, lengthscale=5.0),
                    GaussianKernel(lengthscale=3.0)):
-        ref, new = _both(monkeypatch, lambda: kernel.triangular_row_sums(X))
+        ref, new = _both(monkeypatch, lambda kernel=kernel: kernel.triangular_row_sums(X))
         for got, want in zip(new, ref):
             np.testing.assert_allclose(got, want, rtol=RTOL, atol=1e-300)
 
@@ -181,7 +181,7 @@ def test_which_engine_runs(monkeypatch):
     monkeypatch.setenv(engine.ENGINE_ENV, "JAX")
     assert engine.use_engine(k, 1)
     monkeypatch.setenv(engine.ENGINE_ENV, "fast")
-    with pytest.raises(ValueError, match="DPKME_KERNEL_ENGINE='fast'.*numpy"):
+    with pytest.raises(ValueError, match=r"DPKME_KERNEL_ENGINE='fast'.*numpy"):
         engine.use_engine(k, 1)
 
 

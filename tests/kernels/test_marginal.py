@@ -152,7 +152,7 @@ def test_options_are_validated_with_messages_that_name_the_value():
     for bad in (1.5, -0.1, "half"):
         with pytest.raises(ValueError, match="marginal_share"):
             release_table(df, schema=schema, epsilon=1.0, delta=1e-6, marginal_share=bad, random_state=0, **FAST_BLOCK)
-    with pytest.raises(ValueError, match="marginal_share=0.3 needs"):
+    with pytest.raises(ValueError, match=r"marginal_share=0.3 needs"):
         release_table(df, schema=schema, epsilon=1.0, delta=1e-6, mechanism="algorithm1", marginal_share=0.3,
                       random_state=0, n_points=10)
     with pytest.raises(ValueError, match="marginal_options"):
