@@ -133,7 +133,7 @@ def test_report_is_deterministic_given_the_rng_and_serialisable():
 
 
 def test_batches_beyond_one():
-    X, Z, w = _problem(n=500)
+    X, _Z, _w = _problem(n=500)
     k = GaussianKernel(lengthscale=1.0)
     est = estimate_mean_gram(X, kernel=k, n_pairs=(1 << 18) + 1000, rng=0)      # two batches
     assert est.n_pairs == (1 << 18) + 1000
