@@ -110,10 +110,10 @@ def test_rdp_pure_dp_uses_randomized_response_bound():
 def test_rdp_with_generic_approx_dp_uses_basic_composition_for_them():
     g = gaussian_charges([4.0] * 10)
     a = PrivacyCharge("a", "approx-dp", 0.2, 2e-6, count=3)
-    got = rdp_epsilon(g + [a], delta=1e-5)
+    got = rdp_epsilon([*g, a], delta=1e-5)
     assert got == pytest.approx(rdp_epsilon(g, delta=1e-5 - 6e-6) + 0.6, rel=1e-12)
     # No finite guarantee when the generic charges use up all of delta.
-    assert rdp_epsilon(g + [a], delta=6e-6) == math.inf
+    assert rdp_epsilon([*g, a], delta=6e-6) == math.inf
     assert rdp_epsilon([a], delta=6e-6) == pytest.approx(0.6)
     assert rdp_epsilon([a], delta=5e-6) == math.inf
     assert rdp_epsilon([], delta=1e-5) == 0.0
@@ -134,7 +134,7 @@ def test_pld_close_to_exact_for_heterogeneous_gaussians():
     got = pld_epsilon(charges, delta=1e-5, exact_gaussian=False)
     assert exact - 1e-9 <= got <= exact + 0.01
     # Adding a tiny pure-DP charge changes little.
-    mixed = pld_epsilon(charges + [pure_dp_charge("e", epsilon=0.01)], delta=1e-5)
+    mixed = pld_epsilon([*charges, pure_dp_charge("e", epsilon=0.01)], delta=1e-5)
     assert exact - 1e-9 <= mixed <= exact + 0.02
 
 
@@ -143,7 +143,7 @@ def test_pld_many_small_noise_gaussians_on_a_coarsened_grid():
     # (which keeps it under 2 s: benchmarks/bench_accounting.py measures that).
     charges = [PrivacyCharge("g", "gaussian", 1e3, 0.5, noise_multiplier=1.0, count=1000)]
     exact = exact_gaussian_eps([1.0], [1000], 1e-5)
-    got = pld_epsilon(charges + [laplace_charge("l", epsilon=0.01)], delta=1e-5)
+    got = pld_epsilon([*charges, laplace_charge("l", epsilon=0.01)], delta=1e-5)
     assert exact <= got <= exact + 0.01 * exact
 
 

@@ -127,7 +127,7 @@ def test_calibration_depends_on_sensitivity_only_through_ratio():
 
 
 # ----------------------------------------------------------------------------- classic Gaussian
-@pytest.mark.parametrize("delta", DELTAS + [1e-5])
+@pytest.mark.parametrize("delta", [*DELTAS, 1e-5])
 def test_analytic_below_classic_where_classic_valid(delta):
     for eps in [0.01, 0.1, 0.5, 0.99, 2.0, 5.0]:
         classic = classic_sigma(epsilon=eps, delta=delta, sensitivity=1.0)

@@ -161,7 +161,7 @@ def test_utility_sensitivity_brute_force(pairs):
     rng = np.random.default_rng(2)
     grid = [0.3, 0.8, 1.5, 3.0]
     worst = Fraction(0)
-    for trial in range(200):
+    for _trial in range(200):
         n = int(rng.integers(2, 9))
         X = rng.normal(size=(n, 2)) * rng.choice([0.2, 1.0, 3.0])
         Xn = X.copy()

@@ -2,6 +2,7 @@
 round trips (at the recommended ε the expected error is within the target), rounding up, public inputs only."""
 
 import inspect
+import itertools
 import math
 
 import numpy as np
@@ -58,10 +59,10 @@ def test_expected_rkhs_error_is_the_noise_of_the_release():
 def test_monotone():
     eps = np.geomspace(0.02, 50, 25)
     errs = [expected_rkhs_error(e, **SETTING) for e in eps]
-    assert all(a > b for a, b in zip(errs, errs[1:]))                    # more ε, less noise
+    assert all(a > b for a, b in itertools.pairwise(errs))                    # more ε, less noise
     targets = np.geomspace(1e-2, 1.0, 20)
     plans = [epsilon_for_rkhs_error(t, **SETTING).epsilon for t in targets]
-    assert all(a >= b for a, b in zip(plans, plans[1:]))                 # looser target, smaller ε
+    assert all(a >= b for a, b in itertools.pairwise(plans))                 # looser target, smaller ε
     assert plans[0] > plans[-1]
     # more rows: the same accuracy for less ε; more features: more ε
     assert epsilon_for_rkhs_error(0.05, **{**SETTING, "n_private": 50_000}).epsilon < plans[0]

@@ -156,7 +156,7 @@ def test_feature_mean_sensitivity_brute_force():
 
 
 def test_preconditions_refused():
-    with pytest.raises(ValueError, match="k\\(x, x\\) = 1.5"):
+    with pytest.raises(ValueError, match=r"k\(x, x\) = 1.5"):
         check_private_kernel(GaussianKernel(lengthscale=1.0, amplitude=1.5))
     with pytest.raises(ValueError, match="neighbouring"):
         kme_sensitivity(n=10, kernel=GaussianKernel(lengthscale=1.0), neighbouring="swap")

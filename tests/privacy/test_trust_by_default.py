@@ -400,7 +400,7 @@ def test_noise_option_is_validated():
 def test_privatise_feature_mean_with_opendp_needs_no_generator():
     X = _private_data()
     f = RandomFourierFeatures(KERNEL, n_components=16, random_state=0).fit(2)
-    mu, cal = privatise_feature_mean(X, f, epsilon=1.0, delta=1e-6, noise="opendp")
+    mu, _cal = privatise_feature_mean(X, f, epsilon=1.0, delta=1e-6, noise="opendp")
     assert mu.shape == (16,) and np.all(np.isfinite(mu))
     with pytest.raises(ValueError, match="rng"):
         privatise_feature_mean(X, f, epsilon=1.0, delta=1e-6)  # numpy noise: a generator is required
