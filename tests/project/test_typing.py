@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 
 REPO = Path(__file__).resolve().parents[2]
 STRICT_MODULES = {"dpkme.privacy.*", "dpkme.release.*", "ui.gate"}
