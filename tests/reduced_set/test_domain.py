@@ -113,7 +113,7 @@ def test_discrete_coordinates_never_move_in_refinement():
     mu, _ = privatise_feature_mean(_data(), feats, epsilon=1.0, delta=1e-6, rng=rng)
     problem = reduced_set.Problem(mu, reduced_set.FourierMap.from_features(feats))
     Z0 = domain.sample(20, rng)
-    Z, w, info = reduced_set.refine(problem, Z0, np.full(20, 0.05), max_iter=30, domain=domain)
+    Z, _w, info = reduced_set.refine(problem, Z0, np.full(20, 0.05), max_iter=30, domain=domain)
     np.testing.assert_array_equal(Z[:, 2:], Z0[:, 2:])                 # exactly, bit for bit
     assert np.all((Z[:, :2] >= 0) & (Z[:, :2] <= 4))
     assert info["iterations"] > 0 and not np.array_equal(Z[:, :2], Z0[:, :2])

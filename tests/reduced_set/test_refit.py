@@ -80,7 +80,7 @@ def test_refit_stops_at_the_noise_level_and_never_returns_a_worse_fit():
     assert info["skipped"] and info["pool_size"] == 0
     np.testing.assert_array_equal(Zs, Z)
     np.testing.assert_array_equal(ws, w)
-    Zr, wr, info = refit_pool(problem, Z, w, rng=np.random.default_rng(0), domain=dom, pool_size=2000,
+    _Zr, _wr, info = refit_pool(problem, Z, w, rng=np.random.default_rng(0), domain=dom, pool_size=2000,
                               noise_sigma=0.5 * r0 / np.sqrt(problem.fmap.n_components))
     assert not info["skipped"] and info["residual_after"] <= info["residual_before"]
     _, _, free = refit_pool(problem, Z, w, rng=np.random.default_rng(0), domain=dom, pool_size=2000)

@@ -5,6 +5,7 @@ All randomness is seeded; tolerances are stated next to each assertion.
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -91,7 +92,7 @@ def test_joint_gradient_matches_finite_differences():
 
 @pytest.mark.parametrize("constraint", ["simplex", "sub-simplex", "l1-ball"])
 def test_parameterisation_gradient_matches_finite_differences(constraint):
-    fmap, target, Z, w, rng = _small_problem(M=5)
+    fmap, target, Z, _w, rng = _small_problem(M=5)
     par = Parameterisation(constraint, 5, radius=1.3)
     theta = rng.normal(size=par.size)
 
@@ -225,7 +226,7 @@ def test_refine_constraints_and_decrease(weights):
     fmap, target, Z, w, _ = _small_problem(M=10, noise=0.0)
     problem = Problem(target, fmap)
     f0 = fmap.objective(Z, w, target, grad=False)[0]
-    Zr, wr, info = refine(problem, Z, w, weights=weights, radius=1.0, max_iter=60)
+    _Zr, wr, info = refine(problem, Z, w, weights=weights, radius=1.0, max_iter=60)
     assert info["objective"] <= f0 * (1 + 1e-12)
     if weights in ("simplex", "sub-simplex", "nonnegative", "uniform"):
         assert wr.min() >= 0
@@ -263,7 +264,7 @@ def test_every_solver_runs_reports_progress_and_respects_constraints(solver):
                              progress=lambda f, m: calls.append((f, m)), report_at=(3, 12), **opts)
     fr = [c[0] for c in calls]
     assert fr[-1] == 1.0 and fr[0] >= 0.0
-    assert all(b > a for a, b in zip(fr, fr[1:])), "progress fractions must increase strictly"
+    assert all(b > a for a, b in itertools.pairwise(fr)), "progress fractions must increase strictly"
     assert res.points.shape == (12, 2) and res.weights.shape == (12,)
     assert set(res.checkpoints) == {3, 12}
     if solver in ("pursuit", "joint", "herding"):
@@ -362,7 +363,7 @@ def test_resample_reproduces_weighted_means_within_monte_carlo_error():
 def test_resample_negative_weights_clip_or_refuse():
     points = np.arange(8.0).reshape(4, 2)
     weights = np.array([0.5, -0.2, 0.7, 0.0])
-    rows, info = resample((points, weights), 1000, rng=0, return_info=True)
+    _rows, info = resample((points, weights), 1000, rng=0, return_info=True)
     assert info["negative_mass"] == pytest.approx(0.2)
     assert info["counts"][1] == 0 and info["counts"][3] == 0
     with pytest.raises(ValueError, match=r"weights\[1\] = -0.2"):
