@@ -6,6 +6,7 @@ module stays fast; none of them changes the privacy analysis.
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -109,7 +110,7 @@ def test_post_processing_same_measurements_give_identical_rows(penguins, monkeyp
 
 
 def test_rows_are_valid_under_the_schema(penguins, release):
-    df, schema = penguins
+    _df, schema = penguins
     rows = release.rows
     assert list(rows.columns) == list(schema.names) and len(rows) == FAST["synthetic_rows"]
     for spec in schema.columns:
@@ -283,6 +284,6 @@ def test_landmark_rule_is_public_and_bounded():
     assert default_landmarks(1e-9) == tuple(LANDMARKS)
     assert default_landmarks(10.0) == (3, 3, 3)
     m = [default_landmarks(s) for s in (0.2, 0.05, 0.01, 0.002)]
-    assert all(a <= b for x, y in zip(m, m[1:]) for a, b in zip(x, y))     # less noise, finer features
+    assert all(a <= b for x, y in itertools.pairwise(m) for a, b in zip(x, y))     # less noise, finer features
     with pytest.raises(ValueError, match="landmarks"):
         RelaxedDomain(load_schema("penguins"), (32, 1, 8))

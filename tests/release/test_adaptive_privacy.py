@@ -160,7 +160,7 @@ def test_every_feature_vector_sums_to_one_on_hostile_rows():
                 tiny = phi[(phi > 0) & (phi < np.finfo(float).tiny)]
                 assert tiny.size == 0, "subnormal features (a timing side channel in BLAS)"
         for a, b in itertools.combinations(range(len(feats)), 2):
-            for s, u, v in zip(subsets, feats[a], feats[b]):
+            for _s, u, v in zip(subsets, feats[a], feats[b]):
                 d = u - v
                 assert math.sqrt(d @ d) <= math.sqrt(2.0) + 1e-12 and np.abs(d).sum() <= 2.0 + 1e-12
                 assert math.sqrt(u @ u) <= 1.0 + 1e-12                 # add-remove: ||phi||_2 <= 1
@@ -169,9 +169,8 @@ def test_every_feature_vector_sums_to_one_on_hostile_rows():
 def test_a_row_is_encoded_on_its_own():
     # The sensitivity argument needs phi(x) to depend on x alone: encoding a block of rows must give each row
     # the embedding it gets alone (no dtype or format inference across the rows of a block).
-    schema = TableSchema(list(_schema().columns) + [
-        ColumnSpec("d", "datetime", lower="2000-01-01", upper="2020-12-31", date_format="%Y-%m-%d",
-                   missing="category")])
+    schema = TableSchema([*_schema().columns, ColumnSpec("d", "datetime", lower="2000-01-01", upper="2020-12-31",
+                                                         date_format="%Y-%m-%d", missing="category")])
     df = _hostile()
     df["d"] = ["2001-02-03", "1990-01-01", None, "2030-05-05", "NA", "2010-10-10", "2000-01-01", "2020-12-31"]
     Z = schema.encode(df)
@@ -416,7 +415,7 @@ def test_real_release_has_fresh_entropy_no_seed_and_no_timing(stub, monkeypatch)
 
 
 def test_generator_random_state_is_not_labelled_private(stub, capture):
-    calls, _ = capture
+    _calls, _ = capture
     schema = _schema()
     Z = schema.encode(_table(30, 3))
     rels = []

@@ -5,6 +5,7 @@ All randomness is seeded; tolerances are stated next to each assertion.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 
@@ -132,7 +133,7 @@ def test_algorithm2_progress_increasing_to_one_and_cancellable():
     algorithm2(X, kernel=KERNEL, epsilon=1.0, delta=1e-6, n_points=6, n_features=200, q_scale=2.0,
                random_state=0, progress=lambda f, m: calls.append(f), solver_options={"pool_size": 300})
     assert calls[0] == 0.0 and calls[-1] == 1.0
-    assert all(b > a for a, b in zip(calls, calls[1:]))
+    assert all(b > a for a, b in itertools.pairwise(calls))
 
     def cancel(f, m):
         if f > 0.1:
@@ -184,7 +185,7 @@ def test_fig2_alg2_small_run_has_the_contract_keys():
     assert all(np.isfinite(row).all() for row in out["alg2"])
     # more privacy budget, smaller error at M = 31 (seeded; measured 0.020 vs 0.205)
     assert out["alg2"][1][-1] < out["alg2"][0][-1]
-    assert calls[-1] == 1.0 and all(b > a for a, b in zip(calls, calls[1:]))
+    assert calls[-1] == 1.0 and all(b > a for a, b in itertools.pairwise(calls))
     assert out["seconds"] > 0 and len(out["seconds_at_M"][0]) == len(out["M"])
     json.loads(json.dumps(out, allow_nan=False))  # the CLI writes it as JSON
 

@@ -97,7 +97,7 @@ def test_grid_candidates():
     G = grid_candidates([0.0, -1.0], [1.0, 1.0], [3, 2])
     assert G.tolist() == [[0, -1], [0, 1], [0.5, -1], [0.5, 1], [1, -1], [1, 1]]
     assert grid_candidates([0.0], [2.0], 1).tolist() == [[1.0]]
-    with pytest.raises(ValueError, match="coordinate 1 has lower=1.0, upper=1.0"):
+    with pytest.raises(ValueError, match=r"coordinate 1 has lower=1.0, upper=1.0"):
         grid_candidates([0, 1], [1, 1], 3)
     with pytest.raises(ValueError, match="points_per_axis has 1 entries for a 2-D box"):
         grid_candidates([0, 0], [1, 1], [3])
@@ -208,7 +208,7 @@ def _max_log_ratio_add_remove(kernel, n_private=2, **kw):
         for D in itertools.combinations_with_replacement(_U, size):
             base = _logp(D, kernel, neighbouring="add-remove", n_private=n_private, **kw)
             for u in _U:
-                other = _logp(list(D) + [u], kernel, neighbouring="add-remove", n_private=n_private, **kw)
+                other = _logp([*D, u], kernel, neighbouring="add-remove", n_private=n_private, **kw)
                 worst = max(worst, float(np.max(np.abs(base - other))))
     return worst
 
@@ -402,7 +402,7 @@ def test_progress_is_monotone_and_finishes():
     G = np.linspace(-2, 2, 30)[:, None]
     seen = []
     database_scores(X, G, kernel=GAUSS, m=3, progress=lambda f, msg: seen.append(f))
-    assert seen[0] == 0.0 and seen[-1] == 1.0 and all(b > a for a, b in zip(seen, seen[1:]))
+    assert seen[0] == 0.0 and seen[-1] == 1.0 and all(b > a for a, b in itertools.pairwise(seen))
     assert len(seen) <= 102
     with pytest.raises(ValueError, match="progress must be callable"):
         database_scores(X, G, kernel=GAUSS, m=3, progress="yes")

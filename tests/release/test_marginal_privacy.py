@@ -162,7 +162,7 @@ def test_the_noise_has_the_recorded_sigma_on_every_one_of_the_j_plus_h_coordinat
         per_coord = np.mean(E**2, axis=0)
         assert per_coord.min() >= 1.0 - 6.0 * math.sqrt(2.0 / reps) and per_coord.max() <= 1.0 + 7.0 * math.sqrt(2.0 / reps)
     # after the split (post-processing): the blocks' noise is sigma / sqrt(1 - h) and sigma / sqrt(h)
-    k, m, sk, sm = joint.split(np.array(draws[0]) + exact, sigma)
+    _k, _m, sk, sm = joint.split(np.array(draws[0]) + exact, sigma)
     assert sk == pytest.approx(sigma / math.sqrt(1 - share)) and sm == pytest.approx(sigma / math.sqrt(share))
     dk = np.array([joint.split(d + exact)[0] for d in draws]) - joint.split(exact)[0]
     dm = np.array([joint.split(d + exact)[1] for d in draws]) - joint.split(exact)[1]

@@ -64,7 +64,7 @@ def penguins():
 
 
 def test_penguins_release_lies_in_the_declared_domain_with_declared_types(penguins):
-    df, schema, rel = penguins
+    _df, schema, rel = penguins
     assert schema.domain.contains(rel.points, atol=0.0).all()           # 100 % of the weight mass inside
     for table in (rel.table(), rel.sample(1000, rng=0), rel.sample(1000, rng=1, spread=1.0, categorical="smooth")):
         assert list(table.columns[:8]) == list(schema.names)
