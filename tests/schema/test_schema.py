@@ -114,7 +114,7 @@ def test_bundled_mixed_tables_round_trip_and_fit_their_declared_domain():
             same = (a.isna().to_numpy() & b.isna().to_numpy()) | (a.to_numpy() == b.to_numpy())
             assert same.all(), (name, col)
     assert load_schema("penguins").encode(load_sample("penguins")[0]).shape == (344, 22)
-    with pytest.raises(ValueError, match="sample 'wine' has no declared schema.*penguins"):
+    with pytest.raises(ValueError, match=r"sample 'wine' has no declared schema.*penguins"):
         load_schema("wine")
     assert sorted(k for k, v in SAMPLES.items() if v.schema) == ["penguins", "seattle_weather"]
 
