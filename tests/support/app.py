@@ -8,8 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ui import datasets as D  # noqa: E402
-from ui import state as S  # noqa: E402
+from ui import datasets as D
+from ui import state as S
 
 REPO = Path(__file__).resolve().parents[2]
 
