@@ -108,7 +108,7 @@ def test_split_public_keeps_pairs_and_is_disjoint():
     assert info["paired_split"] and info["n_public"] == (5, 5) and info["n_test"] == (15, 15) and info["seed"] == 3
     assert np.array_equal(Yt, Xt + 1000) and np.array_equal(Yp, Xp + 1000)  # pairs stay together
     assert not set(map(tuple, Xp)) & set(map(tuple, Xt))
-    Xt2, Yt2, (Xp2, Yp2), info2 = split_public(X, rng.standard_normal((30, 2)), public_fraction=0.2, random_state=1)
+    _Xt2, Yt2, (_Xp2, Yp2), info2 = split_public(X, rng.standard_normal((30, 2)), public_fraction=0.2, random_state=1)
     assert not info2["paired_split"] and Yt2.shape == (24, 2) and Yp2.shape == (6, 2)
     with pytest.raises(ValueError, match="public_fraction"):
         split_public(X, Y, public_fraction=1.5)
