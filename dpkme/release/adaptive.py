@@ -95,6 +95,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -596,8 +597,11 @@ def adaptive_release(df_or_encoded: Any, *, schema: Any = None, epsilon: float, 
 
     Parameters
     ----------
-    df_or_encoded : pandas.DataFrame or array (N, D)
-        The private table, or its rows already embedded by ``schema.encode``.
+    df_or_encoded : pandas.DataFrame, array (N, D) or iterator of pandas.DataFrame
+        The private table, its rows already embedded by ``schema.encode``, or an iterator of chunks of it
+        (e.g. ``pandas.read_csv(path, chunksize=100_000)``; ``n_private`` then required): the one pass over
+        the private rows reads them in blocks of :data:`BLOCK_ROWS` rows, so a stream of chunks is released
+        in memory bounded by the chunk size, whatever :math:`N`.
     schema : TableSchema
         The declared schema (required).
     epsilon, delta : float
@@ -614,7 +618,7 @@ def adaptive_release(df_or_encoded: Any, *, schema: Any = None, epsilon: float, 
         Neighbouring relation.
     n_private : int, optional
         The public size :math:`N`: counted from the rows under replace-one (must match if given), required
-        (declared) under add-remove.
+        (declared) under add-remove and for an iterator of chunks.
     synthetic_rows : int, optional
         Rows of the fitted synthetic table (default :func:`default_synthetic_rows`).
     decode : {"sample", "argmax"}, default="sample"
@@ -644,7 +648,16 @@ def adaptive_release(df_or_encoded: Any, *, schema: Any = None, epsilon: float, 
     final_steps = check_positive_int(_fit.FINAL_STEPS if final_steps is None else final_steps, name="final_steps")
     frame: pd.DataFrame | None = None
     Z: np.ndarray | None = None
-    if isinstance(df_or_encoded, pd.DataFrame):
+    chunks: Any = None
+    if isinstance(df_or_encoded, Iterator) and not isinstance(df_or_encoded, (pd.DataFrame, np.ndarray)):
+        # a stream of DataFrame chunks (e.g. pandas.read_csv(..., chunksize=...)): N must be declared, since
+        # the charge is fixed before any row is read; the rows are counted during the pass and checked
+        if n_private is None:
+            raise ValueError("n_private is required when the private table is given as an iterator of chunks: "
+                             "the charge (and the noise scale) depend on N and are fixed before any row is read.")
+        chunks = df_or_encoded
+        n_rows = check_positive_int(n_private, name="n_private")
+    elif isinstance(df_or_encoded, pd.DataFrame):
         frame = df_or_encoded
         if len(frame) == 0 and neighbouring == "replace-one":
             raise ValueError("the private table has no rows.")
@@ -689,7 +702,18 @@ def adaptive_release(df_or_encoded: Any, *, schema: Any = None, epsilon: float, 
     # private: the true answers of every candidate, in one pass over blocks of rows (memory bounded in N)
     sums = [np.zeros(c["size"]) for c in cands]
     subs = [c["subset"] for c in cands]
-    for start in range(0, n_rows, BLOCK_ROWS):
+    if chunks is not None:
+        seen = 0
+        for chunk in chunks:
+            if not isinstance(chunk, pd.DataFrame):
+                raise ValueError(f"an iterator of chunks must yield pandas DataFrames, got {_short(chunk)}.")
+            for start in range(0, len(chunk), BLOCK_ROWS):
+                dom.accumulate(dom.hard_states(schema.encode(chunk.iloc[start:start + BLOCK_ROWS])), subs, sums)
+            seen += len(chunk)
+        if neighbouring == "replace-one" and seen != N:
+            raise ValueError(f"n_private={N} is declared but the chunks held {seen} rows; under replace-one N is "
+                             "the table's row count.")
+    for start in range(0, n_rows if chunks is None else 0, BLOCK_ROWS):
         if frame is not None:
             Zb = schema.encode(frame.iloc[start:start + BLOCK_ROWS])
         else:
@@ -698,7 +722,7 @@ def adaptive_release(df_or_encoded: Any, *, schema: Any = None, epsilon: float, 
         dom.accumulate(dom.hard_states(Zb), subs, sums)
         del Zb
     oracle = _Oracle([s / float(N) for s in sums], private_rng)
-    del sums, frame, Z
+    del sums, frame, Z, chunks
 
     # 3-way slots: half the selections at most (public); more 3-way measurements cost one recompilation
     fit = RelaxedFit(dom, n_syn, public_rng, eligible3=eligible3, slots3=max(1, min(n_triples, (T - p + 1) // 2)))

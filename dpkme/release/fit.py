@@ -62,7 +62,8 @@ of the concatenated 1-way features, all 2-way answers are blocks of one Gram mat
 :math:`\Phi_2^\top\Phi_2/n` of the concatenated 2-way features, and 3-way answers fill a fixed number of
 slots (a public number; a release that measures more 3-way queries doubles it, at the cost of one more
 compilation); unmeasured entries weigh 0. So the loop is compiled once per release (and reused across releases
-of the same shapes) and every round warm-starts from the previous fit.
+of the same shapes; across processes too, through JAX's persistent compilation cache, :func:`persistent_cache`)
+and every round warm-starts from the previous fit.
 :meth:`RelaxedFit.decode` turns the relaxed rows into rows of the declared columns and types (levels drawn
 from each row's probabilities, or their argmax; numbers at the row's value plus Gaussian noise of
 :data:`DECODE_SPREAD` 1-way kernel widths, reflected at the bounds; integers and declared values snapped) through :meth:`~dpkme.schema.TableSchema.decode`. Everything here reads the measurements and
@@ -93,7 +94,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["DISCRETE_LEVELS", "LANDMARKS", "KERNEL_WIDTH", "MAX_WIDTH3", "RelaxedColumn", "RelaxedDomain",
-           "RelaxedFit", "kernel_features", "DECODE_SPREAD", "ROUND_STEPS", "FINAL_STEPS", "LEARNING_RATE", "SETTLE"]
+           "RelaxedFit", "kernel_features", "persistent_cache", "CACHE_ENV", "DECODE_SPREAD", "ROUND_STEPS", "FINAL_STEPS", "LEARNING_RATE", "SETTLE"]
 
 #: Numeric columns with at most this many declared values / integer levels are discrete (one level each).
 DISCRETE_LEVELS = 32
@@ -352,6 +353,59 @@ def _layout(structure: tuple[Any, ...], landmarks: tuple[int, ...]) -> dict[str,
     return {"disc": disc, "cont": cont, "kmax": kmax, "w3": w3, "start": start, "size": size, "pos3": pos3}
 
 
+#: Environment variable naming the folder of JAX's persistent compilation cache used by :class:`RelaxedFit`
+#: (``off``/``0``: none); default ``$XDG_CACHE_HOME/dpkme/jax`` (``~/.cache/dpkme/jax``).
+CACHE_ENV = "DPKME_JAX_CACHE"
+
+
+def _configured_cache_dir() -> str | None:
+    import jax
+
+    return jax.config.jax_compilation_cache_dir or None
+
+
+@functools.lru_cache(maxsize=1)
+def persistent_cache() -> str | None:
+    """Turn on JAX's persistent compilation cache for the compiled fit loop, once per process.
+
+    The first release of a table structure in a process otherwise pays the XLA compilation of the fit loop
+    (seconds of CPU); with the cache, a later process (an app restart, a batch job, the next benchmark run)
+    loads the compiled loop from disk. Nothing is done when the caller already configured a cache folder
+    (``jax_compilation_cache_dir``) or sets :data:`CACHE_ENV` to ``off`` or ``0``; else the folder is
+    :data:`CACHE_ENV`, or ``$XDG_CACHE_HOME/dpkme/jax`` (``~/.cache/dpkme/jax``), created private to the user
+    (mode 0700: JAX's cache is trusted code, so no other user may write there). A folder that cannot be
+    created leaves the cache off. Only compilations that take at least JAX's
+    ``jax_persistent_cache_min_compile_time_secs`` (1 s by default) are stored.
+
+    Returns
+    -------
+    str or None
+        The cache folder in use (the caller's, if configured), or None when it is off.
+    """
+    import os
+    from pathlib import Path
+
+    configured = _configured_cache_dir()
+    if configured:
+        return str(configured)
+    env = os.environ.get(CACHE_ENV, "").strip()
+    if env.lower() in ("off", "0", "false", "no"):
+        return None
+    folder = Path(env).expanduser() if env else \
+        Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "dpkme" / "jax"
+    try:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if folder.stat().st_uid != os.getuid() or folder.stat().st_mode & 0o022:
+            return None                   # someone else's, or writable by others: not trusted
+    except OSError:
+        return None
+    from jax.experimental.compilation_cache import compilation_cache as cc
+
+    cc.set_cache_dir(str(folder))
+    cc.reset_cache()                      # a cache initialised (empty) by an earlier compilation is re-read
+    return str(folder)
+
+
 @functools.lru_cache(maxsize=8)
 def _compiled(structure: tuple[Any, ...], landmarks: tuple[int, ...], learning_rate: float) -> tuple[Any, Any]:
     """Adam and the jit-compiled fit loop of one relaxed-table structure.
@@ -367,6 +421,7 @@ def _compiled(structure: tuple[Any, ...], landmarks: tuple[int, ...], learning_r
     import jax.numpy as jnp
     import optax
 
+    persistent_cache()
     opt = optax.adam(learning_rate)
     lay = _layout(structure, landmarks)
     w3, kmax = lay["w3"], lay["kmax"]

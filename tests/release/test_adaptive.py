@@ -287,3 +287,53 @@ def test_landmark_rule_is_public_and_bounded():
     assert all(a <= b for x, y in itertools.pairwise(m) for a, b in zip(x, y))     # less noise, finer features
     with pytest.raises(ValueError, match="landmarks"):
         RelaxedDomain(load_schema("penguins"), (32, 1, 8))
+
+
+def test_a_stream_of_chunks_gives_the_true_answers_of_the_frame(penguins, monkeypatch):
+    # bounded memory in N: an iterator of DataFrame chunks (pandas.read_csv(chunksize=...)) is read once, and
+    # its true answers equal the whole frame's; N is declared up front (the charge is fixed before reading)
+    df, schema = penguins
+    seen = []
+
+    class Capture(adaptive._Oracle):
+        def __init__(self, true, rng):
+            seen.append([np.array(t) for t in true])
+            super().__init__(true, rng)
+
+    monkeypatch.setattr(adaptive, "_Oracle", Capture)
+    settings = dict(schema=schema, epsilon=EPS, delta=DELTA, random_state=5, synthetic_rows=50, round_steps=1,
+                    final_steps=1, rounds=9)
+    a = adaptive_release(df, **settings)
+    b = adaptive_release((df.iloc[i:i + 100] for i in range(0, len(df), 100)), n_private=len(df), **settings)
+    for x, y in zip(*seen):
+        np.testing.assert_allclose(x, y, rtol=0, atol=1e-12)
+    assert b.charge.epsilon == a.charge.epsilon and b.n_private == len(df)
+    with pytest.raises(ValueError, match="n_private is required"):
+        adaptive_release(iter([df]), **settings)
+    with pytest.raises(ValueError, match="chunks held 344 rows"):
+        adaptive_release(iter([df]), n_private=400, **settings)
+    with pytest.raises(ValueError, match="DataFrames"):
+        adaptive_release(iter([df.to_numpy()]), n_private=len(df), **settings)
+
+
+def test_persistent_compilation_cache_is_private_and_can_be_turned_off(tmp_path, monkeypatch):
+    from dpkme.release import fit
+
+    monkeypatch.setattr(fit, "_configured_cache_dir", lambda: None)       # as in a process that set none
+    calls = []
+    import jax.experimental.compilation_cache.compilation_cache as cc
+
+    monkeypatch.setattr(cc, "set_cache_dir", lambda path: calls.append(path))
+    monkeypatch.setattr(cc, "reset_cache", lambda: None)
+    for env, expected in (("off", None), (str(tmp_path / "c"), str(tmp_path / "c"))):
+        fit.persistent_cache.cache_clear()
+        monkeypatch.setenv(fit.CACHE_ENV, env)
+        assert fit.persistent_cache() == expected
+    assert calls == [str(tmp_path / "c")]
+    assert (tmp_path / "c").stat().st_mode & 0o077 == 0                  # private to the user
+    (tmp_path / "open").mkdir(mode=0o777)
+    (tmp_path / "open").chmod(0o777)
+    fit.persistent_cache.cache_clear()
+    monkeypatch.setenv(fit.CACHE_ENV, str(tmp_path / "open"))
+    assert fit.persistent_cache() is None                               # writable by others: not trusted
+    fit.persistent_cache.cache_clear()
