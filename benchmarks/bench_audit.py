@@ -43,6 +43,7 @@ import os
 import platform
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -52,6 +53,7 @@ sys.path.insert(0, str(ROOT))
 
 from dpkme.audit import (  # noqa: E402
     EXHIBITS,
+    AuditSettings,
     audit_power,
     audit_scores,
     clopper_pearson_upper,
@@ -81,9 +83,9 @@ def _log(msg: str) -> None:
 # --------------------------------------------------------------------------- 1. audits
 def audits_section(runs: int, alpha: float) -> list[dict]:
     rows = []
-    for mech, variant, kw in EXHIBITS:
+    for mech, variant, claim in EXHIBITS:
         t0 = time.perf_counter()
-        res = run_audit(mech, variant=variant, runs=runs, alpha=alpha, random_state=0, **kw)
+        res = run_audit(mech, variant=variant, settings=replace(claim, runs=runs, alpha=alpha, random_state=0))
         row = res.summary()
         row["seconds"] = time.perf_counter() - t0
         row["expected"] = "pass" if variant == "correct" else "violation"
@@ -97,7 +99,7 @@ def audits_section(runs: int, alpha: float) -> list[dict]:
 
 # --------------------------------------------------------------------------- 2. power
 def _simulate(mech: str, variant: str, runs: int, repetitions: int, seed: int, selection: str = "split") -> dict:
-    probe = run_audit(mech, variant=variant, runs=10, alpha=0.5, random_state=0)
+    probe = run_audit(mech, variant=variant, settings=AuditSettings(runs=10, alpha=0.5, random_state=0))
     eps, delta = probe.claimed_epsilon, probe.claimed_delta
     rng = np.random.default_rng(seed)
     lbs = np.empty(repetitions)
@@ -232,7 +234,8 @@ def _cost_cases():
     cases.append(("rkhs-distance", dict(n=10000, n_points=500, dim=2),
                   lambda: rkhs_distance(Xr, Xr[:500], np.full(500, 1 / 500), kernel=k)))
     for mech in ["gaussian", "laplace", "algorithm1", "algorithm2", "exponential", "gp", "kmeans", "two-sample"]:
-        cases.append(("audit", dict(audit=mech, runs=1000), lambda mech=mech: run_audit(mech, runs=1000)))
+        cases.append(("audit", dict(audit=mech, runs=1000),
+                      lambda mech=mech: run_audit(mech, settings=AuditSettings(runs=1000))))
     return cases
 
 
@@ -251,7 +254,7 @@ def cost_section() -> list[dict]:
         rows.append({"mechanism": name, "params": sizes,
                      "predicted_s": est.seconds, "measured_s": took, "ratio": took / est.seconds,
                      "predicted_bytes": est.nbytes})
-        _log(f"  {name:20s} {str(params):80s} predicted {est.seconds:7.3f} s measured {took:7.3f} s "
+        _log(f"  {name:20s} {params!s:80s} predicted {est.seconds:7.3f} s measured {took:7.3f} s "
              f"(x{took / est.seconds:.2f})")
     return rows
 
@@ -340,7 +343,7 @@ def markdown(res: dict) -> str:
            f"Machine: {m['machine']}, {m['cpus']} CPU(s), Python {m['python']}; load average at the end "
            f"{m['load_end']}. Generated {m['date']}.", ""]
     if "audits" in res:
-        out += ["## Audit table", ""] + audit_table_lines(res["audits"]) + [""]
+        out += ["## Audit table", "", *audit_table_lines(res["audits"]), ""]
     if "power" in res:
         p = res["power"]
         out += ["## False-failure probabilities of the CI tests", "",
@@ -363,7 +366,7 @@ def markdown(res: dict) -> str:
                 "Probability that the audit refutes the claim when the noise is calibrated to Δ/√2 instead of Δ "
                 "(`dpkme.audit.audit_power`: exact binomial sums over the evaluation runs given the event the "
                 "audit picks, the pick simulated with the audit's own rules), and that it falsely refutes the "
-                "correct mechanism (at most α by validity).", ""] + power_curve_lines(res["power_curve"]) + [""]
+                "correct mechanism (at most α by validity).", "", *power_curve_lines(res["power_curve"]), ""]
     if "cost" in res:
         c = res["cost"]
         ratios = [r["ratio"] for r in c["rows"]]

@@ -8,7 +8,6 @@ against ε next to the bound (e^ε + δ)/(1 + e^ε) and the exact accuracy Φ(d/
 Exhibits (below): bounds from published code or papers that a correct-looking implementation can hide.
 """
 
-import inspect
 import math
 
 import numpy as np
@@ -16,7 +15,16 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from dpkme.audit import AUDITS, VARIANTS, AuditResult, audit_power, run_audit, runs_for_power
+from dpkme.audit import (
+    AUDITS,
+    PURE_DP_AUDITS,
+    VARIANTS,
+    AuditResult,
+    AuditSettings,
+    audit_power,
+    run_audit,
+    runs_for_power,
+)
 from dpkme.audit.exhibits import (
     epsilon_delta_curves,
     feature_norm_exhibit,
@@ -85,9 +93,8 @@ VARIANT_NOTES = {
 # L1 ignoring the dimension at 2 000 runs: 0 in 15 (smallest 2.60); perturbed statistic at 1 000: 0 in 5 (5.2).
 CATCH_RUNS = {"half-noise": 3000, "l1-ignores-dimension": 2000, "cosine-features": 20000,
               "perturbed-statistic": 1000}
-# Pure ε-DP mechanisms: the audit function's default δ is 0 (it refuses any other δ).
-PURE_DP = frozenset(name for name, fn in AUDITS.items()
-                    if inspect.signature(fn).parameters["delta"].default == 0)
+# Pure ε-DP mechanisms: their audits audit δ = 0 (and refuse any other δ).
+PURE_DP = frozenset(PURE_DP_AUDITS)
 EPS_OPTIONS = [0.5, 1.0, 2.0, 4.0]
 DELTA_OPTIONS = [1e-5, 1e-4, 1e-3, 1e-2, 5e-2]
 RUNS_OPTIONS = [500, 1000, 2000, 3000, 5000, 10000, 20000, 50000, 100000]
@@ -108,7 +115,7 @@ def pair_model(mechanism: str) -> tuple[str | None, float]:
     """
     if mechanism in PURE_DP:
         return None, 1.0
-    params = run_audit(mechanism, runs=10, random_state=0).params
+    params = run_audit(mechanism, settings=AuditSettings(runs=10, random_state=0)).params
     if "mu_pair" in params and "mu_claimed" in params:
         return "exact", float(params["mu_pair"]) / float(params["mu_claimed"])
     return ("approximate", 1.0) if "mu_pair" in params else (None, 1.0)
@@ -490,9 +497,10 @@ with aud_right:
     if aud_go:
         bar = st.progress(0.0, text="starting")
         with guard("run the audit"):
-            result = run_audit(aud_mech, variant=aud_variant, epsilon=aud_eps, delta=aud_delta, runs=aud_runs,
-                               alpha=round(1.0 - aud_conf, 12), random_state=aud_seed,
-                               progress=lambda f, m: bar.progress(min(max(float(f), 0.0), 1.0), text=m))
+            settings = AuditSettings(epsilon=aud_eps, delta=aud_delta, runs=aud_runs, alpha=round(1.0 - aud_conf, 12),
+                                     random_state=aud_seed,
+                                     progress=lambda f, m: bar.progress(min(max(float(f), 0.0), 1.0), text=m))
+            result = run_audit(aud_mech, settings=settings, variant=aud_variant)
             ss["aud.result"] = result
             ss["aud.result_cfg"] = dict(aud_cfg)
         bar.empty()

@@ -21,8 +21,8 @@ this pair, this scalar and this many runs found nothing.
 
 Typical use::
 
-    from dpkme.audit import run_audit
-    res = run_audit("gaussian", variant="half-noise", runs=5000, alpha=0.05)
+    from dpkme.audit import AuditSettings, run_audit
+    res = run_audit("gaussian", variant="half-noise", settings=AuditSettings(runs=5000, alpha=0.05))
     res.epsilon_lower_bound, res.claimed_epsilon, res.passed
     res.analytic.deltas, res.analytic.epsilon_pair, res.analytic.epsilon_claimed   # exact curves
     res.lower_bounds["deltas"], res.lower_bounds["epsilons"]                         # audited curve
@@ -51,8 +51,9 @@ One step of the DP generative models' DP-SGD (:mod:`dpkme.generative`) is audite
 :func:`~dpkme.audit.dpsgd.audit_dpsgd` (a canary row; the library's step passes, a variant without
 per-example clipping is caught). It needs JAX and is not (yet) in :data:`AUDITS`::
 
-    from dpkme.audit import audit_dpsgd
-    audit_dpsgd(runs=2000).passed, audit_dpsgd(variant="no-clip", runs=2000).violation   # True, True
+    from dpkme.audit import AuditSettings, audit_dpsgd
+    settings = AuditSettings(runs=2000)
+    audit_dpsgd(settings=settings).passed, audit_dpsgd(settings=settings, variant="no-clip").violation   # True, True
 
 The Privacy audit page's exhibits of published bounds that fail, and the privacy-loss and ε(δ) curves it
 draws from an :class:`AuditResult`, are plain functions of :mod:`~dpkme.audit.exhibits`.
@@ -121,6 +122,7 @@ from .neighbours import (
     rff_l1_pair,
 )
 from .power import POWER_FAMILIES, AuditPower, audit_power, runs_for_power
+from .settings import DEFAULT_RUNS, PURE_DP_AUDITS, AuditSettings
 
 __all__ = [
     "CANDIDATES", "DEFAULT_DELTA_GRID", "SELECTIONS", "AnalyticCurve", "AuditResult", "PrivacyLossHistogram",
@@ -136,4 +138,5 @@ __all__ = [
     "DEFAULT_ATTACK_EPSILONS", "MEMBERSHIP_MECHANISMS", "MembershipAttack", "gaussian_attack_accuracy",
     "membership_attack", "membership_bound",
     "DPSGD_VARIANTS", "audit_dpsgd",
+    "AuditSettings", "DEFAULT_RUNS", "PURE_DP_AUDITS",
 ]

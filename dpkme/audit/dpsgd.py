@@ -37,6 +37,7 @@ from .._validation import check_in, check_positive_int
 from ..privacy.calibration import analytic_sigma
 from .bounds import AuditResult
 from .mechanisms import _check_common, _finish_gaussian, _seeds
+from .settings import AuditSettings, _unpack
 
 __all__ = ["DPSGD_VARIANTS", "audit_dpsgd"]
 
@@ -44,39 +45,26 @@ __all__ = ["DPSGD_VARIANTS", "audit_dpsgd"]
 DPSGD_VARIANTS = ("correct", "no-clip")
 
 
-def audit_dpsgd(*, epsilon: float = 2.0, delta: float = 1e-2, variant: str = "correct", n: int = 8,
-                runs: int = 2000, alpha: float = 0.05, selection: str = "split", selection_fraction: float = 0.3,
-                clip_norm: float = 0.05, loss_share: float = 0.25, random_state=0, progress=None) -> AuditResult:
+def audit_dpsgd(*, settings: AuditSettings | None = None, variant: str = "correct", n: int = 8,
+                clip_norm: float = 0.05, loss_share: float = 0.25) -> AuditResult:
     r"""Audit one step of the library's DP-SGD on a canary pair (add/remove), or its unclipped variant.
 
     Parameters
     ----------
-    epsilon, delta : float
-        The claimed guarantee of one step (default 2.0 and 1e-2, as the other audits: with a few thousand
-        runs the bound resolves probabilities of about :math:`10^{-3}`).
+    settings : AuditSettings, optional
+        The claim, the runs, the test and the seed, shared by every audit (:class:`AuditSettings`);
+        fields left unset take this audit's defaults: ε = 2, δ = 1e-2 (the claim of one step), 2000 runs. The
+        runs' noise keys and the public model initialisation are derived from the seed; ``progress`` is called at
+        0, 0.5 and 1 (the runs are vectorised).
     variant : {"correct", "no-clip"}
         ``"no-clip"`` disables the per-example clipping (**not private**) and must be caught.
     n : int
         Ordinary rows of :math:`D`, at least 1 (default 8); :math:`D'` adds the canary.
-    runs : int
-        Runs on each dataset, 10 to :data:`~dpkme.audit.MAX_RUNS` (default 2000).
-    alpha : float in (0, 1)
-        Miss probability of the bound (default 0.05).
-    selection : {"split", "bonferroni"}
-        How the event is chosen (:func:`~dpkme.audit.bounds.audit_scores`; default ``"split"``).
-    selection_fraction : float in (0, 1)
-        Share of each dataset's runs used to choose the event with ``"split"`` (default 0.3).
     clip_norm : float
         :math:`C` (default 0.05: well below the canary's raw gradient norm).
     loss_share : float in [0, 1)
         Share of :math:`C` carried by the step's noisy-loss coordinate (default 0.25, the library's
         default), audited together with the gradient sums; 0 audits the gradient sums alone.
-    random_state : int, Generator or None
-        Seed of the audit (default 0: reproducible); the runs' noise keys and the public model
-        initialisation are derived from it.
-    progress : callable, optional
-        ``progress(fraction, message)`` (at 0, 0.5 and 1: the runs are vectorised); raising from it
-        cancels the audit.
 
     Returns
     -------
@@ -93,11 +81,15 @@ def audit_dpsgd(*, epsilon: float = 2.0, delta: float = 1e-2, variant: str = "co
     --------
     Not run as a doctest (JAX compilation takes a few seconds; ``tests/generative/test_dpsgd_dpgm.py`` runs it):
 
-    >>> audit_dpsgd(runs=300, random_state=0).passed                          # doctest: +SKIP
+    >>> from dpkme.audit import AuditSettings
+    >>> settings = AuditSettings(runs=300, random_state=0)
+    >>> audit_dpsgd(settings=settings).passed                          # doctest: +SKIP
     True
-    >>> audit_dpsgd(variant="no-clip", runs=300, random_state=0).violation    # doctest: +SKIP
+    >>> audit_dpsgd(settings=settings, variant="no-clip").violation    # doctest: +SKIP
     True
     """
+    epsilon, delta, runs, alpha, selection, selection_fraction, random_state, progress = _unpack(
+        settings, audit="dpsgd")
     import jax
     import jax.numpy as jnp
     import optax

@@ -43,7 +43,8 @@ Sizes. Distinguishing a Gaussian mechanism's tails needs many runs; with a few
 thousand runs per dataset the bound resolves probabilities of about
 :math:`10^{-3}`, so the exhibits use a claimed :math:`\delta = 10^{-2}` (at
 :math:`\delta = 10^{-5}` the same runs only certify smaller ε). ``runs`` and
-``(epsilon, delta)`` are parameters; :data:`EXHIBITS` lists the settings of the
+``(epsilon, delta)`` are fields of the :class:`~dpkme.audit.settings.AuditSettings` every audit takes
+(``settings=``, with the seed, the test's α and the progress callback); :data:`EXHIBITS` lists the settings of the
 audit table of docs/audits.md. Seeded noise is used for the runs (``noise_source="seeded"``):
 the audit needs reproducible, independent draws, not secret ones.
 """
@@ -52,7 +53,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -87,6 +88,7 @@ from .bounds import (
     pure_dp_curve,
 )
 from .neighbours import best_pair, cosine_antipodal_pair, neighbour_pair, rff_antipodal_pair, rff_l1_pair
+from .settings import PURE_DP_AUDITS, AuditSettings, _as_settings, _unpack
 
 __all__ = [
     "MAX_RUNS",
@@ -389,11 +391,8 @@ def cosine_feature_release(X, features: CosineBiasFeatures, *, epsilon, delta, n
 
 
 # --------------------------------------------------------------------------- Gaussian / Laplace
-def audit_gaussian(*, epsilon=2.0, delta=1e-2, variant: str = "correct", n: int = 10, dim: int = 2,
-                   neighbouring: str = "replace-one", runs: int = 5000, alpha: float = 0.05,
-                   selection: str = "split",
-                  selection_fraction: float = 0.3, X=None, X_neighbour=None, random_state=0,
-                  progress=None) -> AuditResult:
+def audit_gaussian(*, settings: AuditSettings | None = None, variant: str = "correct", n: int = 10, dim: int = 2,
+                   neighbouring: str = "replace-one", X=None, X_neighbour=None) -> AuditResult:
     r"""Audit the Gaussian mechanism on a clipped mean (:func:`clipped_mean_release`).
 
     Worst case: row 0 is :math:`e_1` in :math:`D` and :math:`-e_1` in :math:`D'`
@@ -404,9 +403,9 @@ def audit_gaussian(*, epsilon=2.0, delta=1e-2, variant: str = "correct", n: int 
 
     Parameters
     ----------
-    epsilon, delta : float
-        The claimed guarantee, :math:`\delta \in (0, 1)` (defaults 2.0 and 1e-2: with a few thousand
-        runs the bound resolves probabilities of about :math:`10^{-3}`, see the module docstring).
+    settings : AuditSettings, optional
+        The claim, the runs, the test and the seed, shared by every audit (:class:`AuditSettings`);
+        fields left unset take this audit's defaults: ε = 2, δ = 1e-2, 5000 runs.
     variant : {"correct", "half-noise"}
         ``"half-noise"`` uses :math:`\sigma/2` (**not private**; default ``"correct"``).
     n : int
@@ -415,25 +414,10 @@ def audit_gaussian(*, epsilon=2.0, delta=1e-2, variant: str = "correct", n: int 
         Number of columns :math:`d` (default 2); ``X`` must have it.
     neighbouring : {"replace-one", "add-remove"}
         The neighbouring relation of the claim and of the worst-case pair (default ``"replace-one"``).
-    runs : int
-        Runs on each dataset, 10 to :data:`MAX_RUNS` (default 5000); the time grows linearly.
-    alpha : float in (0, 1)
-        Miss probability of the bound (default 0.05: the reported bound exceeds the true ε of the pair with
-        probability at most :math:`\alpha`).
-    selection : {"split", "bonferroni"}
-        How the event is chosen (:func:`~dpkme.audit.bounds.audit_scores`; default ``"split"``).
-    selection_fraction : float in (0, 1)
-        Share of each dataset's runs used to choose the event with ``"split"`` (default 0.3).
     X, X_neighbour : array-like of shape (n, d) and (n', d), optional
         A neighbouring pair to audit instead of the worst case (both or neither; they must be neighbours
         under ``neighbouring``). Synthetic test inputs: the audit runs the mechanism thousands of times on
         them, so never pass data whose privacy matters.
-    random_state : int, Generator or None
-        Seed of the audit (default 0: reproducible). Independent seeds of every run (and of the public
-        random features, where the audit has any) are derived from it; ``None`` draws them from OS entropy.
-    progress : callable, optional
-        ``progress(fraction, message)``, strictly increasing fractions ending at 1.0; raising from it
-        cancels the audit.
 
     Returns
     -------
@@ -442,6 +426,8 @@ def audit_gaussian(*, epsilon=2.0, delta=1e-2, variant: str = "correct", n: int 
         audited and exact :math:`\varepsilon(\delta)` curves, the privacy-loss histogram, and a
         description of the pair (``neighbours``) and of the mechanism's settings (``params``).
     """
+    epsilon, delta, runs, alpha, selection, selection_fraction, random_state, progress = _unpack(
+        settings, audit="gaussian")
     t0 = time.perf_counter()
     eps, dl, runs, alpha = _check_common(epsilon, delta, runs, alpha)
     check_in(variant, VARIANTS["gaussian"], name="variant")
@@ -498,11 +484,8 @@ def _laplace_pair_curve(shifts: np.ndarray, scale: float, deltas) -> np.ndarray:
     return np.array([max(0.0, float(pld.get_epsilon_for_delta(float(d)))) for d in deltas])
 
 
-def audit_laplace(*, epsilon=2.0, delta=0.0, variant: str = "correct", n: int = 1, n_features: int = 8,
-                  dim: int | None = None, lengthscale: float = 1.0, runs: int = 5000, alpha: float = 0.05,
-                  selection: str = "split",
-                  selection_fraction: float = 0.3, X=None, X_neighbour=None, random_state=0,
-                  progress=None) -> AuditResult:
+def audit_laplace(*, settings: AuditSettings | None = None, variant: str = "correct", n: int = 1, n_features: int = 8,
+                  dim: int | None = None, lengthscale: float = 1.0, X=None, X_neighbour=None) -> AuditResult:
     r"""Audit the Laplace mechanism on the mean random-feature vector (:func:`laplace_feature_release`).
 
     Worst case (:func:`~dpkme.audit.neighbours.rff_l1_pair`): the replaced row
@@ -515,11 +498,9 @@ def audit_laplace(*, epsilon=2.0, delta=0.0, variant: str = "correct", n: int = 
 
     Parameters
     ----------
-    epsilon : float
-        The claimed pure ε (default 2.0).
-    delta : float
-        Must be 0 (the default): the mechanism is pure ε-DP. The curve test checks the
-        :math:`(\varepsilon', \delta')` profile that pure ε-DP implies (:func:`~dpkme.audit.bounds.pure_dp_curve`).
+    settings : AuditSettings, optional
+        The claim, the runs, the test and the seed, shared by every audit (:class:`AuditSettings`);
+        fields left unset take this audit's defaults: ε = 2, δ = 0 (pure ε-DP: no other δ), 5000 runs.
     variant : {"correct", "l1-ignores-dimension"}
         ``"l1-ignores-dimension"`` uses :math:`\Delta_1 = 2/\sqrt N` (**not private** when :math:`J > N`;
         default ``"correct"``).
@@ -531,25 +512,10 @@ def audit_laplace(*, epsilon=2.0, delta=0.0, variant: str = "correct", n: int = 
         Input dimension :math:`d` (default :math:`J/2`, so that the worst-case pair is exact).
     lengthscale : float
         Length scale of the Gaussian kernel of the features (default 1).
-    runs : int
-        Runs on each dataset, 10 to :data:`MAX_RUNS` (default 5000); the time grows linearly.
-    alpha : float in (0, 1)
-        Miss probability of the bound (default 0.05: the reported bound exceeds the true ε of the pair with
-        probability at most :math:`\alpha`).
-    selection : {"split", "bonferroni"}
-        How the event is chosen (:func:`~dpkme.audit.bounds.audit_scores`; default ``"split"``).
-    selection_fraction : float in (0, 1)
-        Share of each dataset's runs used to choose the event with ``"split"`` (default 0.3).
     X, X_neighbour : array-like of shape (n, d) and (n', d), optional
         A neighbouring pair to audit instead of the worst case (both or neither; replace-one
         neighbours: same shape, at most one row differs). Synthetic test inputs: the audit runs the mechanism thousands of times on
         them, so never pass data whose privacy matters.
-    random_state : int, Generator or None
-        Seed of the audit (default 0: reproducible). Independent seeds of every run (and of the public
-        random features, where the audit has any) are derived from it; ``None`` draws them from OS entropy.
-    progress : callable, optional
-        ``progress(fraction, message)``, strictly increasing fractions ending at 1.0; raising from it
-        cancels the audit.
 
     Returns
     -------
@@ -560,12 +526,14 @@ def audit_laplace(*, epsilon=2.0, delta=0.0, variant: str = "correct", n: int = 
 
     Examples
     --------
-    >>> from dpkme.audit import audit_laplace
-    >>> audit_laplace(variant="l1-ignores-dimension", runs=1000, random_state=0).violation
+    >>> from dpkme.audit import AuditSettings, audit_laplace
+    >>> audit_laplace(settings=AuditSettings(runs=1000, random_state=0), variant="l1-ignores-dimension").violation
     True
     """
+    epsilon, delta, runs, alpha, selection, selection_fraction, random_state, progress = _unpack(
+        settings, audit="laplace")
     t0 = time.perf_counter()
-    eps, dl, runs, alpha = _check_common(epsilon, delta, runs, alpha, pure=True)
+    eps, _dl, runs, alpha = _check_common(epsilon, delta, runs, alpha, pure=True)
     check_in(variant, VARIANTS["laplace"], name="variant")
     n = check_positive_int(n, name="n")
     J = check_positive_int(n_features, name="n_features", minimum=2)
@@ -609,11 +577,10 @@ def audit_laplace(*, epsilon=2.0, delta=0.0, variant: str = "correct", n: int = 
 
 
 # --------------------------------------------------------------------------- Algorithm 1
-def audit_algorithm1(*, epsilon=2.0, delta=1e-2, n: int = 5, n_points: int = 7, kernel: Kernel | None = None,
-                     points=None, neighbouring: str = "replace-one", calibration: str = "analytic",
-                     sensitivity: str = "tight", runs: int = 3000, alpha: float = 0.05, selection: str = "split",
-                  selection_fraction: float = 0.3,
-                     X=None, X_neighbour=None, random_state=0, progress=None) -> AuditResult:
+def audit_algorithm1(*, settings: AuditSettings | None = None, n: int = 5, n_points: int = 7,
+                     kernel: Kernel | None = None, points=None, neighbouring: str = "replace-one",
+                     calibration: str = "analytic", sensitivity: str = "tight", X=None,
+                     X_neighbour=None) -> AuditResult:
     r"""Audit :func:`dpkme.release.subspace.algorithm1` (Gaussian noise on the subspace coordinates).
 
     Public points :math:`Z` (default: ``n_points`` points on :math:`[-6, 6]`, 1-D,
@@ -626,9 +593,9 @@ def audit_algorithm1(*, epsilon=2.0, delta=1e-2, n: int = 5, n_points: int = 7, 
 
     Parameters
     ----------
-    epsilon, delta : float
-        The claimed guarantee, :math:`\delta \in (0, 1)` (defaults 2.0 and 1e-2: with a few thousand
-        runs the bound resolves probabilities of about :math:`10^{-3}`, see the module docstring).
+    settings : AuditSettings, optional
+        The claim, the runs, the test and the seed, shared by every audit (:class:`AuditSettings`);
+        fields left unset take this audit's defaults: ε = 2, δ = 1e-2, 3000 runs.
     n : int
         Rows of the worst-case dataset, at least 2 (default 5); ignored when ``X`` is given.
     n_points : int
@@ -644,25 +611,10 @@ def audit_algorithm1(*, epsilon=2.0, delta=1e-2, n: int = 5, n_points: int = 7, 
     sensitivity : {"tight", "paper"}
         Sensitivity of :func:`~dpkme.release.subspace.algorithm1`: :math:`\sqrt2/N` or :math:`2/N` under
         replace-one (default ``"tight"``).
-    runs : int
-        Runs on each dataset, 10 to :data:`MAX_RUNS` (default 3000); the time grows linearly.
-    alpha : float in (0, 1)
-        Miss probability of the bound (default 0.05: the reported bound exceeds the true ε of the pair with
-        probability at most :math:`\alpha`).
-    selection : {"split", "bonferroni"}
-        How the event is chosen (:func:`~dpkme.audit.bounds.audit_scores`; default ``"split"``).
-    selection_fraction : float in (0, 1)
-        Share of each dataset's runs used to choose the event with ``"split"`` (default 0.3).
     X, X_neighbour : array-like of shape (n, d) and (n', d), optional
         A neighbouring pair to audit instead of the worst case (both or neither; they must be neighbours
         under ``neighbouring``). Synthetic test inputs: the audit runs the mechanism thousands of times on
         them, so never pass data whose privacy matters.
-    random_state : int, Generator or None
-        Seed of the audit (default 0: reproducible). Independent seeds of every run (and of the public
-        random features, where the audit has any) are derived from it; ``None`` draws them from OS entropy.
-    progress : callable, optional
-        ``progress(fraction, message)``, strictly increasing fractions ending at 1.0; raising from it
-        cancels the audit.
 
     Returns
     -------
@@ -671,6 +623,8 @@ def audit_algorithm1(*, epsilon=2.0, delta=1e-2, n: int = 5, n_points: int = 7, 
         audited and exact :math:`\varepsilon(\delta)` curves, the privacy-loss histogram, and a
         description of the pair (``neighbours``) and of the mechanism's settings (``params``).
     """
+    epsilon, delta, runs, alpha, selection, selection_fraction, random_state, progress = _unpack(
+        settings, audit="algorithm1")
     from ..release.subspace import SubspaceBasis, algorithm1
 
     t0 = time.perf_counter()
@@ -735,11 +689,10 @@ def audit_algorithm1(*, epsilon=2.0, delta=1e-2, n: int = 5, n_points: int = 7, 
 
 
 # --------------------------------------------------------------------------- Algorithm 2
-def audit_algorithm2(*, epsilon=2.0, delta=1e-2, variant: str = "correct", n: int = 5, n_features: int = 8,
-                     dim: int | None = None, lengthscale: float = 1.0, neighbouring: str = "replace-one",
-                     calibration: str = "analytic", runs: int = 3000, alpha: float = 0.05, selection: str = "split",
-                  selection_fraction: float = 0.3,
-                     X=None, X_neighbour=None, random_state=0, progress=None) -> AuditResult:
+def audit_algorithm2(*, settings: AuditSettings | None = None, variant: str = "correct", n: int = 5,
+                     n_features: int = 8, dim: int | None = None, lengthscale: float = 1.0,
+                     neighbouring: str = "replace-one", calibration: str = "analytic", X=None,
+                     X_neighbour=None) -> AuditResult:
     r"""Audit the private step of Algorithm 2 (:func:`dpkme.release.random_features.privatise_feature_mean`).
 
     The rest of Algorithm 2 is post-processing of :math:`\tilde\mu`, so this
@@ -757,9 +710,9 @@ def audit_algorithm2(*, epsilon=2.0, delta=1e-2, variant: str = "correct", n: in
 
     Parameters
     ----------
-    epsilon, delta : float
-        The claimed guarantee, :math:`\delta \in (0, 1)` (defaults 2.0 and 1e-2: with a few thousand
-        runs the bound resolves probabilities of about :math:`10^{-3}`, see the module docstring).
+    settings : AuditSettings, optional
+        The claim, the runs, the test and the seed, shared by every audit (:class:`AuditSettings`);
+        fields left unset take this audit's defaults: ε = 2, δ = 1e-2, 3000 runs.
     variant : {"correct", "cosine-features"}
         ``"cosine-features"`` uses :func:`cosine_feature_release` (**not private**; default ``"correct"``).
     n : int
@@ -776,25 +729,10 @@ def audit_algorithm2(*, epsilon=2.0, delta=1e-2, variant: str = "correct", n: in
     calibration : {"analytic", "classic"}
         Gaussian calibration of :func:`~dpkme.release.random_features.privatise_feature_mean` (default
         ``"analytic"``; the ``"cosine-features"`` variant always uses the analytic one).
-    runs : int
-        Runs on each dataset, 10 to :data:`MAX_RUNS` (default 3000); the time grows linearly.
-    alpha : float in (0, 1)
-        Miss probability of the bound (default 0.05: the reported bound exceeds the true ε of the pair with
-        probability at most :math:`\alpha`).
-    selection : {"split", "bonferroni"}
-        How the event is chosen (:func:`~dpkme.audit.bounds.audit_scores`; default ``"split"``).
-    selection_fraction : float in (0, 1)
-        Share of each dataset's runs used to choose the event with ``"split"`` (default 0.3).
     X, X_neighbour : array-like of shape (n, d) and (n', d), optional
         A neighbouring pair to audit instead of the worst case (both or neither; they must be neighbours
         under ``neighbouring``). Synthetic test inputs: the audit runs the mechanism thousands of times on
         them, so never pass data whose privacy matters.
-    random_state : int, Generator or None
-        Seed of the audit (default 0: reproducible). Independent seeds of every run (and of the public
-        random features, where the audit has any) are derived from it; ``None`` draws them from OS entropy.
-    progress : callable, optional
-        ``progress(fraction, message)``, strictly increasing fractions ending at 1.0; raising from it
-        cancels the audit.
 
     Returns
     -------
@@ -803,6 +741,8 @@ def audit_algorithm2(*, epsilon=2.0, delta=1e-2, variant: str = "correct", n: in
         audited and exact :math:`\varepsilon(\delta)` curves, the privacy-loss histogram, and a
         description of the pair (``neighbours``) and of the mechanism's settings (``params``).
     """
+    epsilon, delta, runs, alpha, selection, selection_fraction, random_state, progress = _unpack(
+        settings, audit="algorithm2")
     from ..release.random_features import privatise_feature_mean
 
     t0 = time.perf_counter()
@@ -894,11 +834,9 @@ def _best_event_epsilon(p: np.ndarray, q: np.ndarray, runs: int) -> float:
     return best
 
 
-def audit_exponential(*, epsilon=2.0, delta=0.0, n: int = 2, candidates=None, m: int = 1,
+def audit_exponential(*, settings: AuditSettings | None = None, n: int = 2, candidates=None, m: int = 1,
                       kernel: Kernel | None = None, neighbouring: str = "replace-one", sensitivity: str = "tight",
-                      runs: int = 5000, alpha: float = 0.05, selection: str = "split",
-                  selection_fraction: float = 0.3, X=None, X_neighbour=None,
-                      random_state=0, progress=None) -> AuditResult:
+                      X=None, X_neighbour=None) -> AuditResult:
     r"""Audit the exact exponential mechanism (:func:`dpkme.release.exponential.database_scores` and its sampler).
 
     Public candidates (default: 3 points on :math:`[-2, 2]`, 1-D, Gaussian
@@ -912,11 +850,9 @@ def audit_exponential(*, epsilon=2.0, delta=0.0, n: int = 2, candidates=None, m:
 
     Parameters
     ----------
-    epsilon : float
-        The claimed pure ε (default 2.0).
-    delta : float
-        Must be 0 (the default): the mechanism is pure ε-DP. The curve test checks the
-        :math:`(\varepsilon', \delta')` profile that pure ε-DP implies (:func:`~dpkme.audit.bounds.pure_dp_curve`).
+    settings : AuditSettings, optional
+        The claim, the runs, the test and the seed, shared by every audit (:class:`AuditSettings`);
+        fields left unset take this audit's defaults: ε = 2, δ = 0 (pure ε-DP: no other δ), 5000 runs.
     n : int
         Rows of the datasets searched for the worst case, 1 to 6 (default 2; at least 2 for add-remove).
     candidates : array-like of shape (G, d), optional
@@ -930,26 +866,10 @@ def audit_exponential(*, epsilon=2.0, delta=0.0, n: int = 2, candidates=None, m:
         The neighbouring relation of the claim and of the worst-case pair (default ``"replace-one"``).
     sensitivity : {"tight", "paper"}
         Sensitivity of the utility (:func:`dpkme.release.exponential.score_sensitivity`; default ``"tight"``).
-    runs : int
-        Runs on each dataset, 10 to :data:`MAX_RUNS` (default 5000); the time grows linearly.
-    alpha : float in (0, 1)
-        Miss probability of the bound (default 0.05: the reported bound exceeds the true ε of the pair with
-        probability at most :math:`\alpha`).
-    selection : {"split", "bonferroni"}
-        How the event is chosen (:func:`~dpkme.audit.bounds.audit_scores`; default ``"split"``);
-        ``"bonferroni"`` tries every distinct log-likelihood ratio as a threshold.
-    selection_fraction : float in (0, 1)
-        Share of each dataset's runs used to choose the event with ``"split"`` (default 0.3).
     X, X_neighbour : array-like of shape (n, d) and (n', d), optional
         A neighbouring pair to audit instead of the worst case (both or neither; they must be neighbours
         under ``neighbouring``). Synthetic test inputs: the audit runs the mechanism thousands of times on
         them, so never pass data whose privacy matters.
-    random_state : int, Generator or None
-        Seed of the audit (default 0: reproducible). Independent seeds of every run (and of the public
-        random features, where the audit has any) are derived from it; ``None`` draws them from OS entropy.
-    progress : callable, optional
-        ``progress(fraction, message)``, strictly increasing fractions ending at 1.0; raising from it
-        cancels the audit.
 
     Returns
     -------
@@ -958,6 +878,8 @@ def audit_exponential(*, epsilon=2.0, delta=0.0, n: int = 2, candidates=None, m:
         audited and exact :math:`\varepsilon(\delta)` curves, the privacy-loss histogram, and a
         description of the pair (``neighbours``) and of the mechanism's settings (``params``).
     """
+    epsilon, delta, runs, alpha, selection, selection_fraction, random_state, progress = _unpack(
+        settings, audit="exponential")
     from itertools import combinations_with_replacement
 
     from ..release.exponential import database_scores
@@ -1026,11 +948,9 @@ def audit_exponential(*, epsilon=2.0, delta=0.0, n: int = 2, candidates=None, m:
 
 
 # --------------------------------------------------------------------------- GP release
-def audit_gp_release(*, epsilon=2.0, delta=1e-2, n: int = 5, query_points=None, kernel: Kernel | None = None,
-                     neighbouring: str = "replace-one", calibration: str = "analytic", runs: int = 3000,
-                     alpha: float = 0.05, selection: str = "split",
-                  selection_fraction: float = 0.3, X=None, X_neighbour=None, random_state=0,
-                     progress=None) -> AuditResult:
+def audit_gp_release(*, settings: AuditSettings | None = None, n: int = 5, query_points=None,
+                     kernel: Kernel | None = None, neighbouring: str = "replace-one", calibration: str = "analytic",
+                     X=None, X_neighbour=None) -> AuditResult:
     r"""Audit :func:`dpkme.release.gp.gp_release` at a few public query points.
 
     Default: 4 query points on :math:`[-3, 3]` (1-D), Gaussian kernel with
@@ -1042,9 +962,9 @@ def audit_gp_release(*, epsilon=2.0, delta=1e-2, n: int = 5, query_points=None, 
 
     Parameters
     ----------
-    epsilon, delta : float
-        The claimed guarantee, :math:`\delta \in (0, 1)` (defaults 2.0 and 1e-2: with a few thousand
-        runs the bound resolves probabilities of about :math:`10^{-3}`, see the module docstring).
+    settings : AuditSettings, optional
+        The claim, the runs, the test and the seed, shared by every audit (:class:`AuditSettings`);
+        fields left unset take this audit's defaults: ε = 2, δ = 1e-2, 3000 runs.
     n : int
         Rows of the worst-case dataset, at least 2 (default 5); ignored when ``X`` is given.
     query_points : array-like of shape (Q, d), optional
@@ -1055,25 +975,10 @@ def audit_gp_release(*, epsilon=2.0, delta=1e-2, n: int = 5, query_points=None, 
         The neighbouring relation of the claim and of the worst-case pair (default ``"replace-one"``).
     calibration : {"analytic", "hall"}
         Calibration of :func:`~dpkme.release.gp.gp_release` (default ``"analytic"``).
-    runs : int
-        Runs on each dataset, 10 to :data:`MAX_RUNS` (default 3000); the time grows linearly.
-    alpha : float in (0, 1)
-        Miss probability of the bound (default 0.05: the reported bound exceeds the true ε of the pair with
-        probability at most :math:`\alpha`).
-    selection : {"split", "bonferroni"}
-        How the event is chosen (:func:`~dpkme.audit.bounds.audit_scores`; default ``"split"``).
-    selection_fraction : float in (0, 1)
-        Share of each dataset's runs used to choose the event with ``"split"`` (default 0.3).
     X, X_neighbour : array-like of shape (n, d) and (n', d), optional
         A neighbouring pair to audit instead of the worst case (both or neither; they must be neighbours
         under ``neighbouring``). Synthetic test inputs: the audit runs the mechanism thousands of times on
         them, so never pass data whose privacy matters.
-    random_state : int, Generator or None
-        Seed of the audit (default 0: reproducible). Independent seeds of every run (and of the public
-        random features, where the audit has any) are derived from it; ``None`` draws them from OS entropy.
-    progress : callable, optional
-        ``progress(fraction, message)``, strictly increasing fractions ending at 1.0; raising from it
-        cancels the audit.
 
     Returns
     -------
@@ -1082,6 +987,8 @@ def audit_gp_release(*, epsilon=2.0, delta=1e-2, n: int = 5, query_points=None, 
         audited and exact :math:`\varepsilon(\delta)` curves, the privacy-loss histogram, and a
         description of the pair (``neighbours``) and of the mechanism's settings (``params``).
     """
+    epsilon, delta, runs, alpha, selection, selection_fraction, random_state, progress = _unpack(
+        settings, audit="gp")
     from ..release.gp import gp_release, gp_sampler
 
     t0 = time.perf_counter()
@@ -1146,10 +1053,8 @@ def audit_gp_release(*, epsilon=2.0, delta=1e-2, n: int = 5, query_points=None, 
 
 
 # --------------------------------------------------------------------------- DP k-means
-def audit_kmeans(*, epsilon=2.0, delta=1e-2, n: int = 10, n_features: int = 4, dim: int = 2,
-                 lengthscale: float = 1.0, runs: int = 1000, alpha: float = 0.05, selection: str = "split",
-                  selection_fraction: float = 0.3,
-                 random_state=0, progress=None) -> AuditResult:
+def audit_kmeans(*, settings: AuditSettings | None = None, n: int = 10, n_features: int = 4, dim: int = 2,
+                 lengthscale: float = 1.0) -> AuditResult:
     r"""Audit :func:`dpkme.clustering.dp_kernel_kmeans` (k = 2, one noisy Lloyd step, replace-one).
 
     Worst case for the joint (sizes, sums) release: a row moves between
@@ -1166,9 +1071,9 @@ def audit_kmeans(*, epsilon=2.0, delta=1e-2, n: int = 10, n_features: int = 4, d
 
     Parameters
     ----------
-    epsilon, delta : float
-        The claimed guarantee, :math:`\delta \in (0, 1)` (defaults 2.0 and 1e-2: with a few thousand
-        runs the bound resolves probabilities of about :math:`10^{-3}`, see the module docstring).
+    settings : AuditSettings, optional
+        The claim, the runs, the test and the seed, shared by every audit (:class:`AuditSettings`);
+        fields left unset take this audit's defaults: ε = 2, δ = 1e-2, 1000 runs.
     n : int
         Rows of :math:`D`, at least 2 (default 10).
     n_features : int
@@ -1177,21 +1082,6 @@ def audit_kmeans(*, epsilon=2.0, delta=1e-2, n: int = 10, n_features: int = 4, d
         Input dimension :math:`d` (default 2).
     lengthscale : float
         Length scale of the Gaussian kernel; the second initial point is 50 length scales away (default 1).
-    runs : int
-        Runs on each dataset, 10 to :data:`MAX_RUNS` (default 1000); the time grows linearly.
-    alpha : float in (0, 1)
-        Miss probability of the bound (default 0.05: the reported bound exceeds the true ε of the pair with
-        probability at most :math:`\alpha`).
-    selection : {"split", "bonferroni"}
-        How the event is chosen (:func:`~dpkme.audit.bounds.audit_scores`; default ``"split"``).
-    selection_fraction : float in (0, 1)
-        Share of each dataset's runs used to choose the event with ``"split"`` (default 0.3).
-    random_state : int, Generator or None
-        Seed of the audit (default 0: reproducible). Independent seeds of every run (and of the public
-        random features, where the audit has any) are derived from it; ``None`` draws them from OS entropy.
-    progress : callable, optional
-        ``progress(fraction, message)``, strictly increasing fractions ending at 1.0; raising from it
-        cancels the audit.
 
     Returns
     -------
@@ -1200,6 +1090,8 @@ def audit_kmeans(*, epsilon=2.0, delta=1e-2, n: int = 10, n_features: int = 4, d
         audited and exact :math:`\varepsilon(\delta)` curves, the privacy-loss histogram, and a
         description of the pair (``neighbours``) and of the mechanism's settings (``params``).
     """
+    epsilon, delta, runs, alpha, selection, selection_fraction, random_state, progress = _unpack(
+        settings, audit="kmeans")
     from ..clustering import dp_kernel_kmeans, plan_kmeans
 
     t0 = time.perf_counter()
@@ -1252,10 +1144,8 @@ def audit_kmeans(*, epsilon=2.0, delta=1e-2, n: int = 10, n_features: int = 4, d
 
 
 # --------------------------------------------------------------------------- two-sample tests
-def audit_two_sample(*, epsilon=2.0, delta=1e-2, variant: str = "correct", n: int = 20, n_locations: int = 3,
-                     gamma: float = 1e-5, runs: int = 2000, alpha: float = 0.05, selection: str = "split",
-                  selection_fraction: float = 0.3,
-                     random_state=0, progress=None) -> AuditResult:
+def audit_two_sample(*, settings: AuditSettings | None = None, variant: str = "correct", n: int = 20,
+                     n_locations: int = 3, gamma: float = 1e-5) -> AuditResult:
     r"""Audit the private two-sample test (TCMC) or the paper's perturbed statistic.
 
     Neighbours: :func:`dpkme.two_sample.audit.statistic_sensitivity_counterexample`
@@ -1273,9 +1163,9 @@ def audit_two_sample(*, epsilon=2.0, delta=1e-2, variant: str = "correct", n: in
 
     Parameters
     ----------
-    epsilon, delta : float
-        The claimed guarantee, :math:`\delta \in (0, 1)` (defaults 2.0 and 1e-2: with a few thousand
-        runs the bound resolves probabilities of about :math:`10^{-3}`, see the module docstring).
+    settings : AuditSettings, optional
+        The claim, the runs, the test and the seed, shared by every audit (:class:`AuditSettings`);
+        fields left unset take this audit's defaults: ε = 2, δ = 1e-2, 2000 runs.
     variant : {"correct", "perturbed-statistic"}
         ``"perturbed-statistic"`` audits Raj et al.'s statistic (**not private**; default ``"correct"``).
     n : int
@@ -1285,21 +1175,6 @@ def audit_two_sample(*, epsilon=2.0, delta=1e-2, variant: str = "correct", n: in
     gamma : float
         Regularisation :math:`\gamma` of the perturbed statistic (default :math:`10^{-5}`, their code's);
         used by ``"perturbed-statistic"`` only.
-    runs : int
-        Runs on each dataset, 10 to :data:`MAX_RUNS` (default 2000); the time grows linearly.
-    alpha : float in (0, 1)
-        Miss probability of the bound (default 0.05: the reported bound exceeds the true ε of the pair with
-        probability at most :math:`\alpha`).
-    selection : {"split", "bonferroni"}
-        How the event is chosen (:func:`~dpkme.audit.bounds.audit_scores`; default ``"split"``).
-    selection_fraction : float in (0, 1)
-        Share of each dataset's runs used to choose the event with ``"split"`` (default 0.3).
-    random_state : int, Generator or None
-        Seed of the audit (default 0: reproducible). Independent seeds of every run (and of the public
-        random features, where the audit has any) are derived from it; ``None`` draws them from OS entropy.
-    progress : callable, optional
-        ``progress(fraction, message)``, strictly increasing fractions ending at 1.0; raising from it
-        cancels the audit.
 
     Returns
     -------
@@ -1308,6 +1183,8 @@ def audit_two_sample(*, epsilon=2.0, delta=1e-2, variant: str = "correct", n: in
         audited and exact :math:`\varepsilon(\delta)` curves, the privacy-loss histogram, and a
         description of the pair (``neighbours``) and of the mechanism's settings (``params``).
     """
+    epsilon, delta, runs, alpha, selection, selection_fraction, random_state, progress = _unpack(
+        settings, audit="two-sample")
     from ..two_sample import make_features, tcmc_test
     from ..two_sample.audit import perturbed_statistic_release, statistic_sensitivity_counterexample
 
@@ -1418,47 +1295,51 @@ AUDITS: dict[str, Callable[..., AuditResult]] = {
     "two-sample": audit_two_sample,
 }
 
-#: The audit table of docs/audits.md: (mechanism, variant, keyword arguments). Mis-calibrated
-#: variants are expected to be caught (epsilon_lower_bound > claimed epsilon).
-EXHIBITS: list[tuple[str, str, dict]] = [
-    ("gaussian", "correct", {"epsilon": 2.0, "delta": 1e-2}),
-    ("gaussian", "half-noise", {"epsilon": 2.0, "delta": 1e-2}),
-    ("laplace", "correct", {"epsilon": 2.0}),
-    ("laplace", "l1-ignores-dimension", {"epsilon": 2.0}),
-    ("algorithm1", "correct", {"epsilon": 2.0, "delta": 1e-2}),
-    ("algorithm2", "correct", {"epsilon": 2.0, "delta": 1e-2}),
-    ("algorithm2", "cosine-features", {"epsilon": 2.0, "delta": 1e-2}),
-    ("exponential", "correct", {"epsilon": 2.0}),
-    ("gp", "correct", {"epsilon": 2.0, "delta": 1e-2}),
-    ("kmeans", "correct", {"epsilon": 2.0, "delta": 1e-2}),
-    ("two-sample", "correct", {"epsilon": 2.0, "delta": 1e-2}),
-    ("two-sample", "perturbed-statistic", {"epsilon": 2.0, "delta": 1e-2}),
+#: The audit table of docs/audits.md: (mechanism, variant, the claim's settings; the runs, α and seed are the
+#: benchmark's). Mis-calibrated variants are expected to be caught (epsilon_lower_bound > claimed epsilon).
+EXHIBITS: list[tuple[str, str, AuditSettings]] = [
+    ("gaussian", "correct", AuditSettings(epsilon=2.0, delta=1e-2)),
+    ("gaussian", "half-noise", AuditSettings(epsilon=2.0, delta=1e-2)),
+    ("laplace", "correct", AuditSettings(epsilon=2.0)),
+    ("laplace", "l1-ignores-dimension", AuditSettings(epsilon=2.0)),
+    ("algorithm1", "correct", AuditSettings(epsilon=2.0, delta=1e-2)),
+    ("algorithm2", "correct", AuditSettings(epsilon=2.0, delta=1e-2)),
+    ("algorithm2", "cosine-features", AuditSettings(epsilon=2.0, delta=1e-2)),
+    ("exponential", "correct", AuditSettings(epsilon=2.0)),
+    ("gp", "correct", AuditSettings(epsilon=2.0, delta=1e-2)),
+    ("kmeans", "correct", AuditSettings(epsilon=2.0, delta=1e-2)),
+    ("two-sample", "correct", AuditSettings(epsilon=2.0, delta=1e-2)),
+    ("two-sample", "perturbed-statistic", AuditSettings(epsilon=2.0, delta=1e-2)),
 ]
 
 
-def run_audit(mechanism: str, *, privacy: PrivacySpec | None = None, **kwargs) -> AuditResult:
-    r"""Run the audit named ``mechanism`` (a key of :data:`AUDITS`) with keyword arguments.
+def run_audit(mechanism: str, *, settings: AuditSettings | None = None, privacy: PrivacySpec | None = None,
+              **options) -> AuditResult:
+    r"""Run the audit named ``mechanism`` (a key of :data:`AUDITS`) with its settings and options.
 
-    Every audit of :data:`AUDITS` takes keyword arguments only; ``variant`` is checked against
-    :data:`VARIANTS`, and ``variant="correct"`` is accepted (and dropped) for the audits that have no
-    other variant.
+    Every audit of :data:`AUDITS` takes keyword arguments only: the shared ``settings`` and its own options;
+    ``variant`` is checked against :data:`VARIANTS`, and ``variant="correct"`` is accepted (and dropped) for the
+    audits that have no other variant.
 
     Parameters
     ----------
     mechanism : {"gaussian", "laplace", "algorithm1", "algorithm2", "exponential", "gp", "kmeans", "two-sample"}
         Which audit to run (:func:`audit_gaussian`, :func:`audit_laplace`, ...).
+    settings : AuditSettings, optional
+        The claimed ε and δ, the runs, the test's α and event selection, the seed and the progress callback
+        (:class:`~dpkme.audit.settings.AuditSettings`); unset fields take the audit's defaults.
     privacy : PrivacySpec, optional
         The claim to audit, typed (:class:`~dpkme.privacy.spec.PrivacySpec`, the one a release is made with):
-        its ε, δ, relation and calibration become the audit's ``epsilon``, ``delta``, ``neighbouring`` and
-        ``calibration`` (:func:`~dpkme.privacy.spec.resolve`: one of these also given in ``kwargs`` must agree,
-        else a ValueError naming both). An audit without a ``neighbouring`` option audits replace-one claims
+        its ε, δ, relation and calibration become the settings' ``epsilon`` and ``delta`` and the audit's
+        ``neighbouring`` and ``calibration`` options (:func:`~dpkme.privacy.spec.resolve`: one of these also given
+        in ``settings`` or ``options`` must agree, else a ValueError naming both). An audit without a ``neighbouring`` option audits replace-one claims
         only, one without a ``calibration`` option the analytic calibration only (a spec asking otherwise is a
         ValueError); a pure ε-DP audit (``laplace``, ``exponential``) audits :math:`\delta = 0`, the claim such
         a release records, whatever the spec's δ. The spec's noise source is not used: an audit's runs are
         seeded simulations on synthetic neighbours (``random_state``), whatever the release's noise.
-    **kwargs
-        Keyword arguments of that audit (``epsilon``, ``delta``, ``variant``, ``runs``, ``alpha``,
-        ``random_state``, ...); an unknown one is a ``TypeError`` of the audit function.
+    **options
+        The audit's own keyword arguments (``variant``, ``n``, ``neighbouring``, ``X``, ...); an unknown one is a
+        ``TypeError`` of the audit function.
 
     Returns
     -------
@@ -1469,41 +1350,44 @@ def run_audit(mechanism: str, *, privacy: PrivacySpec | None = None, **kwargs) -
     --------
     Half the calibrated noise is refuted at 95 % confidence; the correct mechanism is not:
 
-    >>> from dpkme.audit import run_audit
-    >>> res = run_audit("gaussian", variant="half-noise", runs=2000, random_state=0)
+    >>> from dpkme.audit import AuditSettings, run_audit
+    >>> settings = AuditSettings(runs=2000, random_state=0)
+    >>> res = run_audit("gaussian", settings=settings, variant="half-noise")
     >>> res.violation, res.claimed_epsilon < res.epsilon_lower_bound < res.pair_epsilon
     (True, True)
-    >>> run_audit("gaussian", runs=2000, random_state=0).passed
+    >>> run_audit("gaussian", settings=settings).passed
     True
 
     The claim can be the typed spec a release is made with:
 
     >>> from dpkme.privacy.spec import PrivacySpec
-    >>> run_audit("gaussian", privacy=PrivacySpec(epsilon=2.0, delta=1e-2), runs=2000, random_state=0).passed
+    >>> run_audit("gaussian", privacy=PrivacySpec(epsilon=2.0, delta=1e-2), settings=settings).passed
     True
     """
     check_in(mechanism, tuple(AUDITS), name="mechanism")
-    variant = kwargs.get("variant", "correct")
+    variant = options.get("variant", "correct")
     check_in(variant, VARIANTS[mechanism], name="variant")
-    if "variant" in kwargs and len(VARIANTS[mechanism]) == 1:
-        kwargs = {k: v for k, v in kwargs.items() if k != "variant"}
+    if "variant" in options and len(VARIANTS[mechanism]) == 1:
+        options = {k: v for k, v in options.items() if k != "variant"}
     if privacy is not None:
-        kwargs = _with_privacy(mechanism, privacy, kwargs)
-    return AUDITS[mechanism](**kwargs)
+        settings, options = _with_privacy(mechanism, privacy, settings, options)
+    return AUDITS[mechanism](settings=settings, **options)
 
 
-def _with_privacy(mechanism: str, privacy: PrivacySpec, kwargs: dict) -> dict:
-    """The audit's keyword arguments with the claim of ``privacy`` (see :func:`run_audit`)."""
+def _with_privacy(mechanism: str, privacy: PrivacySpec, settings: AuditSettings | None,
+                  options: dict) -> tuple[AuditSettings, dict]:
+    """The audit's settings and options with the claim of ``privacy`` (see :func:`run_audit`)."""
     import inspect
+    from dataclasses import replace
 
     params = inspect.signature(AUDITS[mechanism]).parameters
-    pure = params["delta"].default == 0           # the pure ε-DP audits: they audit delta = 0
+    pure = mechanism in PURE_DP_AUDITS            # the pure ε-DP audits: they audit delta = 0
+    s = _as_settings(settings)
     eps, dl, relation, calibration = resolve(
-        privacy, epsilon=kwargs.get("epsilon"), delta=None if pure else kwargs.get("delta"),
-        neighbouring=kwargs.get("neighbouring"), calibration=kwargs.get("calibration"))
-    out = {**kwargs, "epsilon": eps}
-    if not pure:
-        out["delta"] = dl
+        privacy, epsilon=s.epsilon, delta=None if pure else s.delta,
+        neighbouring=options.get("neighbouring"), calibration=options.get("calibration"))
+    s = replace(s, epsilon=eps) if pure else replace(s, epsilon=eps, delta=dl)
+    out = dict(options)
     if "neighbouring" in params:
         out["neighbouring"] = relation
     elif relation != "replace-one":
@@ -1513,4 +1397,4 @@ def _with_privacy(mechanism: str, privacy: PrivacySpec, kwargs: dict) -> dict:
     elif not pure and calibration != "analytic":
         raise ValueError(f"the {mechanism!r} audit audits the analytic calibration only; "
                          f"privacy.calibration={calibration!r}.")
-    return out
+    return s, out

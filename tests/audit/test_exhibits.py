@@ -14,7 +14,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from dpkme.audit import run_audit
+from dpkme.audit import AuditSettings, run_audit
 from dpkme.audit.exhibits import (
     L1_EXHIBIT_CASES,
     FeatureNormExhibit,
@@ -115,7 +115,7 @@ def test_l1_exhibit_scales_with_the_claimed_epsilon():
 # ---------------------------------------------------------------------- audit curves
 @pytest.fixture(scope="module")
 def gaussian_audit():
-    return run_audit("gaussian", runs=2000, random_state=0)
+    return run_audit("gaussian", settings=AuditSettings(runs=2000, random_state=0))
 
 
 def test_histogram_density_and_finite_curve():
@@ -141,7 +141,7 @@ def test_privacy_loss_densities_integrate_to_one(gaussian_audit):
 
 
 def test_pure_dp_audit_has_no_analytic_density():
-    res = run_audit("exponential", runs=500, random_state=0)
+    res = run_audit("exponential", settings=AuditSettings(runs=500, random_state=0))
     assert privacy_loss_densities(res)["analytic"] is None
 
 

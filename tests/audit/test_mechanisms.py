@@ -16,6 +16,7 @@ Runtime of the whole file: about 20 s on the 2-core reference machine.
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -25,6 +26,7 @@ from dpkme.audit import (
     AUDITS,
     EXHIBITS,
     VARIANTS,
+    AuditSettings,
     audit_algorithm1,
     audit_algorithm2,
     audit_exponential,
@@ -99,31 +101,32 @@ def test_outlier_and_neighbour_pair():
 
 
 # --------------------------------------------------------------------------- correct mechanisms pass
+#: (audit, its settings, its own options); every audit runs with alpha = ALPHA and seed 11.
 CORRECT = [
-    ("gaussian", dict(runs=3000)),
-    ("gaussian", dict(runs=1500, neighbouring="add-remove")),
-    ("laplace", dict(runs=3000)),
-    ("algorithm1", dict(runs=1500)),
-    ("algorithm1", dict(runs=800, neighbouring="add-remove", sensitivity="paper")),
-    ("algorithm2", dict(runs=2000)),
-    ("algorithm2", dict(runs=1000, neighbouring="add-remove", calibration="classic", epsilon=0.9)),
-    ("exponential", dict(runs=5000)),
-    ("exponential", dict(runs=3000, neighbouring="add-remove", n=2)),
-    ("gp", dict(runs=1000)),
-    ("gp", dict(runs=600, calibration="hall", epsilon=1.0, delta=1e-3)),
-    ("kmeans", dict(runs=400)),
-    ("two-sample", dict(runs=500)),
+    ("gaussian", dict(runs=3000), {}),
+    ("gaussian", dict(runs=1500), dict(neighbouring="add-remove")),
+    ("laplace", dict(runs=3000), {}),
+    ("algorithm1", dict(runs=1500), {}),
+    ("algorithm1", dict(runs=800), dict(neighbouring="add-remove", sensitivity="paper")),
+    ("algorithm2", dict(runs=2000), {}),
+    ("algorithm2", dict(runs=1000, epsilon=0.9), dict(neighbouring="add-remove", calibration="classic")),
+    ("exponential", dict(runs=5000), {}),
+    ("exponential", dict(runs=3000), dict(neighbouring="add-remove", n=2)),
+    ("gp", dict(runs=1000), {}),
+    ("gp", dict(runs=600, epsilon=1.0, delta=1e-3), dict(calibration="hall")),
+    ("kmeans", dict(runs=400), {}),
+    ("two-sample", dict(runs=500), {}),
 ]
 
 
-@pytest.mark.parametrize("name, kwargs", CORRECT, ids=[f"{n}-{i}" for i, (n, _) in enumerate(CORRECT)])
-def test_correct_mechanisms_pass_the_audit(name, kwargs):
+@pytest.mark.parametrize("name, settings, options", CORRECT, ids=[f"{n}-{i}" for i, (n, _, _) in enumerate(CORRECT)])
+def test_correct_mechanisms_pass_the_audit(name, settings, options):
     """ε_lb <= claimed ε (false-failure probability <= alpha = 1e-3 by validity of the bound)."""
-    res = run_audit(name, alpha=ALPHA, random_state=11, **kwargs)
+    res = run_audit(name, settings=AuditSettings(alpha=ALPHA, random_state=11, **settings), **options)
     assert res.passed, res.summary()
     assert res.epsilon_lower_bound <= res.claimed_epsilon
     assert not res.curve_violation, res.summary()
-    assert res.runs == kwargs["runs"] and res.scores.shape == (kwargs["runs"],)
+    assert res.runs == settings["runs"] and res.scores.shape == (settings["runs"],)
     # the pair's exact epsilon never exceeds the claim (up to the calibration's rounding)
     if res.pair_epsilon is not None:
         assert res.pair_epsilon <= res.claimed_epsilon * (1 + 1e-6)
@@ -132,14 +135,14 @@ def test_correct_mechanisms_pass_the_audit(name, kwargs):
 @pytest.mark.parametrize("name", ["gaussian", "algorithm1", "algorithm2", "gp", "kmeans"])
 def test_worst_case_pairs_are_tight(name):
     """The constructed neighbours attain the sensitivity: the pair's exact ε equals the claim."""
-    res = run_audit(name, runs=10, alpha=0.5)
+    res = run_audit(name, settings=AuditSettings(runs=10, alpha=0.5))
     assert res.pair_epsilon == pytest.approx(res.claimed_epsilon, rel=1e-6)
     a = res.analytic
     assert np.allclose(a.epsilon_pair, a.epsilon_claimed, rtol=1e-6, atol=1e-9)
 
 
 def test_laplace_pair_is_tight():
-    res = audit_laplace(runs=10, alpha=0.5)
+    res = audit_laplace(settings=AuditSettings(runs=10, alpha=0.5))
     assert res.pair_epsilon == pytest.approx(res.claimed_epsilon, rel=1e-9)
     assert res.params["pair_l1_difference"] == pytest.approx(res.params["claimed_l1_sensitivity"], rel=1e-9)
 
@@ -147,7 +150,7 @@ def test_laplace_pair_is_tight():
 # --------------------------------------------------------------------------- broken mechanisms are caught
 def test_half_noise_gaussian_is_caught():
     """σ/2: true μ doubles. False-failure probability < 0.6 % (benchmark: 0 misses in 500; bound 2.99 ± 0.2)."""
-    res = audit_gaussian(variant="half-noise", runs=6000, alpha=ALPHA, random_state=0)
+    res = audit_gaussian(settings=AuditSettings(runs=6000, alpha=ALPHA, random_state=0), variant="half-noise")
     assert res.epsilon_lower_bound > res.claimed_epsilon and res.violation
     assert res.curve_violation
     assert res.pair_epsilon > 2 * res.claimed_epsilon
@@ -158,7 +161,7 @@ def test_l1_sensitivity_ignoring_the_dimension_is_caught():
 
     False-failure probability < 0.6 % (benchmark: 0 misses in 500 simulated audits).
     """
-    res = audit_laplace(variant="l1-ignores-dimension", runs=4000, alpha=ALPHA, random_state=0)
+    res = audit_laplace(settings=AuditSettings(runs=4000, alpha=ALPHA, random_state=0), variant="l1-ignores-dimension")
     assert res.epsilon_lower_bound > res.claimed_epsilon
     assert res.pair_epsilon == pytest.approx(res.claimed_epsilon * math.sqrt(8.0), rel=1e-9)
 
@@ -171,14 +174,16 @@ def test_cosine_features_calibrated_to_2_over_n_are_caught():
     probability < 0.6 % (benchmark: 0 misses in 500 simulated audits; the
     bound is 2.38 ± 0.09 against the claimed 2).
     """
-    res = audit_algorithm2(variant="cosine-features", runs=20000, alpha=ALPHA, random_state=0, selection="bonferroni")
+    res = audit_algorithm2(settings=AuditSettings(runs=20000, alpha=ALPHA, random_state=0, selection="bonferroni"),
+                           variant="cosine-features")
     assert res.epsilon_lower_bound > res.claimed_epsilon
     assert res.params["pair_difference"] == pytest.approx(2 * math.sqrt(2) / res.params["n"], rel=1e-9)
 
 
 def test_perturbed_two_sample_statistic_is_caught():
     """The published sensitivity is ~10^4 times too small: caught at any ε (false-failure < 1e-6)."""
-    res = audit_two_sample(variant="perturbed-statistic", runs=1000, alpha=ALPHA, random_state=0)
+    res = audit_two_sample(settings=AuditSettings(runs=1000, alpha=ALPHA, random_state=0),
+                           variant="perturbed-statistic")
     assert res.epsilon_lower_bound > res.claimed_epsilon
     assert res.pair_epsilon > 10 * res.claimed_epsilon
 
@@ -208,7 +213,7 @@ def test_laplace_and_cosine_releases_scale():
 
 # --------------------------------------------------------------------------- results, registry, errors
 def test_result_contents_for_plots():
-    res = audit_gaussian(runs=500, alpha=0.05)
+    res = audit_gaussian(settings=AuditSettings(runs=500, alpha=0.05))
     a = res.analytic
     assert a.deltas.shape == a.epsilon_pair.shape == a.epsilon_claimed.shape
     assert np.all(np.diff(a.epsilon_pair) <= 1e-9)  # epsilon decreases with delta
@@ -225,21 +230,21 @@ def test_result_contents_for_plots():
 def test_given_pair_is_used():
     X = np.zeros((5, 2))
     Xn = outlier_neighbour(X)
-    res = audit_gaussian(X=X, X_neighbour=Xn, runs=200, alpha=0.05)
+    res = audit_gaussian(settings=AuditSettings(runs=200, alpha=0.05), X=X, X_neighbour=Xn)
     assert res.neighbours["pair"] == "given"
     assert res.params["mu_pair"] < res.params["mu_claimed"]  # |f(D)-f(D')| = 1/N < 2/N
     with pytest.raises(ValueError, match="both"):
-        audit_gaussian(X=X, runs=100)
+        audit_gaussian(settings=AuditSettings(runs=100), X=X)
     with pytest.raises(ValueError, match="differ"):
-        audit_gaussian(X=X, X_neighbour=np.ones((5, 2)), runs=100)
+        audit_gaussian(settings=AuditSettings(runs=100), X=X, X_neighbour=np.ones((5, 2)))
     with pytest.raises(ValueError, match="same statistic"):
-        audit_gaussian(X=X, X_neighbour=X, runs=100)
+        audit_gaussian(settings=AuditSettings(runs=100), X=X, X_neighbour=X)
 
 
 def test_progress_is_reported_and_can_cancel():
     seen = []
-    audit_gaussian(runs=300, progress=lambda f, m: seen.append(f))
-    assert seen[-1] == 1.0 and all(b > a for a, b in zip(seen, seen[1:]))
+    audit_gaussian(settings=AuditSettings(runs=300, progress=lambda f, m: seen.append(f)))
+    assert seen[-1] == 1.0 and all(b > a for a, b in itertools.pairwise(seen))
 
     class Stop(Exception):
         pass
@@ -249,31 +254,31 @@ def test_progress_is_reported_and_can_cancel():
             raise Stop
 
     with pytest.raises(Stop):
-        audit_algorithm1(runs=2000, progress=stop)
+        audit_algorithm1(settings=AuditSettings(runs=2000, progress=stop))
 
 
 def test_registry_and_validation():
     assert set(AUDITS) == set(VARIANTS)
-    for mech, variant, kw in EXHIBITS:
+    for mech, variant, _claim in EXHIBITS:
         assert mech in AUDITS and variant in VARIANTS[mech]
     with pytest.raises(ValueError, match="mechanism"):
         run_audit("nope")
     with pytest.raises(ValueError, match="variant"):
         run_audit("gp", variant="half-noise")
     with pytest.raises(ValueError, match="runs"):
-        audit_gaussian(runs=5)
+        audit_gaussian(settings=AuditSettings(runs=5))
     with pytest.raises(ValueError, match="delta"):
-        audit_laplace(delta=1e-5)
+        audit_laplace(settings=AuditSettings(delta=1e-5))
     with pytest.raises(ValueError, match="epsilon"):
-        audit_exponential(epsilon=-1)
+        audit_exponential(settings=AuditSettings(epsilon=-1))
     with pytest.raises(ValueError, match="random_state"):
-        audit_gaussian(runs=20, random_state=-3)
+        audit_gaussian(settings=AuditSettings(runs=20, random_state=-3))
     with pytest.raises(ValueError, match="alpha"):
-        audit_kmeans(runs=20, alpha=2.0)
+        audit_kmeans(settings=AuditSettings(runs=20, alpha=2.0))
 
 
 def test_audits_are_reproducible():
-    a = audit_gp_release(runs=50, random_state=5)
-    b = audit_gp_release(runs=50, random_state=5)
-    c = audit_gp_release(runs=50, random_state=6)
+    a = audit_gp_release(settings=AuditSettings(runs=50, random_state=5))
+    b = audit_gp_release(settings=AuditSettings(runs=50, random_state=5))
+    c = audit_gp_release(settings=AuditSettings(runs=50, random_state=6))
     assert np.array_equal(a.scores, b.scores) and not np.array_equal(a.scores, c.scores)

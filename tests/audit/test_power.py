@@ -1,6 +1,7 @@
 """Power of the empirical audit (dpkme.audit.power): exactness, agreement with brute force, monotonicity, validity."""
 
 import doctest
+import itertools
 import math
 
 import numpy as np
@@ -10,6 +11,7 @@ import dpkme.audit.power as power_module
 from dpkme.audit import (
     CANDIDATES,
     AuditPower,
+    AuditSettings,
     audit_gaussian,
     audit_power,
     audit_scores,
@@ -79,7 +81,7 @@ def test_the_modelled_decision_is_the_audits_decision(mechanism, factor, runs):
 
 def test_the_gaussian_model_is_the_half_noise_audits_scalar():
     """factor 2 (half the noise) gives exactly the mu and the pair epsilon of audit_gaussian(variant='half-noise')."""
-    res = audit_gaussian(variant="half-noise", runs=10, epsilon=2.0, delta=1e-2)
+    res = audit_gaussian(settings=AuditSettings(runs=10, epsilon=2.0, delta=1e-2), variant="half-noise")
     p = audit_power(1000, factor=2.0, epsilon=2.0, delta=1e-2, replicates=10)
     assert p.mu == pytest.approx(res.params["mu_pair"], rel=1e-12)
     assert p.true_epsilon == pytest.approx(res.pair_epsilon, rel=1e-9)
@@ -127,7 +129,7 @@ def test_the_review_numbers_at_the_pages_default_setting():
 
 def test_power_increases_with_the_runs():
     powers = [audit_power(n, replicates=300).power for n in (500, 1000, 2000, 3000, 5000, 10000)]
-    assert all(a < b for a, b in zip(powers, powers[1:])), powers
+    assert all(a < b for a, b in itertools.pairwise(powers)), powers
     assert powers[0] < 0.05 and powers[-1] > 0.95
 
 
@@ -143,7 +145,7 @@ def test_a_correct_mechanism_is_refuted_at_most_alpha_of_the_time(mechanism, run
 
 def test_power_grows_with_the_size_of_the_bug():
     powers = [audit_power(2000, factor=c, replicates=300).power for c in (1.0, 1.2, SQRT2, 2.0)]
-    assert all(a < b for a, b in zip(powers, powers[1:])), powers
+    assert all(a < b for a, b in itertools.pairwise(powers)), powers
 
 
 def test_runs_for_power_is_consistent_with_audit_power():

@@ -428,8 +428,9 @@ def test_digits_are_bundled_with_their_licence():
     assert "CC BY 4.0" in DIGITS_INFO["licence"] and "10.24432/C50P49" in DIGITS_INFO["citation"]
     df = load_digits(as_frame=True)
     assert list(df.columns[:2]) == ["pixel_0_0", "pixel_0_1"] and df.columns[-1] == "digit"
-    import tomllib
     from pathlib import Path
+
+    import tomllib
 
     pyproject = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())
     assert "data/*.csv.gz" in pyproject["tool"]["setuptools"]["package-data"]["dpkme.datasets"]
@@ -438,15 +439,15 @@ def test_digits_are_bundled_with_their_licence():
 # --------------------------------------------------------------------------- audit of one DP-SGD step
 @pytest.mark.slow
 def test_audit_passes_the_library_step_and_catches_a_step_without_clipping():
-    from dpkme.audit import audit_dpsgd
+    from dpkme.audit import AuditSettings, audit_dpsgd
 
-    ok = audit_dpsgd(runs=1500, alpha=1e-3, random_state=1)
+    ok = audit_dpsgd(settings=AuditSettings(runs=1500, alpha=1e-3, random_state=1))
     assert ok.passed and ok.epsilon_lower_bound < ok.claimed_epsilon
     assert ok.params["sum_shift"] <= ok.params["clip_norm"] * (1 + 1e-5) < ok.params["raw_canary_gradient_norm"]
-    bad = audit_dpsgd(variant="no-clip", runs=1500, alpha=1e-3, random_state=1)
+    bad = audit_dpsgd(settings=AuditSettings(runs=1500, alpha=1e-3, random_state=1), variant="no-clip")
     assert bad.violation and bad.epsilon_lower_bound > bad.claimed_epsilon
     with pytest.raises(ValueError, match="variant"):
-        audit_dpsgd(variant="half-noise", runs=20)
+        audit_dpsgd(settings=AuditSettings(runs=20), variant="half-noise")
 
 
 @pytest.mark.slow

@@ -173,19 +173,19 @@ def test_an_added_row_moves_only_its_clusters_model_and_by_at_most_C(model):
 
 # --------------------------------------------------------------------------- the audit sees the default step
 def test_audit_refuses_a_bad_loss_share():
-    from dpkme.audit import audit_dpsgd
+    from dpkme.audit import AuditSettings, audit_dpsgd
 
     with pytest.raises(ValueError, match="loss_share"):
-        audit_dpsgd(loss_share=1.0, runs=20)
+        audit_dpsgd(settings=AuditSettings(runs=20), loss_share=1.0)
 
 
 @pytest.mark.slow
 def test_audit_covers_the_noisy_loss_coordinate_by_default():
     """The library's default step releases a noisy loss next to the noisy gradients (share 0.25 of C); the
     audit projects both (the shift it measures includes the loss coordinate) and still passes."""
-    from dpkme.audit import audit_dpsgd
+    from dpkme.audit import AuditSettings, audit_dpsgd
 
-    res = audit_dpsgd(runs=400, alpha=1e-3, random_state=2)
+    res = audit_dpsgd(settings=AuditSettings(runs=400, alpha=1e-3, random_state=2))
     assert res.params["loss_share"] == 0.25 and "loss" in res.scalar
     assert res.params["sum_shift"] <= res.params["clip_norm"] * (1 + 1e-5)
     assert res.passed

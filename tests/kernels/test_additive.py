@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 
 import dpkme.audit.mechanisms as audit_mechanisms
+from dpkme.audit import AuditSettings
 from dpkme.audit.neighbours import rff_antipodal_pair
 from dpkme.kernels import AdditiveKernel, GaussianKernel, RandomFourierFeatures, kernel_from_dict, table_kernel
 from dpkme.kernels.additive import DEFAULT_GROUP_WEIGHTS
@@ -189,7 +190,7 @@ def test_release_preconditions_and_refusals():
         k.sample_frequencies(10, 3, np.random.default_rng(0))
     with pytest.raises(ValueError, match="belong to no term"):
         AdditiveKernel(dim=3, blocks=[[0], [1]])
-    with pytest.raises(ValueError, match="outside 0..2"):
+    with pytest.raises(ValueError, match=r"outside 0..2"):
         AdditiveKernel(dim=3, blocks=[[0, 3]])
     with pytest.raises(ValueError, match="weights\\[1\\]"):
         AdditiveKernel(dim=2, blocks=[[0], [1]], weights=[1.0, -1.0])
@@ -344,7 +345,8 @@ def test_the_private_step_with_additive_features_passes_the_audit(monkeypatch):
     D = np.tile(x, (5, 1))
     Dn = D.copy()
     Dn[0] = xp
-    res = audit_mechanisms.audit_algorithm2(runs=1500, alpha=1e-3, random_state=11, X=D, X_neighbour=Dn)
+    res = audit_mechanisms.audit_algorithm2(settings=AuditSettings(runs=1500, alpha=1e-3, random_state=11),
+                                            X=D, X_neighbour=Dn)
     assert res.params["features"] == "RandomFourierFeatures"
     assert res.params["pair_difference"] == pytest.approx(2.0 / 5, rel=1e-9)   # the sensitivity is attained
     assert res.passed and res.epsilon_lower_bound <= res.claimed_epsilon, res.summary()

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpkme.audit import run_audit
+from dpkme.audit import AuditSettings, run_audit
 from dpkme.kernels import GaussianKernel
 from dpkme.privacy import planning
 from dpkme.privacy.spec import NeighbouringRelation, PrivacySpec, resolve, resolve_noise
@@ -246,17 +246,18 @@ def test_the_planners_take_a_spec():
 # --------------------------------------------------------------------------------------------------- the audits
 def test_run_audit_takes_the_claim_as_a_spec():
     spec = PrivacySpec(epsilon=2.0, delta=1e-2, relation="add-remove")
-    typed = run_audit("gaussian", privacy=spec, runs=300, random_state=0)
-    plain = run_audit("gaussian", epsilon=2.0, delta=1e-2, neighbouring="add-remove", runs=300, random_state=0)
+    typed = run_audit("gaussian", settings=AuditSettings(runs=300, random_state=0), privacy=spec)
+    plain = run_audit("gaussian", settings=AuditSettings(epsilon=2.0, delta=1e-2, runs=300, random_state=0),
+                      neighbouring="add-remove")
     assert (typed.claimed_epsilon, typed.claimed_delta, typed.neighbouring) == (2.0, 1e-2, "add-remove")
     assert typed.epsilon_lower_bound == plain.epsilon_lower_bound
     assert np.array_equal(typed.scores, plain.scores)
     # a pure ε-DP audit audits δ = 0 whatever the spec's δ; the noise source is not used by an audit
-    pure = run_audit("laplace", privacy=PrivacySpec(epsilon=2.0, delta=1e-6, noise="seeded"), runs=300,
-                     random_state=0)
+    pure = run_audit("laplace", settings=AuditSettings(runs=300, random_state=0),
+                     privacy=PrivacySpec(epsilon=2.0, delta=1e-6, noise="seeded"))
     assert (pure.claimed_epsilon, pure.claimed_delta) == (2.0, 0.0)
     with pytest.raises(ValueError, match=r"epsilon=3.0 conflicts with privacy.epsilon=2.0"):
-        run_audit("gaussian", privacy=spec, epsilon=3.0)
+        run_audit("gaussian", settings=AuditSettings(epsilon=3.0), privacy=spec)
     with pytest.raises(ValueError, match=r"replace-one claims only; privacy.relation='add-remove'"):
         run_audit("kmeans", privacy=spec)
     with pytest.raises(ValueError, match=r"analytic calibration only; privacy.calibration='classic'"):

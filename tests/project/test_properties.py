@@ -87,7 +87,7 @@ def ints(lo, hi):
 
 
 NUMERIC_DTYPES = [np.float64, np.float32, np.float16, np.int64, np.int8, np.uint8]
-ALL_DTYPES = NUMERIC_DTYPES + [np.bool_, np.complex128]
+ALL_DTYPES = [*NUMERIC_DTYPES, np.bool_, np.complex128]
 
 
 def _elements(dtype):
@@ -698,7 +698,7 @@ def test_declared_scaling_and_clipping(X, center, scale):
         assert _finite(Xc) and Xc.shape == X.shape and 0 <= k <= X.size
     ok, out = _rejects(PRE.public_private_split, X, public_fraction=center, random_state=0)
     if ok:
-        pub, priv, idx = out
+        pub, priv, _idx = out
         assert pub.shape[0] + priv.shape[0] == X.shape[0] and pub.shape[0] >= 1 and priv.shape[0] >= 1
 
 
@@ -833,7 +833,7 @@ def test_clopper_pearson_hostile(k, n, alpha):
 @examples(0.5)
 @given(st.sampled_from(sorted(AUD.AUDITS)), EPS, ints(10, 30))
 def test_audit_functions_hostile(name, eps, runs):
-    ok, res = _rejects(AUD.run_audit, name, epsilon=eps, runs=runs)
+    ok, res = _rejects(AUD.run_audit, name, settings=AUD.AuditSettings(epsilon=eps, runs=runs))
     if ok:
         assert res.runs == int(runs) and math.isfinite(res.epsilon_lower_bound)
 
