@@ -217,10 +217,9 @@ if STOPPED in ss:
 recs = S.releases_for(ds)
 # ---------------------------------------------------------------------- ε explorer (planning: not a release)
 with st.expander(f"ε explorer ({XP.LABEL}): see what ε does before spending any", icon=":material/compare:",
-                 expanded=not recs or XP.RESULT_KEY in ss):
-    with guard("draw the ε explorer"):
-        XP.section(ds, mechanism_key=key, params=params, kernel=kernel, eps_now=eps, noise_source=noise_source,
-                   seed=seed)
+                 expanded=not recs or XP.RESULT_KEY in ss), guard("draw the ε explorer"):
+    XP.section(ds, mechanism_key=key, params=params, kernel=kernel, eps_now=eps, noise_source=noise_source,
+               seed=seed)
 
 if not recs:
     with right:
@@ -290,21 +289,20 @@ if rec.kind == "function":
     formulas = st.container()          # the formulas, drawn with the owner's L² errors below
 
     def _owner_view(m) -> None:         # the L² errors are computed from the private rows: owner-only
-        with formulas:
-            with st.expander("Why — and what else the library guarantees"):
-                st.markdown(
-                    "The released function is $\\tilde f = \\hat\\mu_X + s\\,G$ with $G$ a Gaussian-process sample path. "
-                    "Such a path lies in the RKHS with probability 0 (Karhunen–Loève: "
-                    "$G=\\sum_i\\sqrt{\\lambda_i}\\,\\xi_i e_i$ has $\\|G\\|_{\\mathcal H}^2=\\sum_i \\xi_i^2=\\infty$), so "
-                    "$\\|\\tilde f-\\hat\\mu_X\\|_{\\mathcal H}=\\infty$: it cannot be compared in the paper's metric, and it is "
-                    "not a set of weighted points a third party could resample or use with equation (4). That is why "
-                    "Balog et al. privatise a **finite-dimensional projection** instead (Algorithm 1: the span of M "
-                    "points; Algorithm 2: J random features): the noise lives in finitely many coordinates, its RKHS "
-                    "norm is finite and measurable, and the result is weighted synthetic data. On a grid both can still "
-                    "be compared pointwise, in L².")
-                for key in ("finite_points", "hall_constant", "jitter"):
-                    if key in _GP_NOTES:
-                        st.caption(_GP_NOTES[key])
+        with formulas, st.expander("Why — and what else the library guarantees"):
+            st.markdown(
+                "The released function is $\\tilde f = \\hat\\mu_X + s\\,G$ with $G$ a Gaussian-process sample path. "
+                "Such a path lies in the RKHS with probability 0 (Karhunen–Loève: "
+                "$G=\\sum_i\\sqrt{\\lambda_i}\\,\\xi_i e_i$ has $\\|G\\|_{\\mathcal H}^2=\\sum_i \\xi_i^2=\\infty$), so "
+                "$\\|\\tilde f-\\hat\\mu_X\\|_{\\mathcal H}=\\infty$: it cannot be compared in the paper's metric, and it is "
+                "not a set of weighted points a third party could resample or use with equation (4). That is why "
+                "Balog et al. privatise a **finite-dimensional projection** instead (Algorithm 1: the span of M "
+                "points; Algorithm 2: J random features): the noise lives in finitely many coordinates, its RKHS "
+                "norm is finite and measurable, and the result is weighted synthetic data. On a grid both can still "
+                "be compared pointwise, in L².")
+            for key in ("finite_points", "hall_constant", "jitter"):
+                if key in _GP_NOTES:
+                    st.caption(_GP_NOTES[key])
         g1.metric("L² error on the grid (owner's view)", S.fmt(m.get("l2")),
                   help=f"‖f̃ − μ̂‖ on the grid; ‖μ̂‖ there is {S.fmt(m.get('truth_l2'))}. Private evaluation.")
         if "points_l2" in m:            # its L² error to μ̂ is owner-only too
