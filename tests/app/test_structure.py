@@ -73,7 +73,7 @@ def _find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
         stack.append(u)
         for v in sorted(graph[u]):
             if colour[v] == GREY:
-                return stack[stack.index(v):] + [v]
+                return [*stack[stack.index(v):], v]
             if colour[v] == WHITE:
                 cycle = visit(v)
                 if cycle:
