@@ -11,11 +11,11 @@ import pytest
 pytest.importorskip("dask")
 pytest.importorskip("distributed")
 
-import dpkme.distributed as dist  # noqa: E402
-from dpkme.kernels import GaussianKernel  # noqa: E402
-from dpkme.release import algorithm1, algorithm2  # noqa: E402
-from dpkme.release.tabular import release_table  # noqa: E402
-from dpkme.schema import ColumnSpec, TableSchema  # noqa: E402
+import dpkme.distributed as dist
+from dpkme.kernels import GaussianKernel
+from dpkme.release import algorithm1, algorithm2
+from dpkme.release.tabular import release_table
+from dpkme.schema import ColumnSpec, TableSchema
 
 SCHEMA = TableSchema([ColumnSpec("age", "integer", lower=18, upper=90),
                       ColumnSpec("income", "continuous", lower=0, upper=200_000, missing="category"),
@@ -97,7 +97,7 @@ def test_add_remove_needs_a_declared_size_and_counts_no_rows_before_refusing(mon
         raise AssertionError("rows counted")
 
     monkeypatch.setattr(dist.release, "count_rows", no_count)
-    with pytest.raises(ValueError, match="under add-remove the row count .* not read silently"):
+    with pytest.raises(ValueError, match=r"under add-remove the row count .* not read silently"):
         dist.release_table(_table(200), neighbouring="add-remove", **KW)
     rel = dist.release_table(_table(200), neighbouring="add-remove", n_private=250, **KW)   # no count: declared
     assert rel.release.n_private == 250 and rel.release.params["n_policy"] == "declared"
@@ -140,7 +140,7 @@ def test_the_in_memory_releases_release_the_empty_table_under_add_remove_like_th
     dsk = getattr(dist, fn)(np.zeros((0, 2)), **k)
     assert mem.n_private == dsk.n_private == 50 and np.all(np.isfinite(mem.weights))
     np.testing.assert_allclose(mem.weights, dsk.weights, atol=1e-9)
-    with pytest.raises(ValueError, match="no rows|at least 1 row"):       # replace-one: N is public, 0 is refused
+    with pytest.raises(ValueError, match=r"no rows|at least 1 row"):       # replace-one: N is public, 0 is refused
         {"algorithm2": algorithm2, "algorithm1": algorithm1}[fn](np.zeros((0, 2)), **{**k, "neighbouring":
                                                                                       "replace-one", "n_private": None})
 
@@ -159,7 +159,7 @@ def cluster():
 def test_a_two_process_local_cluster_and_the_cli_give_the_in_memory_table_release(files, cluster, tmp_path):
     from dpkme.cli import main
 
-    df, d, ref = files
+    _df, d, ref = files
     _same(dist.release_table(d / "t.parquet", client=cluster, **KW), ref)
     schema_path = tmp_path / "s.json"
     schema_path.write_text(SCHEMA.to_json())
