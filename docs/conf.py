@@ -21,7 +21,7 @@ from dpkme import __version__  # noqa: E402
 
 project = "dpkme"
 author = "dpkme developers"
-copyright = "2026, dpkme developers"  # noqa: A001  (Sphinx's name)
+copyright = "2026, dpkme developers"  # the name Sphinx reads (it shadows the builtin)
 version = release = __version__
 
 extensions = [
@@ -52,9 +52,18 @@ myst_enable_extensions = ["dollarmath"]
 myst_heading_anchors = 3
 
 # --- HTML ----------------------------------------------------------------------------------------------------
-html_theme = "alabaster"
+# pydata-sphinx-theme (numpy's and scikit-learn's; pinned in tests/requirements.txt) ships its fonts and icons in the
+# package: the build fetches nothing, and the pages load no web font. The GitHub link is an icon in the header only.
+html_theme = "pydata_sphinx_theme"
 html_title = f"dpkme {__version__}"
 html_static_path: list[str] = []
+html_theme_options = {
+    "github_url": "https://github.com/dpkme/dpkme",
+    "show_toc_level": 2,
+    "navigation_with_keys": False,
+    "footer_start": ["copyright"],
+    "footer_end": ["sphinx-version"],
+}
 
 
 # --- docstrings ----------------------------------------------------------------------------------------------
@@ -89,7 +98,7 @@ def _guarantee_as_admonition(app, what, name, obj, options, lines):
             del lines[i:end]
             first = next((j for j in range(len(lines)) if _is_header(lines, j)), len(lines))
             box = [".. admonition:: Guarantee", ""] + [("   " + line) if line.strip() else "" for line in content]
-            lines[first:first] = box + [""]
+            lines[first:first] = [*box, ""]
             return
 
 
