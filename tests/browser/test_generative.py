@@ -30,13 +30,20 @@ def test_stop_keeps_the_stopped_models_and_charges_once(app_page, nav, wait_idle
     side = page.get_by_test_id("stSidebar")
     expect(side.get_by_text("This page trains on")).to_be_visible()                 # not the sidebar's current data
     expect(side.get_by_text("nothing yet in this session.", exact=False)).to_be_visible()
-    # the longest run the page allows (200 epochs): Stop must land before the run ends however slow the machine or
-    # the server (at the default 40 epochs a loaded CI machine finished the run before the click reached it)
+    # a long run: Stop must land before the run ends however slow the machine or the server. The default (L = 1024,
+    # 2 steps an epoch, issue 26) is over in a blink even at the page's 200 epochs; 200 epochs at L = 128 (12 steps
+    # an epoch: 2,400 steps, still under the page's confirmation threshold) leave time for the click
     epochs = main(page).get_by_role("spinbutton", name="Epochs")
     with expect_rerun(page):
         epochs.fill("200")
         epochs.press("Enter")
     expect(epochs).to_have_value("200")
+    batch = main(page).get_by_role("slider", name="Expected batch size L")
+    for _ in range(3):                                # 1024 -> 512 -> 256 -> 128, one rerun each
+        with expect_rerun(page):
+            batch.focus()
+            batch.press("ArrowLeft")
+    expect(main(page).get_by_test_id("stMetric").filter(has_text="SGD steps T_S")).to_contain_text("2,400")
     main(page).get_by_role("button", name="Train the generative models", exact=True).click()
     # stop once some steps are reported, whatever the machine's speed: the bar's text says "step s of T"
     expect(main(page).get_by_test_id("stProgress")).to_contain_text(re.compile(r"step [1-9][\d,]* of"),
