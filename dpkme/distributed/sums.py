@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._blocked import single_threaded_blas
 from .._validation import check_array
 from .sources import (
     DataSource,
@@ -215,7 +216,10 @@ def reduce_partitions(source: DataSource, fn: Callable, args=(), *, client=None,
                     if progress is not None and state["done"] < n_parts:
                         progress(state["done"] / n_parts, f"{what}: {state['done']}/{n_parts} partitions")
 
-            with Callback(posttask=posttask):
+            # one BLAS thread around the whole local computation: the tasks' own single-thread sections run in
+            # parallel threads and restore each other's limits out of order, which left BLAS at one thread for the
+            # rest of the process (and the later releases of this process with another BLAS summation order)
+            with Callback(posttask=posttask), single_threaded_blas():
                 (count, vec, cells), = dask.compute(total)
     except PartitionError:
         raise
@@ -264,7 +268,11 @@ def count_rows(source: DataSource, *, client=None) -> int:
     lens = [dask.delayed(len, pure=True)(part) for part in source.partitions]
     client, close = _client_of(client)
     try:
-        sizes = client.gather(client.compute(lens)) if client is not None else dask.compute(*lens)
+        if client is not None:
+            sizes = client.gather(client.compute(lens))
+        else:
+            with single_threaded_blas():    # as in reduce_partitions: the process's BLAS threads are restored after
+                sizes = dask.compute(*lens)
     except PartitionError:
         raise
     except (ValueError, TypeError, OverflowError) as exc:  # raised while Dask read a partition: may quote a cell
