@@ -21,7 +21,8 @@ repository -- and measures, each phase in its own process:
 
 Peak resident memory of every process (the phase's own process, the scheduler inside it, each worker and
 nanny) is sampled with psutil every 0.1 s. The machine is shared with other agents: the 1-minute load
-average is recorded next to every timing. Writes ``benchmarks/results/distributed.md`` (and ``.json``).
+average is recorded next to every timing. Writes ``benchmarks/results/distributed.md`` (and ``.json``), keeping
+its mixed-table section (written by ``bench_distributed_table.py``).
 """
 
 from __future__ import annotations
@@ -325,7 +326,11 @@ def write_report(results: dict, args) -> None:
               "so its cost is the latency of ⌈log₂ P⌉ levels (11 levels for P = 2,000 partitions): well under a "
               "second. The noise is drawn once on the client. Throughput therefore scales linearly with the "
               "number of workers until reading the partitions (I/O) becomes the bottleneck.", ""]
-    (OUT / "distributed.md").write_text("\n".join(lines), encoding="utf-8")
+    md = OUT / "distributed.md"
+    old = md.read_text(encoding="utf-8") if md.exists() else ""
+    start = "<!-- bench_distributed_table.py: start -->"      # the mixed-table section: that script's, kept
+    table = old[old.index(start):] if start in old else ""
+    md.write_text("\n".join(lines) + ("\n" + table if table else ""), encoding="utf-8")
     (OUT / "distributed.json").write_text(json.dumps(results, indent=1), encoding="utf-8")
 
 
