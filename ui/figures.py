@@ -697,3 +697,99 @@ def rejection_curves_figure(series: dict, *, methods, alpha: float, title: str, 
                       height=460, margin=dict(l=10, r=10, t=40, b=10), legend=dict(orientation="h", y=-0.22))
     fig.update_xaxes(type="log")
     return fig
+
+
+# --------------------------------------------------------------------------- Privacy audit page
+def privacy_loss_figure(d: dict, *, claimed_epsilon: float) -> go.Figure:
+    """Histograms of an audit's privacy loss on D and on D′ and the analytic Gaussian densities
+    (``dpkme.audit.exhibits.privacy_loss_densities``), with the claimed ε."""
+    edges = d["edges"]
+    fig = go.Figure()
+    for dens, name, colour in ((d["density_d"], "runs on D", PALETTE[3]),
+                               (d["density_neighbour"], "runs on D′", PALETTE[1])):
+        fig.add_trace(go.Bar(x=d["centres"], y=dens, width=d["widths"], name=name, marker_color=colour,
+                             opacity=0.55))
+    a = d["analytic"]
+    if a is not None:
+        for pdf, name, colour in ((a["pdf_d"], "analytic N(½(Δ/σ)², (Δ/σ)²) on D", PALETTE[3]),
+                                  (a["pdf_neighbour"], "analytic N(−½(Δ/σ)², (Δ/σ)²) on D′", PALETTE[1])):
+            fig.add_trace(go.Scatter(x=a["x"], y=pdf, mode="lines", name=name, line=dict(color=colour, dash="dash")))
+    span = max(edges[-1] - edges[0], 1e-9)
+    eps = claimed_epsilon
+    if edges[0] - 0.25 * span <= eps <= edges[-1] + 0.25 * span:
+        fig.add_vline(x=eps, line_dash="dot", line_color="black", annotation_text=f"claimed ε = {eps:g}")
+    fig.update_layout(barmode="overlay", height=340, margin=dict(l=10, r=10, t=40, b=10),
+                      title="Privacy-loss distribution", xaxis_title="privacy loss L = log p_D(s) / p_D′(s)",
+                      yaxis_title="density", legend=dict(orientation="h", yanchor="top", y=-0.25, x=0))
+    return fig
+
+
+def epsilon_delta_figure(c: dict, *, alpha: float, claimed_epsilon: float, claimed_delta: float, lower_bound: float,
+                         lower_bound_text: str, delta_text: str) -> go.Figure:
+    """An audit's ε(δ) on a log-δ axis (``dpkme.audit.exhibits.epsilon_delta_curves``): the claimed curve, the exact
+    curve of the pair, the audited lower bounds, the plug-in estimate and the claim (pure DP: the bound at δ = 0 as
+    a level)."""
+    fig = go.Figure()
+    x, y = c["claimed"]
+    if x.size:
+        fig.add_trace(go.Scatter(x=x, y=y, mode="lines", name="claimed ε(δ) (the calibration's worst case)",
+                                 line=dict(color="black", width=2)))
+    x, y = c["pair"]
+    if x.size:
+        fig.add_trace(go.Scatter(x=x, y=y, mode="lines", name="exact ε(δ) of the audited pair",
+                                 line=dict(color=PALETTE[0], dash="dash")))
+    x, y = c["plug_in"]
+    if x.size:
+        fig.add_trace(go.Scatter(x=x, y=y, mode="lines",
+                                 name="plug-in estimate from the runs' privacy loss (estimate, not a bound)",
+                                 line=dict(color=PALETTE[2], dash="dot")))
+    x, y = c["lower_bounds"]
+    if x.size:
+        fig.add_trace(go.Scatter(x=x, y=y, mode="markers", name=f"audited lower bound ({1 - alpha:.3g} each)",
+                                 marker=dict(color=PALETTE[3], size=7)))
+    if claimed_delta <= 0:   # pure DP: δ = 0 is not on a log axis; draw the bound at δ = 0 as a level
+        fig.add_hline(y=lower_bound, line_dash="dot", line_color=PALETTE[3],
+                      annotation_text=f"audited lower bound at δ = 0: {lower_bound_text}")
+    else:
+        fig.add_trace(go.Scatter(x=[claimed_delta], y=[claimed_epsilon], mode="markers",
+                                 name=f"claim (ε = {claimed_epsilon:g}, δ = {delta_text})",
+                                 marker=dict(symbol="star", size=14, color="black")))
+    fig.update_xaxes(type="log", title="δ (log scale)")
+    fig.update_yaxes(title="ε", range=[0, 1.15 * c["top"]])
+    fig.update_layout(height=380, margin=dict(l=10, r=10, t=40, b=10), title="Privacy curves ε(δ)",
+                      legend=dict(orientation="h", yanchor="top", y=-0.25, x=0))
+    return fig
+
+
+def membership_figure(res, grid, bound, theory) -> go.Figure:
+    """A membership-inference attack's balanced accuracy against ε (log axis; ``dpkme.audit.membership``): the runs
+    with their intervals, the exact Gaussian curve ``theory``, the DP ``bound`` (e^ε + δ)/(1 + e^ε) on ``grid`` and
+    the 50 % chance line."""
+    fig = go.Figure()
+    fig.add_hline(y=0.5, line_dash="dot", line_color="grey", annotation_text="chance: 50 %",
+                  annotation_position="bottom right")
+    fig.add_trace(go.Scatter(x=grid, y=bound, mode="lines",
+                             name="bound for any attacker: (e^ε + δ)/(1 + e^ε)", line=dict(color="black", width=2)))
+    fig.add_trace(go.Scatter(x=grid, y=theory, mode="lines", name="theory for this Gaussian noise: Φ(d/(2σ))",
+                             line=dict(color=PALETTE[3], dash="dash")))
+    fig.add_trace(go.Scatter(
+        x=res.epsilons, y=res.accuracy, mode="markers", name=f"attack on {res.runs:,} + {res.runs:,} releases",
+        marker=dict(color=PALETTE[0], size=9),
+        error_y=dict(type="data", symmetric=False, array=res.accuracy_high - res.accuracy,
+                     arrayminus=res.accuracy - res.accuracy_low, thickness=1.5)))
+    fig.update_xaxes(type="log", title="ε (log scale)")
+    fig.update_yaxes(title="attacker's balanced accuracy", range=[0.45, 1.02], tickformat=".0%")
+    fig.update_layout(height=400, margin=dict(l=10, r=10, t=40, b=10), title="Membership inference against ε",
+                      legend=dict(orientation="h", yanchor="top", y=-0.2, x=0))
+    return fig
+
+
+def feature_norms_figure(squared_norms) -> go.Figure:
+    """Squared norms of unpaired cos(ωᵀx + b) random features over public probe points, against the 1 a privacy
+    proof assumes."""
+    fig = go.Figure()
+    fig.add_trace(go.Histogram(x=squared_norms, name="cos(ωᵀx + b) features", nbinsx=80, opacity=0.7))
+    fig.add_vline(x=1.0, line_dash="dot", annotation_text="‖φ‖² = 1 (assumed)")
+    fig.update_layout(barmode="overlay", height=320, xaxis_title="‖φ(x)‖² over 20 000 points of a public box",
+                      margin=dict(l=10, r=10, t=30, b=10))
+    return fig
