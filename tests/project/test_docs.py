@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -62,3 +63,66 @@ def test_readme_is_short_and_points_to_the_docs():
         if "_build" in path.parts:
             continue
         assert not removed.search(path.read_text()), path
+
+
+# --------------------------------------------------------------------------------------------- the pages' examples
+#: What each page's examples take as given, made here from bundled or generated data (never ../shared): the
+#: numeric table of Getting started (``my_table.csv``), the penguins' bill and mass of the numeric-tables guide
+#: (``X``), the Parquet file, its declared schema and the client of the large-data guide (``big.parquet``,
+#: ``schema``, ``client=None``: in-process).
+def _my_table(tmp):
+    X = np.random.default_rng(0).normal(size=(400, 2))
+    np.savetxt(tmp / "my_table.csv", X, delimiter=",", header="x,y", comments="")
+    return {}
+
+
+def _penguins(tmp):
+    from dpkme.datasets import load_sample
+
+    df, _ = load_sample("penguins")
+    return {"X": df[["bill_length_mm", "body_mass_g"]].dropna().to_numpy(dtype=float)}
+
+
+def _parquet(tmp):
+    import pandas as pd
+
+    from dpkme.schema import ColumnSpec, TableSchema
+
+    X = np.random.default_rng(1).normal(size=(2000, 3))
+    pd.DataFrame(X, columns=["a", "b", "c"]).to_parquet(tmp / "big.parquet")
+    schema = TableSchema([ColumnSpec(c, "continuous", lower=-5, upper=5) for c in "abc"])
+    return {"client": None, "schema": schema}
+
+
+EXAMPLE_PAGES = {"getting_started": _my_table, "user_guide/numeric_tables": _penguins,
+                 "user_guide/mixed_tables": None, "user_guide/large_data": _parquet, "user_guide/generative": None}
+
+
+def _python_blocks(page: str) -> list[str]:
+    text = (DOCS / f"{page}.md").read_text()
+    return re.findall(r"^```python\n(.*?)^```", text, flags=re.M | re.S)
+
+
+def test_every_page_with_python_examples_is_executed():
+    with_examples = {str(p.relative_to(DOCS).with_suffix("")) for p in DOCS.rglob("*.md")
+                     if "_build" not in p.parts and "```python" in p.read_text()}
+    assert with_examples == set(EXAMPLE_PAGES)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page", sorted(EXAMPLE_PAGES))
+def test_the_pages_python_examples_run(page, tmp_path, monkeypatch):
+    """Each page's ```python blocks run in order, in one namespace, in a folder holding the files they name."""
+    if page == "user_guide/generative":
+        pytest.importorskip("jax")
+    if page == "user_guide/large_data":
+        pytest.importorskip("dask")
+    monkeypatch.chdir(tmp_path)
+    namespace = {"__name__": "__docs_example__"}
+    setup = EXAMPLE_PAGES[page]
+    if setup is not None:
+        namespace.update(setup(tmp_path))
+    blocks = _python_blocks(page)
+    assert blocks, page
+    for block in blocks:
+        exec(compile(block, f"docs/{page}.md", "exec"), namespace)
