@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
@@ -792,4 +794,19 @@ def feature_norms_figure(squared_norms) -> go.Figure:
     fig.add_vline(x=1.0, line_dash="dot", annotation_text="‖φ‖² = 1 (assumed)")
     fig.update_layout(barmode="overlay", height=320, xaxis_title="‖φ(x)‖² over 20 000 points of a public box",
                       margin=dict(l=10, r=10, t=30, b=10))
+    return fig
+
+
+# --------------------------------------------------------------------------- Budget ledger page
+def cumulative_epsilon_figure(xs, series: dict, *, budget: float, delta_text: str) -> go.Figure:
+    """The ledger's total ε after each charge, one line per accountant (``series``: name -> ε values; an infinite
+    value, e.g. basic composition past the δ budget, is left out), against the ε budget."""
+    fig = go.Figure()
+    for (name, ys), dash in zip(series.items(), ("dash", "dot", "solid")):
+        fig.add_trace(go.Scatter(x=xs, y=[y if math.isfinite(y) else None for y in ys], name=name,
+                                 mode="lines+markers", line=dict(dash=dash)))
+    fig.add_hline(y=budget, line_color="red", annotation_text="budget")
+    fig.update_xaxes(dtick=1)
+    fig.update_layout(title=f"Total ε after each charge (at δ = {delta_text})", xaxis_title="charges so far",
+                      yaxis_title="ε", height=340, margin=dict(l=10, r=10, t=40, b=10))
     return fig
