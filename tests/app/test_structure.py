@@ -6,6 +6,10 @@
   graph without a cycle: no module of ``ui/`` imports a module that imports it back.
 * The mechanism registry is built from an explicit, fixed list of modules: no import-time presence checks
   (``importlib.util.find_spec``, swallowed ``ImportError``), so its order never depends on import order.
+* Thin pages (issue 28): a page is a short script (at most :data:`PAGE_LINES` lines) that calls the view functions
+  of its own module ``ui/views/<page>.py``; pages and views write no session-state or widget key in place (named
+  constants: ``ui/state.py`` for shared state, the view module for a page's own keys); no page builds a figure
+  (builders in ``ui/figures.py``); no shared module of ``ui/`` imports a view module.
 """
 
 from __future__ import annotations
@@ -202,3 +206,125 @@ def test_pages_has_no_package_and_no_subdirectory():
 def test_pages_import_the_shared_code_from_ui(path):
     text = path.read_text()
     assert "pages._shared" not in text and "pages/_shared" not in text
+
+
+# ---------------------------------------------------------------------- thin pages (issue 28)
+#: The most lines a page script may have: a page calls the view functions of its ``ui/views/<page>.py``.
+PAGE_LINES = 120
+#: Pages not thinned yet (their view modules are still to be written), with the reason. They are exempt from the
+#: line budget and the named-key rule below, never from the figure rule.
+NOT_YET_THIN = {
+    "pages/release.py": "being reworked for the adaptive table release; thinned after that lands",
+    "pages/ledger.py": "not thinned yet",
+    "pages/use.py": "not thinned yet",
+    "pages/home.py": "not thinned yet",
+}
+VIEWS = UI / "views"
+_STATE_METHODS = {"get", "setdefault", "pop"}
+
+
+def _page_files() -> list[str]:
+    return sorted(p.relative_to(REPO_ROOT).as_posix() for p in PAGES.glob("*.py"))
+
+
+def _is_session_state(node: ast.AST) -> bool:
+    """``st.session_state`` (any ``….session_state``) or the pages' alias ``ss``."""
+    return (isinstance(node, ast.Attribute) and node.attr == "session_state") or \
+        (isinstance(node, ast.Name) and node.id == "ss")
+
+
+def _is_literal_key(node: ast.AST | None) -> bool:
+    """A key written in place: a string constant or an f-string (a named constant or a named format is not)."""
+    return isinstance(node, ast.JoinedStr) or (isinstance(node, ast.Constant) and isinstance(node.value, str))
+
+
+def _literal_keys(source: str) -> list[str]:
+    """Every session-state or widget key of ``source`` written as a literal: ``ss["k"]``, ``ss.get("k")`` (also
+    ``setdefault``, ``pop``), ``"k" in ss`` and ``key="k"``, as ``line: code``."""
+    tree = ast.parse(source)
+    found = []
+    for node in ast.walk(tree):
+        hit = False
+        if isinstance(node, ast.Subscript) and _is_session_state(node.value):
+            hit = _is_literal_key(node.slice)
+        elif isinstance(node, ast.Call):
+            f = node.func
+            if isinstance(f, ast.Attribute) and f.attr in _STATE_METHODS and _is_session_state(f.value) and node.args:
+                hit = _is_literal_key(node.args[0])
+            name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+            if not name[:1].isupper():        # a widget's key=, not the key field of a class (Dataset(key=...))
+                hit = hit or any(kw.arg == "key" and _is_literal_key(kw.value) for kw in node.keywords)
+        elif isinstance(node, ast.Compare) and any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops):
+            hit = _is_literal_key(node.left) and any(_is_session_state(c) for c in node.comparators)
+        if hit:
+            found.append(f"{node.lineno}: {ast.get_source_segment(source, node)}")
+    return found
+
+
+def _figure_calls(source: str) -> list[str]:
+    """Figures built in place: ``go.…(...)``, ``px.…(...)``, ``make_subplots(...)``, ``st.plotly_chart(...)`` or an
+    import of plotly."""
+    tree = ast.parse(source)
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names = [a.name for a in node.names] + ([node.module] if isinstance(node, ast.ImportFrom) else [])
+            if any(n and n.split(".")[0] == "plotly" for n in names):
+                found.append(f"{node.lineno}: imports plotly")
+        elif isinstance(node, ast.Call):
+            f = node.func
+            if (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id in ("go", "px")) or \
+                    (isinstance(f, ast.Name) and f.id == "make_subplots") or \
+                    (isinstance(f, ast.Attribute) and f.attr == "plotly_chart" and isinstance(f.value, ast.Name)
+                     and f.value.id == "st"):
+                found.append(f"{node.lineno}: {ast.get_source_segment(source, node).splitlines()[0]}")
+    return found
+
+
+def test_the_checkers_find_literal_keys_and_figures_built_in_place():
+    page = ('import plotly.graph_objects as go\nss = st.session_state\nss["a.b"] = 1\nss.get(f"a.{x}")\n'
+            'st.session_state.setdefault("c", 2)\nif "d" in ss: pass\nst.button("x", key="e")\nss[KEY] = 1\n'
+            'ss.get(KEYS.format(x=1))\nst.button("y", key=KEY)\nfig = go.Figure()\nst.plotly_chart(fig)\n'
+            'ds = S.Dataset(key="not-a-session-key")\n')
+    assert [hit.split(":")[0] for hit in _literal_keys(page)] == ["3", "4", "5", "6", "7"]
+    assert [hit.split(":")[0] for hit in _figure_calls(page)] == ["1", "11", "12"]
+
+
+def test_pages_are_short_scripts_that_call_their_views():
+    for rel in _page_files():
+        if rel in NOT_YET_THIN:
+            continue
+        text = (REPO_ROOT / rel).read_text(encoding="utf-8")
+        lines = len(text.splitlines())
+        assert lines <= PAGE_LINES, f"{rel}: {lines} lines (at most {PAGE_LINES}: move its code to ui/views/)"
+        view = VIEWS / Path(rel).name
+        assert view.exists(), f"{rel}: no view module ui/views/{Path(rel).name}"
+        assert f"from ui.views import {Path(rel).stem} as V" in text, f"{rel}: does not call its views"
+
+
+def test_pages_and_views_name_their_session_keys():
+    """Session-state and widget keys are named constants (``ui/state.py`` for shared state, the view module for a
+    page's own keys; a family of keys as a named format string), never strings written in place."""
+    files = [REPO_ROOT / rel for rel in _page_files() if rel not in NOT_YET_THIN] + sorted(VIEWS.glob("*.py"))
+    assert len(files) > 10
+    bad = {f.relative_to(REPO_ROOT).as_posix(): hits for f in files
+           if (hits := _literal_keys(f.read_text(encoding="utf-8")))}
+    assert not bad, f"session keys written in place (name them): {bad}"
+
+
+def test_pages_build_no_figures():
+    """Figures come from the builders of ``ui/figures.py``, drawn with ``ui.charts.plotly_chart``."""
+    bad = {rel: hits for rel in _page_files()
+           if (hits := _figure_calls((REPO_ROOT / rel).read_text(encoding="utf-8")))}
+    assert not bad, f"figures built in a page (move them to ui/figures.py): {bad}"
+
+
+def test_views_are_page_specific_and_shared_ui_does_not_import_them():
+    """``ui/views/`` holds one module per page (its name); no module of ``ui/`` outside it imports one."""
+    pages = {Path(rel).stem for rel in _page_files()}
+    views = {p.stem for p in VIEWS.glob("*.py") if p.name != "__init__.py"}
+    assert views <= pages, f"view modules without a page: {sorted(views - pages)}"
+    graph = _import_graph()
+    for module, imported in graph.items():
+        if not module.startswith("ui.views"):
+            assert not {m for m in imported if m.startswith("ui.views")}, (module, imported)
