@@ -36,7 +36,7 @@ OWNER_ONLY = {
     ("ui/generative.py", "evaluate"): "the owner's MMD evaluation: an uncharged Algorithm 2 run shown only as an "
                                       "OwnerOnly value, never released",
     ("ui/views/curves.py", None): "privacy-utility curves: simulations for the owner, labelled owner-only",
-    ("pages/home.py", "_template_example"): "an illustration on generated public data (seeded); no user data",
+    ("ui/views/home.py", "_template_example"): "an illustration on generated public data (seeded); no user data",
 }
 LEDGER_WRITES = {"add": {"ui/gate.py", "ui/state.py"}, "merge": {"ui/state.py"}, "annotate": {"ui/runner.py"},
                  "reset": {"ui/views/ledger.py"}}
@@ -159,7 +159,7 @@ def test_the_structure_check_catches_a_direct_call(tmp_path, monkeypatch):
     bad = ast.parse("import dpkme\nrel = dpkme.algorithm2(ds.X, kernel=k, epsilon=1, delta=1e-6)\n")
     good = ast.parse("run = G.run_private(page='p', ds=ds, charges=c, noise_source=None,\n"
                      "                    compute=lambda i: dpkme.algorithm2(ds.X))\n")
-    monkeypatch.setattr(__import__(__name__), "_sources", lambda: iter([("pages/bad.py", bad), ("pages/ok.py", good)]))
+    monkeypatch.setitem(globals(), "_sources", lambda: iter([("pages/bad.py", bad), ("pages/ok.py", good)]))
     assert _violations() == ["pages/bad.py:2 calls algorithm2() outside the gate"]
 
 
