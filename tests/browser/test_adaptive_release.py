@@ -56,8 +56,8 @@ def test_the_default_table_release_runs_in_the_background_while_another_page_is_
     # another page while it runs: it opens and works
     nav(page, "Budget ledger")
     expect(main(page).get_by_role("heading", name=re.compile("Budget ledger"))).to_be_visible()
-    expect(main(page).get_by_text(re.compile(r"Adaptive KME table release")).first.or_(
-        main(page).get_by_test_id("stDataFrame").first)).to_be_visible()
+    # its charge, in the ledger table (a canvas grid whose cells are in the DOM but not "visible")
+    expect(main(page).get_by_text(re.compile(r"Adaptive KME table release")).first).to_be_attached()
     assert_no_exception(page)
 
     # back: the rows are there once the thread is done (the page records the release when it sees it finished)

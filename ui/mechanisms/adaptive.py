@@ -107,16 +107,16 @@ def _charge(ctx: RunContext, p: dict) -> PrivacyCharge:
         rounds=p["rounds"], label=f"Adaptive KME table release (M = {p['synthetic_rows']}, T = {p['rounds']})"), ctx)
 
 
-def _structure(ds: S.Dataset, p: dict) -> tuple:
-    """What the compiled fit depends on (public): the schema, N, ε, δ and the sizes (a warm one compiles nothing)."""
-    return (ds.schema.to_json() if hasattr(ds.schema, "to_json") else repr(ds.schema.to_dict()), ds.n, S.epsilon(),
-            S.delta(), p["synthetic_rows"], p["rounds"])
+def _structure(ds: S.Dataset, p: dict, epsilon: float, delta: float) -> tuple:
+    """What the compiled fit depends on (public): the schema, N, ε, δ and the sizes (a warm one compiles nothing).
+    Reads no session state: the background thread calls it too."""
+    return (repr(ds.schema.to_dict()), ds.n, float(epsilon), float(delta), p["synthetic_rows"], p["rounds"])
 
 
 def _cost(ds: S.Dataset, p: dict, kernel=None):
     return adaptive_cost(ds.schema, n=ds.n, epsilon=S.epsilon(), delta=S.delta(), rounds=p["rounds"],
                          synthetic_rows=p["synthetic_rows"], round_steps=p["round_steps"],
-                         final_steps=p["final_steps"], compiled=_structure(ds, p) in _WARM)
+                         final_steps=p["final_steps"], compiled=_structure(ds, p, S.epsilon(), S.delta()) in _WARM)
 
 
 def as_release(res, *, kernel, seconds: float) -> Release:
@@ -136,13 +136,14 @@ def as_release(res, *, kernel, seconds: float) -> Release:
 
 
 def _run(ctx: RunContext, p: dict) -> Release:
+    # runs in the background thread (ui.runner.start_background): no Streamlit call, no session state
     ds = ctx.ds
     t0 = time.perf_counter()
     ctx.progress(0.0, "measuring every column, then selecting and measuring in rounds; fitting the rows (JAX)")
     res = adaptive_release(ds.X, schema=ds.schema, epsilon=ctx.epsilon, delta=ctx.delta, rounds=p["rounds"],
                            synthetic_rows=p["synthetic_rows"], round_steps=p["round_steps"],
                            final_steps=p["final_steps"], random_state=ctx.random_state, neighbouring="replace-one")
-    _WARM.add(_structure(ds, p))
+    _WARM.add(_structure(ds, p, ctx.epsilon, ctx.delta))
     return as_release(res, kernel=ctx.kernel, seconds=time.perf_counter() - t0)
 
 
