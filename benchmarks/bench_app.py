@@ -197,20 +197,20 @@ def release_clusterwise():
 
 
 def _compare_data():
-    from ui.comparisons import CompareData
+    from ui.views.curves_comparisons import CompareData
 
     X, pub, _ = default_data()
     return CompareData("paper mixture", X, pub, paper_kernel(2))
 
 
 def curves_exponential():
-    from ui.comparisons import exponential_comparison
+    from ui.views.curves_comparisons import exponential_comparison
 
     exponential_comparison(_compare_data(), epsilons=np.geomspace(0.01, 10, 5), delta=1e-6, m=4, per_axis=6, reps=3)
 
 
 def curves_gp():
-    from ui.comparisons import gp_comparison
+    from ui.views.curves_comparisons import gp_comparison
 
     gp_comparison(_compare_data(), epsilons=np.geomspace(0.01, 10, 5), delta=1e-6, m=100, per_axis=40, reps=3)
 

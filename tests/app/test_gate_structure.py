@@ -31,7 +31,7 @@ OWNER_ONLY = {
                                 "(the original was not charged either)",
     ("ui/explorer.py", "run_explorer"): "planning runs on public/simulated rows (or, on the owner's opt-in, the "
                                         "private rows: the ε it suggests is then tainted by the gate); never released",
-    ("ui/comparisons.py", None): "owner-only comparison curves on the owner's screen (hidden in presentation mode); "
+    ("ui/views/curves_comparisons.py", None): "owner-only comparison curves on the owner's screen (hidden in presentation mode); "
                                  "never released or downloadable as a release",
     ("ui/generative.py", "evaluate"): "the owner's MMD evaluation: an uncharged Algorithm 2 run shown only as an "
                                       "OwnerOnly value, never released",

@@ -21,7 +21,7 @@ from ui import datasets as D
 from ui import export as E
 from ui import state as S
 from ui import tables as T
-from ui.schema_editor import editor_key, state_key
+from ui.views.data_schema_editor import editor_key, state_key
 
 PENGUINS = "sample:penguins"
 

@@ -13,7 +13,7 @@ import pytest
 from dpkme.schema import suggest_schema
 from tests.support.app import new_app, ok
 from ui import state as S
-from ui.schema_editor import MAX_CATEGORIES_KEY, editor_key, state_key
+from ui.views.data_schema_editor import MAX_CATEGORIES_KEY, editor_key, state_key
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 

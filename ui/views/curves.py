@@ -104,7 +104,7 @@ def preset_choice() -> str:
 def comparison_section(ds, kind: str) -> None:
     """Exponential mechanism or GP release against Algorithms 1 and 2 at equal ε (then the page stops)."""
     from dpkme.release.exponential import DEFAULT_MAX_DATABASES, count_multisets, largest_m
-    from ui import comparisons as K
+    from ui.views import curves_comparisons as K
 
     eps_grid = C.epsilon_grid()
     sources = {}

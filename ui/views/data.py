@@ -43,7 +43,7 @@ from ui.datasets import (
 )
 from ui.figures import data_figure, pca_basis
 from ui.numbers import fill_missing
-from ui.schema_editor import bundled_schema, schema_editor
+from ui.views.data_schema_editor import bundled_schema, schema_editor
 from ui.widgets import guard
 
 ss = st.session_state

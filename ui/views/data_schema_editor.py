@@ -18,11 +18,11 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from . import gate as G
-from . import state as S
-from . import tables as T
-from .numbers import shown_table
-from .widgets import guard
+from ui import gate as G
+from ui import state as S
+from ui import tables as T
+from ui.numbers import shown_table
+from ui.widgets import guard
 
 ss = st.session_state
 
@@ -73,16 +73,31 @@ equally to the distance between two random rows of the declared domain)."""
 #: ``max_categories``): W1 walk, a US-state column (57 values) was left out with no way to raise the limit in the app.
 MAX_CATEGORIES_KEY = "data.schema_max_categories"
 DEFAULT_MAX_CATEGORIES = 50
+#: The session and widget keys of the schema editor: one table's (``{table}``: its ``src_key``), and of the private
+#: discovery of bounds and categories.
+RESET = "data.schema_reset.{table}"
+SCHEMA_JSON = "data.schema_json.{table}"
+SCHEMA_UPLOAD = "data.schema_upload.{table}"
+DISCOVERY_ERROR = "data._discovery_error"       # a refused private discovery, shown once
+DISCOVERED = "data._discovered"                 # {state key: the columns discovered privately}
+DISC_COLUMNS = "data.disc_cols.{table}"
+DISC_EPS = "data.disc_eps"
+DISC_DELTA = "data.disc_delta"
+DISC_LO = "data.disc_lo.{table}.{column}"
+DISC_HI = "data.disc_hi.{table}.{column}"
+DISC_GO = "data.disc_go.{table}"
+SCHEMA = "data.schema.{table}"                 # the editor state of one table (state_key)
+EDITOR = "data.schema_editor.{table}.{version}"   # its data editor (editor_key)
 
 
 def state_key(src_key: str) -> str:
     """Session key of the editor state of one table (``sample:<name>`` or ``upload:<hash>``)."""
-    return "data.schema." + src_key
+    return SCHEMA.format(table=src_key)
 
 
 def editor_key(src_key: str, version: int) -> str:
     """Widget key of the data editor (a new version starts from fresh rows)."""
-    return f"data.schema_editor.{src_key}.{int(version)}"
+    return EDITOR.format(table=src_key, version=int(version))
 
 
 def bundled_schema(name: str):
@@ -264,15 +279,15 @@ def schema_editor(ctx: dict, *, public_rows: pd.DataFrame | None, private_index:
         st.warning(dependence_warning(schema), icon=":material/visibility:")
 
     c1, c2, c3 = st.columns([1, 1, 2])
-    c1.button("Reset the schema", key=f"data.schema_reset.{src_key}", on_click=_reset,
+    c1.button("Reset the schema", key=RESET.format(table=src_key), on_click=_reset,
               args=(st_key, ctx, public_rows),
               help="Back to the bundled schema, or to fresh suggestions (from the publishable subset if declared).")
     if schema is not None:
         c2.download_button("Download the schema (JSON)", data=T.schema_json_bytes(schema),
                            file_name=f"{ctx.get('label', 'table')}.schema.json".replace(" ", "_"),
-                           mime="application/json", key=f"data.schema_json.{src_key}", on_click="ignore",
+                           mime="application/json", key=SCHEMA_JSON.format(table=src_key), on_click="ignore",
                            icon=":material/download:")
-    up = c3.file_uploader("Load a schema (JSON)", type=["json"], key=f"data.schema_upload.{src_key}",
+    up = c3.file_uploader("Load a schema (JSON)", type=["json"], key=SCHEMA_UPLOAD.format(table=src_key),
                           help="A schema saved with 'Download the schema' (or written by dpkme.schema).")
     if up is not None and up.file_id != state.get("json_id"):
         state["json_id"] = up.file_id
@@ -358,7 +373,7 @@ def _discover(st_key: str, ctx: dict, jobs: list[dict], private_index: np.ndarra
                 done.append({"column": name, "released": T.CATEGORY_SEP.join(cats), "ε": job["epsilon"],
                              "δ": job["delta"], "note": note, "fields": ("categories",)})
     except ValueError as exc:
-        ss["data._discovery_error"] = str(exc)
+        ss[DISCOVERY_ERROR] = str(exc)
     if done:
         state = ss[st_key]
         released = state.setdefault("released", {})
@@ -366,7 +381,7 @@ def _discover(st_key: str, ctx: dict, jobs: list[dict], private_index: np.ndarra
             released.setdefault(d["column"], set()).update(d.pop("fields"))
         state.update(base=base, edited=None, version=state.get("version", 0) + 1,
                      origin=state["origin"] + " + private discovery")
-        ss.setdefault("data._discovered", {}).setdefault(st_key, []).extend(done)
+        ss.setdefault(DISCOVERED, {}).setdefault(st_key, []).extend(done)
 
 
 def _gated(stub: S.Dataset, charge, *, compute):
@@ -428,16 +443,16 @@ def _discovery(ctx: dict, st_key: str, edited: pd.DataFrame, private_index: np.n
         if not names:
             return
         flagged = [str(r["column"]) for _, r in rows.iterrows() if not bool(r.get("declared", True))]
-        key = f"data.disc_cols.{ctx['src_key']}"
+        key = DISC_COLUMNS.format(table=ctx['src_key'])
         ss.setdefault(key, [n for n in flagged if n in names][:3])
         ss[key] = [n for n in ss[key] if n in names]
         chosen = st.multiselect("Columns to discover", names, key=key, persist_state="session")
-        ss.setdefault("data.disc_eps", 0.1)
-        eps = float(st.select_slider("ε per column", options=[0.01, 0.03, 0.1, 0.3, 1.0], key="data.disc_eps",
+        ss.setdefault(DISC_EPS, 0.1)
+        eps = float(st.select_slider("ε per column", options=[0.01, 0.03, 0.1, 0.3, 1.0], key=DISC_EPS,
                                      persist_state="session"))
-        ss.setdefault("data.disc_delta", 1e-6)
+        ss.setdefault(DISC_DELTA, 1e-6)
         delta = float(st.select_slider("δ per categorical column", options=[1e-4, 1e-5, 1e-6, 1e-7, 1e-8],
-                                       format_func=S.fmt_delta, key="data.disc_delta",
+                                       format_func=S.fmt_delta, key=DISC_DELTA,
                                        persist_state="session"))
         jobs = []
         for name in chosen:
@@ -448,7 +463,7 @@ def _discovery(ctx: dict, st_key: str, edited: pd.DataFrame, private_index: np.n
                 job["spec"] = _declared_date_format(ss[st_key].get("original"), name)
             if kind in T.NUMERIC_KINDS:
                 a, b = st.columns(2)
-                lk, hk = f"data.disc_lo.{ctx['src_key']}.{name}", f"data.disc_hi.{ctx['src_key']}.{name}"
+                lk, hk = DISC_LO.format(table=ctx['src_key'], column=name), DISC_HI.format(table=ctx['src_key'], column=name)
                 # pre-filled only from a declared row: a suggestion read off the private rows (e.g. round numbers
                 # around the private maximum) would make the private search range itself depend on the data
                 public_row = bool(row.get("declared", False))
@@ -466,11 +481,11 @@ def _discovery(ctx: dict, st_key: str, edited: pd.DataFrame, private_index: np.n
                        + ". The coarse ranges must come from public knowledge (e.g. 'a body mass is between 0 and "
                        "20 000 g'), not from the rows. Real releases: fresh OS-entropy noise, no seed.")
         G.over_budget_checkbox("data")
-        st.button(f"Discover privately (spends ε = {total:g})", key=f"data.disc_go.{ctx['src_key']}",
+        st.button(f"Discover privately (spends ε = {total:g})", key=DISC_GO.format(table=ctx['src_key']),
                   disabled=not jobs, on_click=_discover, args=(st_key, ctx, jobs, private_index, stub))
-        if "data._discovery_error" in ss:
-            st.error(f"Could not discover privately: {ss.pop('data._discovery_error')}")
-        found = ss.get("data._discovered", {}).get(st_key)
+        if DISCOVERY_ERROR in ss:
+            st.error(f"Could not discover privately: {ss.pop(DISCOVERY_ERROR)}")
+        found = ss.get(DISCOVERED, {}).get(st_key)
         if found:
             for d in found:
                 if d.get("note"):
