@@ -126,3 +126,19 @@ def test_the_pages_python_examples_run(page, tmp_path, monkeypatch):
     assert blocks, page
     for block in blocks:
         exec(compile(block, f"docs/{page}.md", "exec"), namespace)
+
+
+#: Results files of earlier runs, kept as the history: not on the site. (audit.md's tables are docs/audits.md,
+#: written by ``benchmarks/bench_audit.py --readme``.)
+EARLIER_RUNS = {"alg2_simplex_run1", "tabular_pool", "tabular_quick", "tabular_refit_run", "tabular_revive_run"}
+
+
+def test_the_benchmark_pages_are_the_current_results_files():
+    """Every current ``benchmarks/results/*.md`` is included by one page of docs/benchmarks/, no earlier run is."""
+    included = []
+    for page in sorted((DOCS / "benchmarks").glob("*.md")):
+        included += re.findall(r"^```\{include\} \.\./\.\./benchmarks/results/(\w+)\.md$", page.read_text(), flags=re.M)
+        assert f"benchmarks/{page.stem}" in (DOCS / "benchmarks.md").read_text(), page.name   # in its toctree
+    results = {p.stem for p in (ROOT / "benchmarks" / "results").glob("*.md")}
+    assert len(included) == len(set(included))
+    assert set(included) == results - EARLIER_RUNS - {"audit"}
