@@ -193,3 +193,33 @@ def test_the_pool_refit_and_the_marginal_block_are_in_the_estimate():
     K = opts["refit"]["pool_size"]
     assert refit.seconds > plain.seconds and block.seconds > refit.seconds
     assert block.nbytes >= 4 * K * (2000 + 12000) > refit.nbytes
+
+
+def test_a_measured_adaptive_release_sets_the_next_predictions_scales():
+    """observe_adaptive_run: a warm run sets the fit's scale to the one predicted with x measured / predicted (the
+    next estimate of the same sizes then predicts what was measured); a cold run sets the compilation's scale."""
+    from dpkme import cost
+
+    kw = {"n": 3000, "widths1": [3, 16, 16], "widths2": [3, 8, 8], "rounds": 12}
+    saved = dict(cost._ADAPTIVE_CALIBRATION)
+    try:
+        cost._ADAPTIVE_CALIBRATION.update(compile=0.6, run=0.05, at=float("inf"), when="now")   # no new benchmark
+        model = cost.calibrate_adaptive_cost()
+        warm = estimate_cost("adaptive", model=model, compiled=True, **kw)
+        warm.params.update(fit_scale=model.fit_scale, compile_scale=model.compile_scale)
+        cost.observe_adaptive_run(warm, 3 * warm.seconds)
+        again = cost.calibrate_adaptive_cost()
+        assert again.fit_scale == pytest.approx(3 * model.fit_scale)
+        assert estimate_cost("adaptive", model=again, compiled=True, **kw).seconds == pytest.approx(3 * warm.seconds)
+        cold = estimate_cost("adaptive", model=again, **kw)
+        cold.params.update(fit_scale=again.fit_scale, compile_scale=again.compile_scale)
+        term = "XLA compilation (first run of this structure)"
+        cost.observe_adaptive_run(cold, cold.seconds + cold.breakdown[term])        # compilation took twice as long
+        assert cost.calibrate_adaptive_cost().compile_scale == pytest.approx(2 * again.compile_scale)
+        with pytest.raises(ValueError, match="seconds"):
+            cost.observe_adaptive_run(cold, 0.0)
+        with pytest.raises(ValueError, match="adaptive"):
+            cost.observe_adaptive_run(estimate_cost("algorithm1", n=10, n_points=5), 1.0)
+    finally:
+        cost._ADAPTIVE_CALIBRATION.clear()
+        cost._ADAPTIVE_CALIBRATION.update(saved)

@@ -18,7 +18,7 @@ import time
 import numpy as np
 import streamlit as st
 
-from dpkme.cost import adaptive_cost
+from dpkme.cost import adaptive_cost, observe_adaptive_run
 from dpkme.privacy.accounting import PrivacyCharge
 from dpkme.release import Release
 from dpkme.release.adaptive import (
@@ -42,6 +42,9 @@ FINAL_KEY = "rel.adaptive_final"
 ROUND_STEPS, FINAL_STEPS = 30, 300
 #: Structures whose fit has been compiled (warm) in this server process: (widths, rows, rounds) (for the cost estimate).
 _WARM: set = set()
+#: The last prediction of each structure and settings: a finished run corrects the next ones with its measured time
+#: (:func:`dpkme.cost.observe_adaptive_run`).
+_PREDICTED: dict = {}
 
 
 def _requires(ds: S.Dataset) -> str | None:
@@ -114,9 +117,12 @@ def _structure(ds: S.Dataset, p: dict, epsilon: float, delta: float) -> tuple:
 
 
 def _cost(ds: S.Dataset, p: dict, kernel=None):
-    return adaptive_cost(ds.schema, n=ds.n, epsilon=S.epsilon(), delta=S.delta(), rounds=p["rounds"],
-                         synthetic_rows=p["synthetic_rows"], round_steps=p["round_steps"],
-                         final_steps=p["final_steps"], compiled=_structure(ds, p, S.epsilon(), S.delta()) in _WARM)
+    key = _structure(ds, p, S.epsilon(), S.delta())
+    est = adaptive_cost(ds.schema, n=ds.n, epsilon=S.epsilon(), delta=S.delta(), rounds=p["rounds"],
+                        synthetic_rows=p["synthetic_rows"], round_steps=p["round_steps"],
+                        final_steps=p["final_steps"], compiled=key in _WARM)
+    _PREDICTED[(key, tuple(sorted(p.items())))] = est
+    return est
 
 
 def as_release(res, *, kernel, seconds: float) -> Release:
@@ -143,8 +149,13 @@ def _run(ctx: RunContext, p: dict) -> Release:
     res = adaptive_release(ds.X, schema=ds.schema, epsilon=ctx.epsilon, delta=ctx.delta, rounds=p["rounds"],
                            synthetic_rows=p["synthetic_rows"], round_steps=p["round_steps"],
                            final_steps=p["final_steps"], random_state=ctx.random_state, neighbouring="replace-one")
-    _WARM.add(_structure(ds, p, ctx.epsilon, ctx.delta))
-    return as_release(res, kernel=ctx.kernel, seconds=time.perf_counter() - t0)
+    seconds = time.perf_counter() - t0
+    key = _structure(ds, p, ctx.epsilon, ctx.delta)
+    predicted = _PREDICTED.pop((key, tuple(sorted(p.items()))), None)
+    if predicted is not None:
+        observe_adaptive_run(predicted, seconds)      # the next prediction on this machine starts from this run
+    _WARM.add(key)
+    return as_release(res, kernel=ctx.kernel, seconds=seconds)
 
 
 def _final_charge(release: Release) -> PrivacyCharge:
