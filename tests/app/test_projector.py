@@ -182,8 +182,8 @@ def test_the_over_budget_links_fit_the_release_pages_control_column():
 
 def test_the_forget_button_fits_its_narrow_column():
     """"Forget this file" showed as "Forget …" in the fifth of the row beside the upload's message."""
-    labels = [s for n, s in _call_labels(REPO / "pages" / "data.py", "button")
-              if any(k.arg == "key" and getattr(k.value, "value", None) == "data.upload_forget" for k in n.keywords)]
+    labels = [s for n, s in _call_labels(REPO / "ui" / "views" / "data.py", "button")
+              if any(k.arg == "key" and getattr(k.value, "id", None) == "UPLOAD_FORGET" for k in n.keywords)]
     assert labels and all(len(s) <= 8 for s in labels), labels
 
 
