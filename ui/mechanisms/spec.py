@@ -139,5 +139,5 @@ def charge_words(spec: MechanismSpec, charge: PrivacyCharge | None, n: int) -> s
     if charge.delta == 0 and charge.mechanism != "gaussian":
         return f"**{spec.label}**: pure ε-DP ({charge.mechanism} mechanism), no Gaussian noise"
     if charge.noise_multiplier is None:
-        return f"**{spec.label}**: ({charge.epsilon:g}, {charge.delta:g})-DP ({charge.mechanism})"
+        return f"**{spec.label}**: ({charge.epsilon:g}, {S.fmt_delta(charge.delta)})-DP ({charge.mechanism})"
     return f"**{spec.label}**: composed noise multiplier σ/Δ = {float(charge.noise_multiplier):.3g}"
