@@ -5,7 +5,10 @@ r"""Algorithms 1 and 2 over out-of-core or distributed data: reduce the sums, no
 through :class:`DaskRows`: the sums are a Dask reduction (:mod:`dpkme.distributed.sums`) instead of the blocked
 in-memory routines. Everything else -- validation, random streams, the row-count policy, calibration, the one
 noise draw, the charge, post-processing -- is the same code, so with the same integer ``random_state`` they give
-the in-memory release up to float64 rounding of the additions in another order.
+the in-memory release up to float64 rounding of the additions in another order (the reduced-set solver's greedy
+choices are discontinuous in its input, so a last-bit difference can occasionally select another atom).
+:func:`release_table` does the same for a mixed table with its declared schema
+(:func:`dpkme.release.tabular.table_release`, the in-memory table release's orchestration).
 
 Trust model: the workers read the raw rows of their partitions (they are inside the data owner's trust
 boundary, like the machine of an in-memory release); only public values (the feature map, the points, the

@@ -2,6 +2,12 @@ r"""Private releases of a kernel mean embedding and the value object they return
 
 :mod:`~dpkme.release.result`
     :class:`Release`: points, weights and everything needed to interpret them.
+:mod:`~dpkme.release.core`
+    What every release by Algorithm 1 or 2 shares, in memory and on a Dask cluster (:mod:`dpkme.distributed`):
+    the private rows behind one blocked-sums interface (:class:`~dpkme.release.core.RowSums`), the row-count
+    policy and the one noise draw. Each algorithm's whole orchestration runs on it
+    (:func:`~dpkme.release.random_features.run_algorithm2`, :func:`~dpkme.release.subspace.run_algorithm1`,
+    :func:`~dpkme.release.tabular.table_release`), whichever path supplies the sums.
 :mod:`~dpkme.release.subspace`
     Algorithm 1 of Balog et al. (2018): noise in the subspace spanned by public
     synthetic points (:func:`algorithm1`, :func:`uniform_baseline`).

@@ -185,3 +185,12 @@ def test_the_cli_takes_workers_or_a_scheduler_not_both(tmp_path, capsys):
     assert main(["release-table", str(tmp_path / "t.parquet"), "--schema", str(schema_path), "--epsilon", "1",
                  "--delta", "1e-6", "--workers", "2", "--scheduler", "tcp://127.0.0.1:1", "--quiet"]) == 2
     assert "give --scheduler ADDRESS or --workers K, not both" in capsys.readouterr().err
+
+
+def test_the_partitions_of_an_in_memory_table_have_random_task_keys():
+    # a task key derived from the rows (Dask's default hash) is a fingerprint of the private table, shown to
+    # every client of a shared scheduler; only the public schema and feature maps are hashed into keys
+    df = _table(100)
+    a, b = (dist.open_table_source(df, schema=SCHEMA, partition_rows=40) for _ in range(2))
+    assert a.n_partitions == 3 and a.dim == SCHEMA.dim and a.public_record()["encoding"] == "declared table schema"
+    assert not {p.key for p in a.partitions} & {p.key for p in b.partitions}
