@@ -56,7 +56,8 @@ st.title("Release")
 st.markdown(
     "Pick a mechanism and press **Release**. The mechanism reads the private rows once, adds calibrated "
     "noise and returns **weighted synthetic points** whose embedding Σ wₘ k(zₘ, ·) approximates the private "
-    "one. Every real release spends privacy budget (see the ledger); its noise comes from OS entropy and "
+    "one (the adaptive release of a table: unweighted synthetic rows in the table's own columns and types). "
+    "Every real release spends privacy budget (see the ledger); its noise comes from OS entropy and "
     "nothing that could regenerate it is recorded."
 )
 
