@@ -1,0 +1,62 @@
+"""DP red-team review of session 31's app changes (the Home presets, the adaptive table release in the
+background): each test is an attack that fails if the privacy property it names is broken.
+
+* A preset must not re-split people already charged: the lecture preset declares 2 % of the paper's mixture
+  public, so after a charged release on those same people with no public rows it must be refused (those rows
+  were protected by the earlier release and would now be shown raw by the ε explorer), and change nothing.
+* A preset must not leave the session in a not-private mode it could reset: from seeded replay mode with a length
+  scale read off the private rows, the lecture preset's release is a real, private one.
+
+(A stopped background run is covered by tests/app/test_adaptive_release.py::test_stop_releases_nothing_and_keeps_the_charge.)
+"""
+
+from __future__ import annotations
+
+from tests.support.app import errors, new_app, ok
+from ui import datasets as D
+from ui import noise as N
+from ui import state as S
+from ui.views import home as H
+
+
+def _charged(at) -> int:
+    return sum(len(led) for led in at.session_state[S.LEDGERS].values()) if S.LEDGERS in at.session_state else 0
+
+
+def test_the_lecture_preset_cannot_declare_public_people_already_charged_as_private():
+    # the paper's people with no publishable rows; a real release charged on them
+    spec = {**D.PAPER_EXAMPLE_SPEC, "public_fraction": 0.0, "public_declared": False}
+    ds = D.build_dataset(spec)
+    at = new_app().run()
+    for key, value in {S.DATASET: ds, S.LENGTHSCALE: float(ds.suggested_lengthscale),
+                       S.LENGTHSCALE_SOURCE: "suggested", S.Q_SCALE: float(ds.q_scale)}.items():
+        at.session_state[key] = value
+    at.switch_page("pages/release.py").run()
+    ok(at)
+    at.button(key="rel.go").click().run()
+    ok(at)
+    assert _charged(at) == 1 and at.session_state[S.DATASET].n_public == 0
+    # the attack: one click on the lecture preset would declare 2 % of these (charged) people public
+    at.switch_page("app.py").run()
+    at.button(key=H.PRESET_BUTTON.format(preset="lecture")).click().run()
+    assert not at.exception
+    assert "lecture preset could not be set up" in errors(at) and "publishable subset" in errors(at)
+    cur = at.session_state[S.DATASET]
+    assert cur.data_key == ds.data_key and cur.n_public == 0 and cur.key == ds.key
+    assert _charged(at) == 1                                # and nothing was spent
+
+
+def test_a_preset_from_replay_mode_and_a_private_length_scale_gives_a_private_release():
+    at = new_app().run()
+    at.session_state[S.NOISE_SOURCE] = N.REPLAY
+    at.session_state[S.LENGTHSCALE_SOURCE] = "private-data"
+    at.run()
+    at.button(key=H.PRESET_BUTTON.format(preset="lecture")).click().run()
+    ok(at)
+    assert at.session_state[S.NOISE_SOURCE] == N.REAL
+    assert at.session_state[S.LENGTHSCALE_SOURCE] != "private-data"
+    at.button(key="rel.go").click().run()
+    ok(at)
+    rec = at.session_state[S.RELEASES][-1]
+    assert rec.private and rec.release.seed is None and rec.release.noise_source == "os-entropy"
+
