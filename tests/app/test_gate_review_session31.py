@@ -19,6 +19,16 @@ from ui import state as S
 from ui.views import home as H
 
 
+def _release(at):
+    """Press Release; on a loaded machine the live-calibrated time prediction may ask for consent first (a "run it
+    anyway" box that keeps Release disabled): tick it, as a user would."""
+    for box in at.checkbox:
+        if (box.key or "").startswith("rel.size.confirm"):
+            box.check().run()
+    at.button(key="rel.go").click().run()
+    return at
+
+
 def _charged(at) -> int:
     return sum(len(led) for led in at.session_state[S.LEDGERS].values()) if S.LEDGERS in at.session_state else 0
 
@@ -33,7 +43,7 @@ def test_the_lecture_preset_cannot_declare_public_people_already_charged_as_priv
         at.session_state[key] = value
     at.switch_page("pages/release.py").run()
     ok(at)
-    at.button(key="rel.go").click().run()
+    _release(at)
     ok(at)
     assert _charged(at) == 1 and at.session_state[S.DATASET].n_public == 0
     # the attack: one click on the lecture preset would declare 2 % of these (charged) people public
@@ -55,8 +65,35 @@ def test_a_preset_from_replay_mode_and_a_private_length_scale_gives_a_private_re
     ok(at)
     assert at.session_state[S.NOISE_SOURCE] == N.REAL
     assert at.session_state[S.LENGTHSCALE_SOURCE] != "private-data"
-    at.button(key="rel.go").click().run()
+    _release(at)
     ok(at)
     rec = at.session_state[S.RELEASES][-1]
     assert rec.private and rec.release.seed is None and rec.release.noise_source == "os-entropy"
 
+
+
+def test_the_stakeholder_demo_in_presentation_mode_shows_no_owner_statistic_of_the_private_rows():
+    # the stakeholder preset turns presentation mode on; the adaptive release's owner's view (per-column TV and
+    # associations computed from the private rows, not differentially private) must stay hidden from the audience
+    from ui import runner as R
+    from ui.mechanisms import adaptive as AD
+
+    at = new_app().run()
+    at.button(key=H.PRESET_BUTTON.format(preset="stakeholder")).click().run()
+    ok(at)
+    p = len(at.session_state[S.DATASET].schema)
+    for key, value in {AD.ROWS_KEY: 200, AD.ROUNDS_KEY: p + 1, AD.STEPS_KEY: 3, AD.FINAL_KEY: 10}.items():
+        at.session_state[key] = value
+    at.run()
+    _release(at)
+    assert not at.exception
+    if R.TASK in at.session_state:
+        assert at.session_state[R.TASK].join(600), "the background release did not finish"
+        at.run()
+    ok(at)
+    recs = at.session_state[S.RELEASES]
+    assert len(recs) == 1 and recs[0].private and recs[0].mechanism_key == "adaptive"
+    shown = " ".join([c.value for c in at.caption] + [w.value for w in at.warning] + [m.value for m in at.markdown]
+                     + [e.label for e in at.expander])
+    assert "Owner's view" not in shown and "owner's view" not in shown.lower().replace("owner's view is hidden", "")
+    assert not any("TV" in c.value for c in at.caption)               # no TV against the private rows
