@@ -24,13 +24,20 @@ each a count of elementary operations divided by a throughput of this machine
 * dense linear algebra (Cholesky, eigendecompositions) in flops;
 * per-call Python overhead (audits: one release per run).
 
-The throughputs were measured on the 2-core reference machine
-(``benchmarks/bench_audit.py --sections cost`` prints predicted against
-measured times for every mechanism); :func:`calibrate_cost_model` re-measures
-them in about half a second on the current machine. Estimates are meant to be
-right within a factor of about 3 (the benchmark reports the actual factors):
-enough to tell 1 s from 1 min, which is what the guard is for. Memory is the
-size of the largest arrays held at once.
+The defaults (:data:`DEFAULT_COST_MODEL`) are CPU throughputs of the 2-core
+reference machine. Without an explicit ``model``, :func:`estimate_cost` uses
+the process-wide model of :func:`current_cost_model`: a micro-benchmark of
+the CPU rates on this machine (:func:`calibrate_cost_model`, a few tens of
+milliseconds of CPU) at first use, cached and re-measured every
+:data:`CALIBRATION_MAX_AGE` seconds, times the machine's contention (load
+average per core, :func:`machine_contention`), so that a machine that became
+loaded is seen. A finished computation's measured time corrects later
+predictions of its family (:func:`observe_cost`: the measured / predicted
+ratio, bounded by :data:`CORRECTION_BOUNDS`). ``benchmarks/bench_cost_model.py``
+prints predicted against measured times of every long computation of the app
+at its default sizes (``benchmarks/results/cost_model.md``): enough to tell
+1 s from 1 min, which is what the guard is for. Memory is the size of the
+largest arrays held at once.
 
 Thresholds
 ----------
@@ -68,6 +75,15 @@ __all__ = [
     "adaptive_cost",
     "observe_adaptive_run",
     "ADAPTIVE_REFERENCE",
+    "CALIBRATION_MAX_AGE",
+    "CALIBRATION_BUDGET",
+    "CORRECTION_BOUNDS",
+    "current_cost_model",
+    "reset_cost_model",
+    "cost_correction",
+    "observe_cost",
+    "machine_contention",
+    "PIN_ENV",
 ]
 
 #: Predicted wall-clock time above which a user interface must ask for confirmation.
@@ -115,6 +131,9 @@ class CostModel:
         private pass (:func:`calibrate_adaptive_cost` measures it; 1 on the reference machine when idle).
     compile_scale : float, default=1.0
         Adaptive release: the same ratio for XLA compilation (a structure's first run).
+    contention : float, default=1.0
+        Runnable tasks per core when the model was measured (:func:`machine_contention`, >= 1): every estimate's
+        seconds are multiplied by it, since the rates above are CPU rates.
     measured : str, default="reference machine (2 cores)"
         Where and when the rates were measured (shown with an estimate).
     """
@@ -128,6 +147,7 @@ class CostModel:
     database_rate: float = 1.5e8       # exponential mechanism: (databases x M) scores per s
     fit_scale: float = 1.0             # adaptive release: this machine's time / the reference CPU time (JAX loop)
     compile_scale: float = 1.0         # adaptive release: the same for XLA compilation
+    contention: float = 1.0            # runnable tasks per core (wall time / CPU time); multiplies every estimate
     measured: str = "reference machine (2 cores)"
 
     def kernel_sum(self, count: float, dim: int) -> float:
@@ -138,6 +158,17 @@ class CostModel:
 
     def features(self, rows: float, frequencies: float, dim: int) -> float:
         return rows * frequencies / self.feature_rate + 2.0 * rows * frequencies * dim / self.flop_rate
+
+    @property
+    def loop_scale(self) -> float:
+        """This machine's time of many small numpy calls over the reference machine's (``python_loop`` ratio)."""
+        return self.python_loop / DEFAULT_COST_MODEL.python_loop
+
+    @property
+    def compute_scale(self) -> float:
+        """This machine's time of vectorised numerical work over the reference's (``feature_rate`` ratio); used
+        for the compiled JAX training of DPGM, whose kind of work (matrix products and elementwise maps) it is."""
+        return DEFAULT_COST_MODEL.feature_rate / self.feature_rate
 
 
 DEFAULT_COST_MODEL = CostModel()
@@ -171,6 +202,9 @@ class CostEstimate:
         Time above which :attr:`needs_confirmation` is True (10 s).
     confirm_bytes : float, default=CONFIRM_BYTES
         Memory above which :attr:`needs_confirmation` is True (1 GiB).
+    families : dict of str to float, default={}
+        The mechanism families the estimate is made of, each with the correction factor of
+        :func:`observe_cost` it was predicted with (1 when none).
     """
 
     mechanism: str
@@ -180,6 +214,7 @@ class CostEstimate:
     params: dict[str, Any] = field(default_factory=dict)
     confirm_seconds: float = CONFIRM_SECONDS
     confirm_bytes: float = CONFIRM_BYTES
+    families: dict[str, float] = field(default_factory=dict)
 
     def __iter__(self):
         yield self.seconds
@@ -216,7 +251,8 @@ class CostEstimate:
                             nbytes=max(self.nbytes, other.nbytes), breakdown=breakdown,
                             params={**other.params, **self.params},
                             confirm_seconds=min(self.confirm_seconds, other.confirm_seconds),
-                            confirm_bytes=min(self.confirm_bytes, other.confirm_bytes))
+                            confirm_bytes=min(self.confirm_bytes, other.confirm_bytes),
+                            families={**other.families, **self.families})
 
     def repeated(self, times: int) -> CostEstimate:
         """The cost of ``times`` runs one after the other (same peak memory)."""
@@ -426,7 +462,7 @@ def _two_sample(p, m: CostModel):
     B = _int(p, "n_null", 2000)
     t = {
         "features of both samples": m.kernel_matrix(2.0 * n * J, D) + 2.0 * n * J * J / m.flop_rate,
-        "null simulation": B * (J**3 * 6.0 / m.flop_rate + 2e-7 * J * J + 2.5e-6),
+        "null simulation": B * (J**3 * 6.0 / m.flop_rate + (2e-7 * J * J + 2.5e-6) * m.loop_scale),
         "overhead": 10 * m.call_overhead,
     }
     mem = 8.0 * (2 * n * (D + J) + B * J * J * 2)
@@ -446,10 +482,38 @@ def _audit(p, m: CostModel):
     mech = p.get("audit", p.get("of"))
     check_in(mech, tuple(AUDITS), name="audit")
     runs = _int(p, "runs")
-    scale = m.call_overhead / DEFAULT_COST_MODEL.call_overhead
+    scale = m.loop_scale
     t = {"runs": 2.0 * runs * _AUDIT_RUN[mech] * scale, "setup": _AUDIT_SETUP[mech],
          "bounds and curves": 0.05 + 2e-7 * runs}
     return t, 8.0 * 40 * runs + 8 * _MIB
+
+
+#: Reference seconds of one release of the membership attack (:func:`dpkme.audit.membership.membership_attack`,
+#: one seeded release, its projection and the guess), per attacked mechanism; scaled by ``loop_scale``. Set from
+#: ``benchmarks/bench_cost_model.py`` (``benchmarks/results/cost_model.md``).
+_MEMBERSHIP_RELEASE = {"algorithm2": 1.0e-3, "algorithm1": 1.5e-3}
+
+
+def _membership(p, m: CostModel):
+    mech = p.get("mechanism", "algorithm2")
+    check_in(mech, tuple(_MEMBERSHIP_RELEASE), name="mechanism")
+    runs, G = _int(p, "runs"), _int(p, "n_epsilons", 8)
+    t = {"releases": 2.0 * runs * G * _MEMBERSHIP_RELEASE[mech] * m.loop_scale, "setup": 0.05 * m.loop_scale}
+    return t, 8.0 * 2 * runs * G + 8 * _MIB
+
+
+def _dpgm(p, m: CostModel):
+    # Reference rule of ui/generative.py's DPGM run (benchmarks/bench_dpgm.py --app; benchmarks/results/dpgm.md):
+    # compilation (and the private k-means), each SGD step (all models at once: models x padded batch x parameters),
+    # then sampling and the owner's evaluation; scaled by the machine's compute_scale.
+    steps, models, cap = _int(p, "steps"), _int(p, "models"), _int(p, "capacity")
+    n_par, n, D = _int(p, "n_params"), _int(p, "n"), _int(p, "dim", 2)
+    kmeans = bool(p.get("kmeans", True))
+    c = m.compute_scale
+    t = {"compile and k-means" if kmeans else "compile": (5.5 if kmeans or models > 1 else 4.0) * c,
+         "SGD steps": steps * (0.01 + 2.2e-9 * models * cap * n_par) * c,
+         "sampling and evaluation": 8.0 * c}
+    return t, 4.0 * (n * D * 3 + models * cap * n_par * 3)
 
 
 def _lengthscale(p, m: CostModel):
@@ -530,6 +594,8 @@ _MODELS = {
     "private-lengthscale": _lengthscale,
     "rkhs-distance": _evaluation,
     "adaptive": _adaptive,
+    "membership-attack": _membership,
+    "dpgm": _dpgm,
 }
 COST_MECHANISMS = tuple(_MODELS)
 
@@ -546,6 +612,8 @@ _DOC_PARAMS = {
     "private-lengthscale": "n, dim=2, grid_size=30, pairs='auto'",
     "rkhs-distance": "n, n_points=1, dim=2",
     "adaptive": "n, widths1, widths2, rounds, synthetic_rows=1000, round_steps=30, final_steps=300, compiled=False",
+    "membership-attack": "runs, n_epsilons=8, mechanism='algorithm2'",
+    "dpgm": "steps, models, capacity, n_params, n, dim=2, kmeans=True",
 }
 
 
@@ -565,6 +633,9 @@ def estimate_cost(mechanism: str, *, model: CostModel | None = None, **params) -
     * ``"audit"``: ``audit=<name>, runs``
     * ``"private-lengthscale"``: ``n, dim, grid_size, pairs``
     * ``"rkhs-distance"``: ``n, n_points, dim`` (exact evaluation of a release)
+    * ``"membership-attack"``: ``runs`` (releases per table and per ε), ``n_epsilons=8``, ``mechanism="algorithm2"``
+    * ``"dpgm"``: ``steps`` (DP-SGD steps), ``models``, ``capacity`` (padded batch), ``n_params`` (parameters of
+      one model), ``n``, ``dim``, ``kmeans`` (the private k-means split runs)
     * ``"adaptive"``: ``n``, ``widths1`` and ``widths2`` (each column's width in a 1- and a 2-way query, public:
       :meth:`dpkme.release.fit.RelaxedDomain.width`), ``rounds``, ``synthetic_rows``, ``round_steps``,
       ``final_steps`` and ``compiled`` (the structure's fit is already compiled in this process); scaled by the
@@ -575,9 +646,11 @@ def estimate_cost(mechanism: str, *, model: CostModel | None = None, **params) -
     mechanism : str
         One of :data:`COST_MECHANISMS` (listed above).
     model : CostModel or None, default=None
-        Throughputs to divide the operation counts by; ``None`` uses
-        :data:`DEFAULT_COST_MODEL` (the reference machine), or pass the result
-        of :func:`calibrate_cost_model`.
+        Throughputs to divide the operation counts by; ``None`` uses the
+        process-wide model calibrated on this machine (:func:`current_cost_model`,
+        re-measured every :data:`CALIBRATION_MAX_AGE` seconds) times the family's
+        correction left by the last measured run (:func:`observe_cost`); pass
+        :data:`DEFAULT_COST_MODEL` for the reference machine's numbers.
     **params
         The mechanism's size parameters, as listed above (``n``: rows of the
         private data; ``n_points``: synthetic points :math:`M`; ``dim``: columns
@@ -599,7 +672,7 @@ def estimate_cost(mechanism: str, *, model: CostModel | None = None, **params) -
 
     Examples
     --------
-    >>> est = estimate_cost("algorithm1", n=100_000, n_points=2000, dim=5)
+    >>> est = estimate_cost("algorithm1", n=100_000, n_points=2000, dim=5, model=DEFAULT_COST_MODEL)
     >>> sorted(est.breakdown)
     ['basis (Gram-Schmidt)', 'kernel means over the data', 'overhead']
     >>> est.needs_confirmation
@@ -608,13 +681,17 @@ def estimate_cost(mechanism: str, *, model: CostModel | None = None, **params) -
     algorithm1: about 0.8 s and 31 MiB of memory (estimate, within a factor of ~3)
     """
     check_in(mechanism, COST_MECHANISMS, name="mechanism")
-    m = DEFAULT_COST_MODEL if model is None else model
-    if not isinstance(m, CostModel):
+    if model is not None and not isinstance(model, CostModel):
         raise ValueError(f"model must be a CostModel, got {model!r}.")
+    m = current_cost_model() if model is None else model
+    corr = cost_correction(mechanism) if model is None else 1.0
     terms, mem = _MODELS[mechanism](params, m)
-    seconds = float(sum(terms.values()))
-    return CostEstimate(mechanism=mechanism, seconds=seconds, nbytes=float(mem),
-                        breakdown={k: float(v) for k, v in terms.items()}, params=dict(params))
+    if mechanism == "adaptive":          # its scales are wall-time ratios already (calibrate_adaptive_cost)
+        terms = {k: float(v) * corr for k, v in terms.items()}
+    else:
+        terms = {k: float(v) * corr * m.contention for k, v in terms.items()}
+    return CostEstimate(mechanism=mechanism, seconds=float(sum(terms.values())), nbytes=float(mem),
+                        breakdown=terms, params=dict(params), families={mechanism: corr})
 
 
 def calibrate_cost_model(budget_seconds: float = 0.5) -> CostModel:
@@ -649,32 +726,181 @@ def calibrate_cost_model(budget_seconds: float = 0.5) -> CostModel:
     rng = np.random.default_rng(0)
     k = GaussianKernel(lengthscale=1.0)
 
-    def best(fn):
-        out = math.inf
+    def best(fn):                  # CPU seconds of the process (all its threads): a loaded machine's share of
+        out = math.inf             # the cores is the separate ``contention`` factor
         for _ in range(2):
-            t0 = time.perf_counter()
+            t0 = time.process_time()
             fn()
-            out = min(out, time.perf_counter() - t0)
+            out = min(out, time.process_time() - t0)
         return max(out, 1e-6)
 
-    n = int(min(2e5, max(2e3, share * DEFAULT_COST_MODEL.kernel_sum_rate / 200)))
+    n = int(min(2e5, max(500, share * DEFAULT_COST_MODEL.kernel_sum_rate / 200)))
     Z, X = rng.standard_normal((200, 2)), rng.standard_normal((n, 2))
     ks = 200.0 * n / best(lambda: k.row_means(Z, X))
-    nm = int(min(4000, max(200, math.sqrt(share * DEFAULT_COST_MODEL.kernel_matrix_rate))))
+    nm = int(min(4000, max(100, math.sqrt(share * DEFAULT_COST_MODEL.kernel_matrix_rate))))
     A = rng.standard_normal((nm, 2))
     km = float(nm) * nm / best(lambda: k.cross(A, A[: nm // 2])) / 2.0
     f = RandomFourierFeatures(k, n_components=1000, random_state=0).fit(2)
-    nf = int(min(1e5, max(500, share * DEFAULT_COST_MODEL.feature_rate / 500)))
+    nf = int(min(1e5, max(200, share * DEFAULT_COST_MODEL.feature_rate / 500)))
     Xf = rng.standard_normal((nf, 2))
     fr = nf * 500.0 / best(lambda: f.mean_embedding(Xf))
-    q = int(min(800, max(200, (share * DEFAULT_COST_MODEL.flop_rate * 3) ** (1 / 3))))
+    q = int(min(800, max(100, (share * DEFAULT_COST_MODEL.flop_rate * 3) ** (1 / 3) / 2)))
     S = rng.standard_normal((q, q))
     S = S @ S.T + q * np.eye(q)
     fl = q**3 / 3.0 / best(lambda: np.linalg.cholesky(S))
     from .privacy.calibration import calibrate_gaussian
     co = best(lambda: [calibrate_gaussian(epsilon=1.0, delta=1e-5, sensitivity=0.1) for _ in range(20)]) / 20 * 7
+    v = rng.standard_normal(8)
+    loops = int(min(20000, max(200, share / _LOOP_REFERENCE / 2)))
+
+    def small_calls():
+        acc = 0.0
+        for _ in range(loops):
+            acc += float(np.dot(v, v))
+        return acc
+
+    pl = DEFAULT_COST_MODEL.python_loop * best(small_calls) / loops / _LOOP_REFERENCE
     return replace(DEFAULT_COST_MODEL, kernel_sum_rate=ks, kernel_matrix_rate=km, feature_rate=fr, flop_rate=fl,
-                   call_overhead=co, measured=f"calibrated on this machine at {time.strftime('%Y-%m-%d %H:%M')}")
+                   call_overhead=co, python_loop=pl, contention=machine_contention(),
+                   measured=f"calibrated on this machine at {time.strftime('%Y-%m-%d %H:%M:%S')}")
+
+
+#: Seconds after which the process-wide model (:func:`current_cost_model`) is measured again, so that a machine
+#: that became loaded (or quiet) is seen.
+CALIBRATION_MAX_AGE = 180.0
+#: Budget of the process-wide model's micro-benchmark (seconds at the reference machine's speed; a loaded machine
+#: takes a few times longer).
+CALIBRATION_BUDGET = 0.02
+#: Bounds of a family's correction factor (:func:`observe_cost`).
+CORRECTION_BOUNDS = (0.1, 10.0)
+
+#: Environment variable: ``reference`` pins the process-wide model to :data:`DEFAULT_COST_MODEL` without
+#: corrections (reproducible predictions for tests and demos; the test suite sets it, so a test's outcome does not
+#: depend on the machine's load).
+PIN_ENV = "DPKME_COST_MODEL"
+
+_PROCESS: dict[str, Any] = {"model": None, "at": -math.inf}
+
+
+def _pinned() -> bool:
+    import os
+
+    return os.environ.get(PIN_ENV, "").strip().lower() == "reference"
+_CORRECTIONS: dict[str, float] = {}
+
+
+def current_cost_model(*, max_age: float = CALIBRATION_MAX_AGE, clock=None, calibrate=None) -> CostModel:
+    """The process-wide :class:`CostModel`: calibrated on this machine at first use, cached, re-measured when older
+    than ``max_age`` seconds.
+
+    :func:`estimate_cost` uses it when no ``model`` is given. The measurement is
+    :func:`calibrate_cost_model` with :data:`CALIBRATION_BUDGET` (small, synthetic inputs: no data).
+
+    Parameters
+    ----------
+    max_age : float, default=CALIBRATION_MAX_AGE
+        Seconds after which the cached model is measured again (finite, > 0).
+    clock : callable or None, default=None
+        Returns the current time in seconds (default :func:`time.monotonic`; tests pass a fake clock).
+    calibrate : callable or None, default=None
+        Makes a fresh model (default ``calibrate_cost_model(CALIBRATION_BUDGET)``; tests pass a stub).
+
+    Returns
+    -------
+    CostModel
+        :data:`DEFAULT_COST_MODEL` when the environment variable :data:`PIN_ENV` is ``reference`` (and no
+        ``calibrate`` is given).
+
+    Examples
+    --------
+    >>> m = current_cost_model(clock=lambda: 0.0, calibrate=lambda: DEFAULT_COST_MODEL)
+    >>> isinstance(m, CostModel)
+    True
+    """
+    max_age = check_positive_float(max_age, name="max_age")
+    if calibrate is None and _pinned():
+        return DEFAULT_COST_MODEL
+    now = float((clock or time.monotonic)())
+    if _PROCESS["model"] is None or now - _PROCESS["at"] > max_age:
+        model = (calibrate or (lambda: calibrate_cost_model(CALIBRATION_BUDGET)))()
+        if not isinstance(model, CostModel):
+            raise ValueError(f"calibrate must return a CostModel, got {model!r}.")
+        _PROCESS["model"], _PROCESS["at"] = model, now
+    return _PROCESS["model"]
+
+
+def reset_cost_model() -> None:
+    """Forget the process-wide model and every family's correction (the next estimate calibrates again)."""
+    _PROCESS["model"], _PROCESS["at"] = None, -math.inf
+    _CORRECTIONS.clear()
+
+
+def cost_correction(family: str) -> float:
+    """The correction factor :func:`observe_cost` has left for ``family`` (1 before any observation, and while the
+    model is pinned by :data:`PIN_ENV`)."""
+    return 1.0 if _pinned() else _CORRECTIONS.get(family, 1.0)
+
+
+def observe_cost(estimate: CostEstimate, seconds: float) -> float:
+    r"""Correct later predictions of the estimate's families by a finished computation's measured time.
+
+    With :math:`r` = ``seconds`` / ``estimate.seconds``, every family :math:`f` of the estimate gets the
+    correction :math:`c_f \leftarrow \mathrm{clip}(c_f^\text{used}\, r, 0.1, 10)`, where :math:`c_f^\text{used}`
+    is the one the estimate was predicted with (:attr:`CostEstimate.families`): the next estimate of the same
+    sizes predicts the measured time (within the bounds :data:`CORRECTION_BOUNDS`). Each observation replaces
+    the last, so the corrections follow the machine's load. The adaptive release's estimate goes to
+    :func:`observe_adaptive_run` (its scales, fit and compilation apart).
+
+    Parameters
+    ----------
+    estimate : CostEstimate
+        The prediction the computation was run with (from :func:`estimate_cost`, possibly summed or repeated).
+    seconds : float
+        Its measured wall-clock time (finite, > 0).
+
+    Returns
+    -------
+    float
+        The ratio measured / predicted.
+
+    Examples
+    --------
+    >>> reset_cost_model()
+    >>> est = estimate_cost("algorithm1", n=1000, n_points=100, model=DEFAULT_COST_MODEL)
+    >>> round(observe_cost(est, 3 * est.seconds), 6), round(cost_correction("algorithm1"), 6)
+    (3.0, 3.0)
+    >>> reset_cost_model()
+    """
+    if not isinstance(estimate, CostEstimate):
+        raise ValueError(f"estimate must be a CostEstimate, got {estimate!r}.")
+    seconds = check_positive_float(seconds, name="seconds")
+    ratio = seconds / max(estimate.seconds, 1e-9)
+    if estimate.mechanism == "adaptive":
+        observe_adaptive_run(estimate, seconds)
+        return ratio
+    lo, hi = CORRECTION_BOUNDS
+    for family, used in estimate.families.items():
+        _CORRECTIONS[family] = min(max(used * ratio, lo), hi)
+    return ratio
+
+
+#: CPU seconds of one iteration of :func:`calibrate_cost_model`'s loop of small numpy calls on the reference machine
+#: (so that its ``python_loop`` there is the default's).
+_LOOP_REFERENCE = 6.0e-7
+
+
+def machine_contention() -> float:
+    """How many runnable tasks share each core now: ``max(1, load average over 1 min / cores)`` (1 where unknown).
+
+    A computation's wall time on a loaded machine is about its CPU time times this factor (the CPU rates of
+    :func:`calibrate_cost_model` do not see the load: a short measurement fits in one time slice)."""
+    import os
+
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):   # pragma: no cover - platforms without a load average
+        return 1.0
+    return max(1.0, float(load) / float(os.cpu_count() or 1))
 
 
 _ADAPTIVE_CALIBRATION: dict[str, Any] = {}

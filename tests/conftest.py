@@ -131,6 +131,10 @@ def pytest_configure(config):
     controller)."""
     global _JAX_CACHE_DIR
     _set_xla_optimization_level()                # in the controller too: the workers inherit its environment
+    # Predicted times from the reference machine's cost model, not this machine's load (dpkme.cost.PIN_ENV): a
+    # size guard's confirmation box must not appear or not depending on how busy the machine is; inherited by the
+    # app's subprocesses. tests/metrics/test_cost.py lifts it to test the calibrated model.
+    os.environ.setdefault("DPKME_COST_MODEL", "reference")
     if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
         return                                   # the xdist controller runs no test
     if os.environ.get("DPKME_TEST_JAX_CACHE", "1") == "0":
