@@ -569,16 +569,14 @@ def run(gd: GenData, p, params: dict, *, n_private: int, rng=None, progress=None
 
 
 def estimate(gd: GenData, params: dict, p, *, n_rows: int | None = None):
-    """Predicted cost of a run and of what the page shows after it (public sizes only; a quiet 2-core CPU, within a
-    factor of ~3): compiling the models (and the private k-means), each SGD step (all models at once), then sampling
-    and the owner's evaluation.
+    """Predicted cost of a run and of what the page shows after it (public sizes only): :func:`dpkme.cost.estimate_cost`
+    ``("dpgm", ...)`` with the process-wide model calibrated on this machine and corrected by the last measured run
+    (:func:`dpkme.cost.observe_cost`): compiling the models (and the private k-means), each SGD step (all models at
+    once: models × padded batch × parameters), then sampling and the owner's evaluation.
 
-    Calibrated on ``benchmarks/bench_dpgm.py --app`` (digits, k = 5, VAE 64/8, 3 epochs, L = 64: training 7.6 s,
-    everything 16 s at load average 2.3, ``benchmarks/results/dpgm.md``); the per-step term scales with the number of
-    models × their padded batch × the parameters, which also matched the one-model-per-class run's per-step time
-    (about 0.7 × the k-means run's at those settings). With ``params["partition"] == "labels"`` there is one model per
-    declared class, each with a padded batch for :math:`L/c`, the features only (no label block) and no k-means."""
-    from dpkme.cost import CostEstimate
+    With ``params["partition"] == "labels"`` there is one model per declared class, each with a padded batch for
+    :math:`L/c`, the features only (no label block) and no k-means."""
+    from dpkme.cost import estimate_cost
     from dpkme.generative import default_capacity
 
     by_label = params.get("partition", "kmeans") == "labels" and gd.n_classes > 0
@@ -587,18 +585,19 @@ def estimate(gd: GenData, params: dict, p, *, n_rows: int | None = None):
     D = gd.ds.dim + (0 if by_label else gd.n_classes)
     width = params["hidden"] if params["model"] == "vae" else params["n_hidden"]
     n_par = 2 * D * width + 4 * width * max(params["latent_dim"], 1) if params["model"] == "vae" else D * width
-    per_step = 0.01 + 2.2e-9 * models * cap * n_par
-    compile_s = 5.5 if (by_label or params["k"] > 1) else 4.0
-    after_s = 8.0
-    seconds = compile_s + p.steps * per_step + after_s
     n_rows = gd.ds.n if n_rows is None else int(n_rows)      # a public N (the counted N̂) for a projected estimate
-    nbytes = 4.0 * (n_rows * D * 3 + models * cap * n_par * 3)
-    return CostEstimate(mechanism="dpgm", seconds=float(seconds), nbytes=float(nbytes),
-                        breakdown={"compile" if (by_label or params["k"] == 1) else "compile and k-means": compile_s,
-                                   "SGD steps": p.steps * per_step, "sampling and evaluation": after_s},
-                        params={"k": params["k"], "models": models, "steps": p.steps, "capacity": cap,
-                                "n_params": n_par, "model": params["model"],
-                                "partition": "labels" if by_label else "kmeans"})
+    est = estimate_cost("dpgm", steps=max(int(p.steps), 1), models=int(models), capacity=int(cap),
+                        n_params=int(n_par), n=max(n_rows, 1), dim=int(D), kmeans=not by_label and params["k"] > 1)
+    est.params.update(k=params["k"], model=params["model"], partition="labels" if by_label else "kmeans")
+    return est
+
+
+def observe(gd: GenData, params: dict, p, seconds: float) -> None:
+    """Tell the cost model how long a finished training run took (:func:`dpkme.cost.observe_cost`): compilation and
+    SGD steps, the terms of :func:`estimate` the run covers (sampling and evaluation come later)."""
+    from dpkme.cost import observe_cost
+
+    observe_cost(estimate(gd, params, p).without("sampling and evaluation"), seconds)
 
 
 def draw(result, n: int, *, rng=None):

@@ -4,6 +4,7 @@ the membership-inference attack, and the exhibits of privacy bugs."""
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 import pandas as pd
@@ -33,7 +34,7 @@ from dpkme.audit.membership import (
     membership_attack,
     membership_bound,
 )
-from dpkme.cost import estimate_cost
+from dpkme.cost import estimate_cost, observe_cost
 from ui import compute as C
 from ui import state as S
 from ui.charts import plotly_chart
@@ -468,9 +469,11 @@ def live_audit() -> None:
                 settings = AuditSettings(epsilon=aud_eps, delta=aud_delta, runs=aud_runs, alpha=round(1.0 - aud_conf, 12),
                                          random_state=aud_seed,
                                          progress=lambda f, m: bar.progress(min(max(float(f), 0.0), 1.0), text=m))
+                t_aud = time.perf_counter()
                 result = run_audit(aud_mech, settings=settings, variant=aud_variant)
                 ss[AUD_RESULT] = result
                 ss[AUD_RESULT_CFG] = dict(aud_cfg)
+                observe_cost(estimate, time.perf_counter() - t_aud)     # corrects the next prediction
             bar.empty()
         stored = ss.get(AUD_RESULT)
         if isinstance(stored, AuditResult):
@@ -592,10 +595,11 @@ def membership_section() -> None:
                                        persist_state="session"))
         st.caption(f"ε grid: {', '.join(f'{e:g}' for e in DEFAULT_ATTACK_EPSILONS)}.")
         mia_cfg = {"mechanism": mia_mech, "delta": mia_delta, "runs": mia_runs, "seed": mia_seed}
-        mia_ok = False
+        mia_ok, mia_est = False, None
         with guard("predict the time of the attack"):
-            mia_ok = size_guard(estimate_cost("audit", audit=mia_mech, runs=mia_runs * len(DEFAULT_ATTACK_EPSILONS)),
-                                key=MIA_SIZE, what="the attack")
+            mia_est = estimate_cost("membership-attack", mechanism=mia_mech, runs=mia_runs,
+                                    n_epsilons=len(DEFAULT_ATTACK_EPSILONS))
+            mia_ok = size_guard(mia_est, key=MIA_SIZE, what="the attack")
         mia_go = st.button("Run the attack", key=MIA_GO, icon=":material/person_search:", width="stretch",
                            disabled=not mia_ok)
 
@@ -603,11 +607,14 @@ def membership_section() -> None:
         if mia_go:
             mia_bar = st.progress(0.0, text="starting")
             with guard("run the attack"):
+                t_mia = time.perf_counter()
                 ss[MIA_RESULT] = membership_attack(
                     epsilons=DEFAULT_ATTACK_EPSILONS, delta=mia_delta, mechanism=mia_mech, runs=mia_runs,
                     random_state=mia_seed,
                     progress=lambda f, m: mia_bar.progress(min(max(float(f), 0.0), 1.0), text=m))
                 ss[MIA_RESULT_CFG] = dict(mia_cfg)
+                if mia_est is not None:
+                    observe_cost(mia_est, time.perf_counter() - t_mia)     # corrects the next prediction
             mia_bar.empty()
         mia_res = ss.get(MIA_RESULT)
         if isinstance(mia_res, MembershipAttack):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from types import SimpleNamespace
 
 import numpy as np
@@ -396,6 +397,7 @@ def run_section(s: SimpleNamespace, p: SimpleNamespace):
 
                 # session-state writes before the run: after a Stop request Streamlit refuses them
                 ss.setdefault(S.LEDGER_NAMES, {}).setdefault(ds.data_key, ds.name)
+                t_run = time.perf_counter()
                 gated = G.run_private(
                     page="generative", ds=ds, charges=charges, noise_source=noise,
                     relation=NeighbouringRelation.ADD_REMOVE, uses_kernel=False,
@@ -404,6 +406,8 @@ def run_section(s: SimpleNamespace, p: SimpleNamespace):
                 result, note = gated.result, gated.note
                 charge = gated.charges[0] if gated.charges else None
                 problems = list(gated.reasons)
+                if result is not None and not problems and prog.interrupted is None:
+                    GN.observe(gd, params, run_plan[0], time.perf_counter() - t_run)   # corrects later predictions
                 box["latest"] = {"key": cfg, "result": result, "charge": None if problems else charge, "note": note,
                                  "data_key": ds.data_key, "ds": ds.key, "problems": problems, "data": choice}
                 if used_seed is not None:

@@ -7,13 +7,14 @@ import io
 import json
 import math
 import threading
+import time
 from contextlib import contextmanager
 from types import SimpleNamespace
 
 import pandas as pd
 import streamlit as st
 
-from dpkme.cost import estimate_cost
+from dpkme.cost import estimate_cost, observe_cost
 from dpkme.two_sample import lab, make_features, nonprivate_test, nte_test, release_test, tcmc_test
 from dpkme.two_sample.charges import private_test_charges
 from dpkme.two_sample.curves import chi2_reference, curve_series, curve_table, run_rejection_curve
@@ -592,8 +593,8 @@ def curve_settings() -> SimpleNamespace:
         ss.setdefault(C_SEED, 0)
         seed = int(st.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1, key=C_SEED,
                                    persist_state="session"))
-        st.caption(f"δ = {S.fmt_delta(delta)} (Kernel & privacy page). About 0.02–0.05 s per repetition and test: "
-                   f"{reps * max(len(values), 1):,} repetitions here. Changing an input or pressing **Stop** during a run "
+        st.caption(f"δ = {S.fmt_delta(delta)} (Kernel & privacy page). "
+                   f"{reps * max(len(values), 1):,} repetitions per test here (the predicted time is below). Changing an input or pressing **Stop** during a run "
                    "keeps what is done so far.")
         curve_est = None
         with guard("estimate the cost of the curves"):
@@ -604,7 +605,8 @@ def curve_settings() -> SimpleNamespace:
         run = st.button("Compute the curves", type="primary", key=C_GO, width="stretch", disabled=not curve_ok)
     cfg = json.dumps({"case": case, "vary": vary, "values": values, "n": n_fixed, "eps": eps_fixed, "d": dim,
                       "methods": methods, "f": [kind, J], "reps": reps, "a": alpha, "s": seed, "delta": delta})
-    return SimpleNamespace(left=left, right=right, case=case, vary=vary, values=values, n_fixed=n_fixed,
+    return SimpleNamespace(curve_est=curve_est, left=left, right=right, case=case, vary=vary, values=values,
+                           n_fixed=n_fixed,
                            eps_fixed=eps_fixed, dim=dim, methods=methods, kind=kind, J=J, reps=reps, alpha=alpha,
                            seed=seed, delta=delta, cfg=cfg, run=run, curve_ok=curve_ok)
 
@@ -632,10 +634,13 @@ def curve_run(s: SimpleNamespace):
                 return prog.update(done / total, f"{'ε' if vary == 'epsilon' else 'n'} = {v:g}: repetition "
                                                   f"{info['repetition'] + 1} of {reps} ({done}/{total})")
 
+            t_run = time.perf_counter()
             curve = run_rejection_curve(case, vary=vary, values=values, methods=methods, n=n_fixed, epsilon=eps_fixed,
                                         delta=delta, repetitions=reps, alpha=alpha, dim=dim, feature_kind=kind,
                                         n_features=J, random_state=seed, progress=cb)
             box["latest"] = {"key": cfg, "curve": curve}
+            if curve.completed and s.curve_est is not None:      # a finished run corrects the next prediction
+                observe_cost(s.curve_est, time.perf_counter() - t_run)
         # Stopped: draw the stopped run's partial curves in this run at once, then let the requested rerun happen at
         # the end of the page (it draws the same stored curves) instead of depending on that rerun to show them.
         stop_signal, prog.interrupted = prog.interrupted, None
@@ -662,8 +667,8 @@ def curve_results(s: SimpleNamespace, stop_signal) -> None:
         if not stored:
             if stop_signal is not None:
                 raise stop_signal
-            st.info("Press **Compute the curves**. With the defaults this takes about half a minute; a progress bar "
-                    "shows the repetitions.")
+            st.info("Press **Compute the curves**: the predicted time is shown above the button (measured on this "
+                    "machine); a progress bar shows the repetitions.")
             st.stop()
         if stored["key"] != cfg:
             st.warning("The curves below were computed with other settings; press **Compute the curves** to update.")
