@@ -640,6 +640,8 @@ def table_release(
     noise = resolve_noise(privacy, noise=noise, random_state=random_state, function="release_table")
     epsilon, delta = check_release_args(kernel, epsilon, delta, calibration=calibration, neighbouring=neighbouring)
     n_policy(n_private, neighbouring, 0.1, noise)      # public: refused before any row is read
+    if n_private is not None:                          # the public defaults need a public N: an int, also refused
+        check_positive_int(n_private, name="n_private")  # before any row is read (not after encoding them)
     if mechanism == "algorithm1" and solver_options:
         raise ValueError("solver_options apply to mechanism='algorithm2' only.")
     domain = schema.domain
