@@ -6,11 +6,19 @@ background): each test is an attack that fails if the privacy property it names 
   were protected by the earlier release and would now be shown raw by the ε explorer), and change nothing.
 * A preset must not leave the session in a not-private mode it could reset: from seeded replay mode with a length
   scale read off the private rows, the lecture preset's release is a real, private one.
+* The stakeholder demo (presentation mode) shows no owner statistic of the private rows after its release.
+* Finding 2 (open, xfail): where counts are hidden (presentation mode over an add/remove ledger, N private), the
+  Release page still prints the predicted cost computed from the exact N ("about X s and Y MiB of memory"): two
+  tables of 1,169 and 877 rows read 78 and 74 MiB. Proposed fix (ui/views/release.py, being written by another
+  change now): when ``S.counts_hidden(ds)``, predict from a public N (the gate's privately counted N-hat once
+  made, as the Generative page does) or print the prediction without numbers, keeping the consent box.
 
 (A stopped background run is covered by tests/app/test_adaptive_release.py::test_stop_releases_nothing_and_keeps_the_charge.)
 """
 
 from __future__ import annotations
+
+import pytest
 
 from tests.support.app import errors, new_app, ok
 from ui import datasets as D
@@ -97,3 +105,32 @@ def test_the_stakeholder_demo_in_presentation_mode_shows_no_owner_statistic_of_t
                      + [e.label for e in at.expander])
     assert "Owner's view" not in shown and "owner's view" not in shown.lower().replace("owner's view is hidden", "")
     assert not any("TV" in c.value for c in at.caption)               # no TV against the private rows
+
+
+def _predicted_memory(heldout: float, monkeypatch) -> tuple[int, list[str]]:
+    import re
+
+    from ui import presentation as P
+
+    monkeypatch.setattr(S, "counts_hidden", lambda ds: True)       # a ledger with add/remove charges (N private)
+    ds = D.build_dataset({**H.stakeholder_spec(), "heldout_fraction": heldout})
+    at = new_app().run()
+    for key, value in {S.DATASET: ds, S.LENGTHSCALE: float(ds.suggested_lengthscale),
+                       S.LENGTHSCALE_SOURCE: "suggested", S.Q_SCALE: float(ds.q_scale), P.PRESENT: True,
+                       S.MECHANISM: "adaptive"}.items():
+        at.session_state[key] = value
+    at.switch_page("pages/release.py").run()
+    ok(at)
+    shown = [c.value for c in at.caption] + [w.value for w in at.warning]
+    mem = [m.group(0) for t in shown for m in re.finditer(r"[0-9.]+ (MiB|GiB) of memory", t)]
+    return ds.n, mem
+
+
+@pytest.mark.xfail(strict=True, reason="finding 2: in presentation mode over an add/remove ledger (counts hidden) the "
+                                       "Release page's predicted cost ('about X s and Y MiB of memory') is computed "
+                                       "from the exact private N and shown, so the audience reads N off it")
+def test_where_counts_are_hidden_the_predicted_cost_does_not_depend_on_the_private_row_count(monkeypatch):
+    n1, mem1 = _predicted_memory(0.2, monkeypatch)
+    n2, mem2 = _predicted_memory(0.4, monkeypatch)
+    assert n1 != n2
+    assert mem1 == mem2, f"N = {n1:,}: {mem1}; N = {n2:,}: {mem2}"
