@@ -23,6 +23,7 @@ from dpkme.cost import (
     machine_contention,
     needs_confirmation,
     observe_cost,
+    quick_cost_model,
     reset_cost_model,
 )
 
@@ -213,7 +214,13 @@ def test_estimate_cost_uses_the_process_model_and_its_contention():
     current_cost_model(calibrate=lambda: loaded)
     quiet = estimate_cost("algorithm1", n=10_000, n_points=200, model=DEFAULT_COST_MODEL)
     assert estimate_cost("algorithm1", n=10_000, n_points=200).seconds == pytest.approx(4.0 * quiet.seconds)
-    assert machine_contention() >= 1.0
+    assert machine_contention(0.001) >= 1.0
+    quick = quick_cost_model(0.001)
+    assert quick.contention >= 1.0 and quick.kernel_sum_rate > 0 and "scaled to this machine" in quick.measured
+    # one speed factor: every rate divided, every overhead multiplied by the same number
+    r = DEFAULT_COST_MODEL.kernel_sum_rate / quick.kernel_sum_rate
+    assert DEFAULT_COST_MODEL.flop_rate / quick.flop_rate == pytest.approx(r)
+    assert quick.python_loop / DEFAULT_COST_MODEL.python_loop == pytest.approx(r)
 
 
 def test_the_pin_gives_the_reference_model_without_corrections(monkeypatch):

@@ -597,7 +597,7 @@ def membership_section() -> None:
         mia_cfg = {"mechanism": mia_mech, "delta": mia_delta, "runs": mia_runs, "seed": mia_seed}
         mia_ok, mia_est = False, None
         with guard("predict the time of the attack"):
-            mia_est = estimate_cost("membership-attack", mechanism=mia_mech, runs=mia_runs,
+            mia_est = estimate_cost("membership-attack", attacked=mia_mech, runs=mia_runs,
                                     n_epsilons=len(DEFAULT_ATTACK_EPSILONS))
             mia_ok = size_guard(mia_est, key=MIA_SIZE, what="the attack")
         mia_go = st.button("Run the attack", key=MIA_GO, icon=":material/person_search:", width="stretch",
