@@ -793,7 +793,7 @@ def quick_cost_model(cpu_seconds: float = 0.01) -> CostModel:
 
     A loop of small numpy calls is timed in CPU time of this thread (about ``cpu_seconds``) against its time on the
     reference machine; every throughput of :data:`DEFAULT_COST_MODEL` is divided by that ratio and every overhead
-    multiplied by it, and :attr:`CostModel.contention` is :func:`machine_contention` (about 0.015 s of CPU). Five
+    multiplied by it, and :attr:`CostModel.contention` is :func:`machine_contention` (about 0.02 s of CPU). Five
     separate rates (:func:`calibrate_cost_model`) measured in a few milliseconds each on a busy machine scatter by
     factors of 10; one factor does not, and what differs by family is left to :func:`observe_cost`.
 
@@ -931,7 +931,7 @@ def observe_cost(estimate: CostEstimate, seconds: float) -> float:
 _LOOP_REFERENCE = 6.0e-7
 
 
-def machine_contention(cpu_seconds: float = 0.015) -> float:
+def machine_contention(cpu_seconds: float = 0.02) -> float:
     """How much longer than its CPU time a single-threaded computation takes now: wall / CPU time of a busy
     Python loop of about ``cpu_seconds`` of CPU, at least 1.
 
@@ -941,8 +941,9 @@ def machine_contention(cpu_seconds: float = 0.015) -> float:
 
     Parameters
     ----------
-    cpu_seconds : float, default=0.015
-        CPU time to spend (finite, > 0).
+    cpu_seconds : float, default=0.02
+        CPU time to spend (finite, > 0): shorter is noisier (a busy machine's scheduling varies from one time slice
+        to the next), longer costs ``cpu_seconds`` x the factor of wall time (0.3 s at a factor of 15).
 
     Returns
     -------
