@@ -377,8 +377,14 @@ def summarise(out: Path, meta: dict | None = None) -> str:
                     cells.append(f"{statistics.mean(v):.3f}" if v else "—")
                 err = f" ({len(rs) - len(ok)} failed)" if len(ok) < len(rs) else ""
                 lines.append(f"| {name} | {eps:g} | {m}{err} | {len(ok)} | " + " | ".join(cells) + " |")
-    text = "\n".join(lines) + "\n"
-    out.with_suffix(".json").write_text(json.dumps({"meta": meta or {}, "runs": runs}, indent=1, default=float))
+    meta = meta or {}
+    head = [f"Written by `benchmarks/bench_adaptive_peers.py` from `{out.with_suffix('.jsonl').name}` "
+            f"({len(runs)} cells). Command: `{meta.get('command', '?')}`. CPU: {meta.get('cpu', '?')}. "
+            f"AIM: {meta.get('aim')}; MST iterations: {meta.get('mst_iters')}. Means over the n repetitions; "
+            "fit_s: wall seconds of fit and sampling (cpu_s: this process's CPU seconds; smartnoise's MST runs "
+            "in a worker process, so its cpu_s is not its cost).", ""]
+    text = "\n".join(head + lines) + "\n"
+    out.with_suffix(".json").write_text(json.dumps({"meta": meta, "runs": runs}, indent=1, default=float))
     return text
 
 
