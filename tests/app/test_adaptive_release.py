@@ -8,6 +8,8 @@ few Adam steps. AppTest runs the page's script synchronously, so a test waits fo
 
 from __future__ import annotations
 
+import threading
+
 import pandas as pd
 import pytest
 
@@ -36,6 +38,19 @@ def _charges(at) -> list:
     return [] if led is None else list(led.all_charges)
 
 
+def _held(monkeypatch) -> threading.Event:
+    """The library call waits until the returned event is set: the test sees the run while it runs (a warm fit of
+    these sizes can finish before the page's next run), then lets it go."""
+    go, real = threading.Event(), AD.adaptive_release
+
+    def held(*args, **kwargs):
+        go.wait(JOIN_S)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(AD, "adaptive_release", held)
+    return go
+
+
 def _finish(at, task=None):
     """Wait for the background release (if the page has not recorded it already) and run the page again."""
     task = at.session_state[R.TASK] if task is None and R.TASK in at.session_state else task
@@ -62,7 +77,8 @@ def test_the_default_for_a_table_is_the_adaptive_release_and_numeric_data_keep_a
     assert numeric.selectbox(key=S.MECHANISM).value == "alg1-q"
 
 
-def test_a_release_is_charged_before_it_runs_in_the_background_and_records_its_rows_and_parts():
+def test_a_release_is_charged_before_it_runs_in_the_background_and_records_its_rows_and_parts(monkeypatch):
+    go = _held(monkeypatch)
     at = _table_app()
     before = len(_charges(at))
     at.button(key="rel.go").click().run()
@@ -71,6 +87,8 @@ def test_a_release_is_charged_before_it_runs_in_the_background_and_records_its_r
     assert len(_charges(at)) == before + 1                 # charged when it started, before any result
     assert any(b.key == "rel.stop" for b in at.button)     # Stop while it runs
     assert at.button(key="rel.go").disabled                # one background release at a time
+    assert not at.session_state[S.RELEASES]
+    go.set()
     at = _finish(at, task)
     ok(at)
     assert R.TASK not in at.session_state
@@ -97,7 +115,8 @@ def test_a_release_is_charged_before_it_runs_in_the_background_and_records_its_r
     assert any("itemised" in e.label for e in at.expander)
 
 
-def test_stop_releases_nothing_and_keeps_the_charge():
+def test_stop_releases_nothing_and_keeps_the_charge(monkeypatch):
+    go = _held(monkeypatch)
     at = _table_app()
     before = len(_charges(at))
     at.button(key="rel.go").click().run()
@@ -106,6 +125,7 @@ def test_stop_releases_nothing_and_keeps_the_charge():
     ok(at)
     assert R.TASK not in at.session_state
     assert any("stopped" in w.value and "nothing was released" in w.value for w in at.warning)
+    go.set()                                               # the abandoned thread runs on to its end
     task.join(JOIN_S)
     at.run()
     ok(at)
