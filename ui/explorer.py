@@ -547,7 +547,7 @@ def section(ds: S.Dataset, *, mechanism_key: str, params: dict | None, kernel, e
     ok = True
     with guard("estimate the cost of the ε explorer"):
         ok = size_guard(explorer_cost(ds, plan_key, p, kernel, max(len(epsilons), 1), plan), key="rel.xp_size",
-                        what="the ε explorer")
+                        what="the ε explorer", hidden=S.counts_hidden(ds))
     go = st.button("Run the ε explorer (spends no budget)", key=GO_KEY, disabled=not epsilons or not ok,
                    icon=":material/compare:")
     signature = _signature(ds, plan_key, p, epsilons, plan, kernel, noise_source)

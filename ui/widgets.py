@@ -217,7 +217,8 @@ def delta_control(n: int | None) -> float:
 STOPPABLE_CONFIRM_SECONDS = 60.0
 
 
-def size_guard(estimate, *, key: str, what: str = "this computation", stoppable: bool = False) -> bool:
+def size_guard(estimate, *, key: str, what: str = "this computation", stoppable: bool = False,
+               hidden: bool | None = None) -> bool:
     """Show the predicted cost of a computation; above the thresholds ask for confirmation first.
 
     ``estimate`` is a :class:`dpkme.cost.CostEstimate` (or None: nothing to show). Below
@@ -226,20 +227,32 @@ def size_guard(estimate, *, key: str, what: str = "this computation", stoppable:
     the predicted sizes, so changing a size asks again; it returns whether that box is ticked. Callers disable
     their run button when it returns False: nothing long starts without the user's consent. ``stoppable``
     runs (with a Stop button that keeps the partial result) ask only above :data:`STOPPABLE_CONFIRM_SECONDS`.
+    ``hidden`` (where the row count is private and presentation mode hides counts, :func:`ui.state.counts_hidden`)
+    shows no number: a predicted time or memory follows from the exact row count, so an audience could read N off
+    it. The confirmation is still asked for, in words only. By default (None) it follows the current dataset.
     """
     if estimate is None:
         return True
+    if hidden is None:
+        current = S.dataset()
+        hidden = current is not None and S.counts_hidden(current)
     if stoppable:
         estimate = replace(estimate, confirm_seconds=max(estimate.confirm_seconds, STOPPABLE_CONFIRM_SECONDS))
     if not estimate.needs_confirmation:
-        st.caption(f"Predicted: {_cost_text(estimate)}.")
+        st.caption(HIDDEN_COST if hidden else f"Predicted: {_cost_text(estimate)}.")
         return True
-    st.warning(f"**Large computation.** {what[:1].upper() + what[1:]} would take {_cost_text(estimate)}: more "
+    cost = "a long time" if hidden else _cost_text(estimate)
+    st.warning(f"**Large computation.** {what[:1].upper() + what[1:]} would take {cost}: more "
                "than this app runs without asking. Make it smaller (fewer points, features, runs or rows), or "
                "confirm below. The app stays blocked while it runs.", icon=":material/hourglass_top:")
     sizes = "-".join(f"{k}={v}" for k, v in sorted(estimate.params.items()) if isinstance(v, (int, float, str)))
-    return bool(st.checkbox(f"Run it anyway (about {_seconds_text(estimate.seconds)})",
-                            key=f"{key}.confirm.{zlib.crc32(sizes.encode()):08x}"))
+    label = "Run it anyway" if hidden else f"Run it anyway (about {_seconds_text(estimate.seconds)})"
+    return bool(st.checkbox(label, key=f"{key}.confirm.{zlib.crc32(sizes.encode()):08x}"))
+
+
+#: What :func:`size_guard` says instead of a prediction where the row count is hidden.
+HIDDEN_COST = ("Predicted time and memory hidden in presentation mode: they follow from the private row count "
+               "(turn presentation mode off to see them).")
 
 
 def _seconds_text(t: float) -> str:

@@ -188,7 +188,7 @@ def controls(ds, b: SimpleNamespace, task) -> SimpleNamespace:
             with guard("estimate the cost of this release"):
                 est = release_cost(spec, ds, params, kernel)
             size_ok = size_guard(est, key=SIZE, what="this release (and its evaluation on your data)",
-                                 stoppable=spec.background)
+                                 stoppable=spec.background, hidden=S.counts_hidden(ds))
         release_budget_hint(ds, spec, params, kernel=kernel, eps=eps, noise_source=noise_source,
                             allow_over=allow_over)     # blocked by the budget? say so here, and what to do
         busy = task is not None
@@ -245,7 +245,9 @@ def background_status() -> None:
         stop_background(now)
         st.rerun()
     t = now.elapsed
-    if now.predicted:
+    shown_ds = S.dataset()
+    hidden = shown_ds is not None and S.counts_hidden(shown_ds)      # the prediction follows from the private N
+    if now.predicted and not hidden:
         frac = min(t / now.predicted, 0.95)
         text = f"{now.message} · {t:.0f} s of about {now.predicted:.0f} s predicted"
     else:
@@ -561,7 +563,7 @@ def repeat_section(ds, c: SimpleNamespace) -> None:
             est = None
             with guard("estimate the cost of the draws"):
                 est = release_cost(spec_now, ds, params, kernel, repeats=int(k))
-            repeat_ok = size_guard(est, key=REPEAT_SIZE, what=f"{int(k)} draws")
+            repeat_ok = size_guard(est, key=REPEAT_SIZE, what=f"{int(k)} draws", hidden=S.counts_hidden(ds))
         again = st.button("Repeat draws", key=REPEAT,
                           disabled=params is None or spec_now.output != "points" or not repeat_ok or spec_now.background,
                           help="For the mechanism selected on the left (weighted-point releases that run in the page; "
