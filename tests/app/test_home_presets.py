@@ -31,6 +31,7 @@ def test_the_lecture_preset_opens_the_release_page_on_the_papers_example_in_pres
     assert ds.name.startswith("Paper: mixture") and ds.dim == 2
     assert ds.n + ds.n_public + ds.n_heldout == 10_000 and ds.n_public == 200
     assert at.session_state[S.MECHANISM] == "alg1-public" and at.session_state[S.N_POINTS] == 200
+    assert at.session_state[S.WEIGHTS] == "simplex"        # probabilities a third party computes stay in [0, 1]
     assert (at.session_state[S.EPS], at.session_state[S.DELTA]) == (1.0, 1e-6)
     assert at.session_state[S.NOISE_SOURCE] == N.REAL
     assert at.session_state[P.PRESENT] is True
@@ -43,6 +44,8 @@ def test_the_lecture_preset_opens_the_release_page_on_the_papers_example_in_pres
     ok(at)
     recs = at.session_state[S.RELEASES]
     assert len(recs) == 1 and recs[0].release.mechanism == "algorithm1" and recs[0].release.seed is None
+    w = recs[0].release.weights
+    assert (w >= 0).all() and abs(w.sum() - 1) < 1e-9
     assert _charged(at) == 1
 
 

@@ -9,8 +9,8 @@ and presentation mode -- and opens the page where the story starts. It spends no
 parameters, a bundled table's declared schema, a fixed split seed); nothing is read from private rows to choose it.
 
 * **Lecture** -- the paper's mixture of 10 Gaussians (10 000 rows, D = 2, 2 % declared public as in the paper's
-  Figure 1, 10 % held out), the paper's kernel, ε = 1, δ = 10⁻⁶, Algorithm 1 on the 200 public rows, presentation
-  mode on. It opens the Release page, whose ε explorer plans on the public rows (the honest picture of what ε does)
+  Figure 1, 10 % held out), the paper's kernel, ε = 1, δ = 10⁻⁶, Algorithm 1 on the 200 public rows with probability
+  weights, presentation mode on. It opens the Release page, whose ε explorer plans on the public rows (the honest picture of what ε does)
   before anything is spent.
 * **Stakeholder demo** -- a real mixed table (the bundled Seattle weather: a date, numbers and a category, with its
   declared schema, 20 % held out to show fidelity on rows the release never saw), ε = 1, δ = 10⁻⁶, the table
@@ -82,7 +82,8 @@ PRESETS: dict[str, Preset] = {
     "lecture": Preset(
         key="lecture", title="Lecture", button="Set up the lecture", icon=":material/school:", page=PAGE_RELEASE,
         summary="The paper's mixture of 10 Gaussians (10 000 rows, 2 % declared public, 10 % held out), the paper's "
-                "kernel, ε = 1, δ = 10⁻⁶, Algorithm 1 on the 200 public rows, presentation mode on. Opens the "
+                "kernel, ε = 1, δ = 10⁻⁶, Algorithm 1 on the 200 public rows with probability weights, presentation "
+                "mode on. Opens the "
                 "Release page: show what ε does in the ε explorer (planned on the public rows, nothing spent), then "
                 "press Release."),
     "stakeholder": Preset(
@@ -100,7 +101,11 @@ STAKEHOLDER_HELDOUT = 0.2
 
 
 def _lecture() -> S.Dataset:
-    return _paper_settings()
+    ds = _paper_settings()
+    # probability weights (>= 0, sum 1): a third party's probabilities and means stay in range (signed weights,
+    # the paper's option, can give a negative probability on the Third-party use page, a distraction mid-lecture)
+    ss[S.WEIGHTS] = "simplex"
+    return ds
 
 
 def stakeholder_spec() -> dict:
