@@ -368,10 +368,12 @@ def use_view(rec, ds, w: np.ndarray) -> None:
     if nums and cats:
         st.subheader("Means by group")
         nn, cn = [c.name for c in nums], [c.name for c in cats]
-        ss.setdefault("use.gm_num", nn[0])
+        # a measured number by default, not a date (whose mean reads as days since 1970)
+        first = next((c.name for c in nums if c.kind != "datetime"), nn[0])
+        ss.setdefault("use.gm_num", first)
         ss.setdefault("use.gm_cat", cn[0])
         if ss["use.gm_num"] not in nn:
-            ss["use.gm_num"] = nn[0]
+            ss["use.gm_num"] = first
         if ss["use.gm_cat"] not in cn:
             ss["use.gm_cat"] = cn[0]
         g1, g2 = st.columns(2)
