@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 
 import numpy as np
 import streamlit as st
 
-from dpkme.cost import ALL_PAIRS_TERM, estimate_cost
+from dpkme.cost import ALL_PAIRS_TERM, estimate_cost, observe_cost
 from dpkme.privacy.accounting import PrivacyCharge
 
 from . import compute as C
@@ -173,11 +174,24 @@ def perform(spec: MechanismSpec, params: dict, ctx: RunContext, *, page: str = "
     """Run ``spec`` through the gate (public inputs, taint, budget, charge, then the private rows), evaluate and
     record the release; returns the record."""
     rid = S.new_id()
+    t0 = time.perf_counter()
     run = G.run_private(page=page, ds=ctx.ds, charges=_gated_charges(spec, ctx, params, rid),
                         compute=lambda inputs: run_spec(spec, ctx, params),
                         noise_source=ctx.noise_source if spec.spends_budget else None,
                         uses_kernel=spec.spends_budget)
+    if run.result is not None:
+        observe_run(spec, ctx, params, time.perf_counter() - t0)
     return _record(spec, params, ctx, run, rid, run.result)
+
+
+def observe_run(spec: MechanismSpec, ctx: RunContext, params: dict, seconds: float) -> None:
+    """Tell the cost model how long the mechanism took (:func:`dpkme.cost.observe_cost`: its family's later
+    predictions are corrected); its own prediction is :attr:`MechanismSpec.cost` at the same public sizes. A spec
+    without a cost model, or a prediction that cannot be made, is skipped: the release never depends on it."""
+    if spec.cost is None:
+        return
+    with contextlib.suppress(ValueError, TypeError, KeyError):
+        observe_cost(spec.cost(ctx.ds, params, ctx.kernel), seconds)
 
 
 # --------------------------------------------------------------------------- background runs
@@ -285,6 +299,7 @@ def finish_background(task: BackgroundRun) -> S.ReleaseRecord | None:
         raise task.error
     assert task.gated is not None
     task.ctx.progress = lambda f, m: None
+    observe_run(task.spec, task.ctx, task.settings, task.elapsed)
     return _record(task.spec, task.settings, task.ctx, task.gated, task.rid, task.output)
 
 
