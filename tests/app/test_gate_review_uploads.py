@@ -26,7 +26,7 @@ after it.
    charges are add/remove (or replace-one): a guarantee for an unknown relation is composed as if it were the
    ledger's. (A file with one typed mismatching charge is refused half-way: the charges before it stay merged.)
 6. Laplace scales rounded to nearest outside ``calibrate_laplace`` (the fix of finding 7 of the first review):
-   ``dpkme.privacy.discovery.category_threshold`` (``(2 or 1)/eps``) and ``dpkme.distributed.release._split_epsilon``
+   ``dpkme.privacy.discovery.category_threshold`` (``(2 or 1)/eps``) and ``dpkme.release.core.split_epsilon``
    (``while scale * eps_n < 1`` tests the *rounded* product) give b one ulp below Δ/ε for ε = 0.7, 1.5, 3, 7, ...
 """
 
@@ -218,12 +218,12 @@ def test_6a_category_threshold_laplace_scale_rounds_toward_more_noise():
 
 
 def test_6b_distributed_count_scale_rounds_toward_more_noise():
-    from dpkme.distributed.release import _split_epsilon
+    from dpkme.release.core import split_epsilon
 
     low = []
     for eps in EPS:
         for share in (0.05, 0.1, 0.2, 0.3, 0.5):
-            eps_n, _, b = _split_epsilon(eps, share)
+            eps_n, _, b = split_epsilon(eps, share)
             if Fraction(b) * Fraction(eps_n) < 1:
                 low.append((eps, share, b))
     assert not low, low
