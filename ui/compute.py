@@ -259,7 +259,7 @@ def plot_window(ds: S.Dataset, *extra: np.ndarray, dims=(0, 1), public: bool | N
     (``public=True``; by default in presentation mode) is framed by public information only: the declared domain,
     else the publishable rows and ``extra`` (released points), else q's centre ± 3 q-scales -- so a projected
     figure never moves with the private rows."""
-    public = bool(st.session_state.get("present", False)) if public is None else public   # ui.presentation.PRESENT
+    public = bool(st.session_state.get(S.PRESENT, False)) if public is None else public
     dims = list(dims)
     if public:
         dom = ds.point_domain

@@ -72,6 +72,10 @@ SOURCE_KEY = "rel.xp_source"        # which public or simulated planning data (p
 GO_KEY = "rel.xp_go"
 RESULT_KEY = "rel.xp_result"        # the last explorer run (planning releases: never in S.RELEASES)
 DATA_CACHE = "rel._xp_data"         # {(dataset key, source, q scale): PlanningData}
+SIZE_KEY = "rel.xp_size"            # the size guard of a large run
+NOISE_KEY = "rel.xp_noise.{i}"      # panel i's noise chart
+FIG_KEY = "rel.xp_fig.{i}"          # panel i's release chart
+USE_KEY = "rel.xp_use.{i}"          # panel i's "Use ε" button
 
 LABEL = "planning: not a release"
 DEFAULT_EPSILONS = [0.1, 1.0, 10.0]
@@ -258,7 +262,7 @@ def _dims(ds: S.Dataset) -> tuple[int, int]:
     if ds.dim < 2:
         return (0, 0)
     ss = st.session_state
-    dx, dy = ss.get("rel.dim_x", 0), ss.get("rel.dim_y", 1)
+    dx, dy = ss.get(S.DIM_X, 0), ss.get(S.DIM_Y, 1)
     if not (isinstance(dx, int) and isinstance(dy, int) and 0 <= dx < ds.dim and 0 <= dy < ds.dim and dx != dy):
         dx, dy = 0, 1
     return (dx, dy)
@@ -546,7 +550,7 @@ def section(ds: S.Dataset, *, mechanism_key: str, params: dict | None, kernel, e
     epsilons = sorted(float(e) for e in chosen)
     ok = True
     with guard("estimate the cost of the ε explorer"):
-        ok = size_guard(explorer_cost(ds, plan_key, p, kernel, max(len(epsilons), 1), plan), key="rel.xp_size",
+        ok = size_guard(explorer_cost(ds, plan_key, p, kernel, max(len(epsilons), 1), plan), key=SIZE_KEY,
                         what="the ε explorer", hidden=S.counts_hidden(ds))
     go = st.button("Run the ε explorer (spends no budget)", key=GO_KEY, disabled=not epsilons or not ok,
                    icon=":material/compare:")
@@ -692,7 +696,7 @@ def _draw(ds: S.Dataset, res: dict, column: str) -> None:
             elif res["grid"] is not None:
                 xs, ys, _ = res["grid"]
                 if decomposed and p.get("noise_witness") is not None:
-                    plotly_chart(noise_panel(ds, res, p), key=f"rel.xp_noise.{i}")
+                    plotly_chart(noise_panel(ds, res, p), key=NOISE_KEY.format(i=i))
                 fig = witness_panel(xs, ys, p["witness"], zmax=res["zmax"], epsilon=p["epsilon"],
                                     columns=ds.model_labels, dims=res["dims"], title=title
                                     + ("<br><sub>total: release − planning data (noise + M points)</sub>"
@@ -701,7 +705,7 @@ def _draw(ds: S.Dataset, res: dict, column: str) -> None:
             else:
                 fig = None
             if fig is not None:
-                plotly_chart(fig, key=f"rel.xp_fig.{i}")
+                plotly_chart(fig, key=FIG_KEY.format(i=i))
             st.markdown(f"**ε = {p['epsilon']:g}** · RKHS distance ‖μ̃ − μ̂_plan‖ = {S.fmt(p['distance'])}")
             if decomposed:
                 st.markdown(f"noise ‖μ̃ − μ̃₀‖ = **{S.fmt(p['noise_distance'])}** · M points ‖μ̃₀ − μ̂_plan‖ = "
@@ -711,7 +715,7 @@ def _draw(ds: S.Dataset, res: dict, column: str) -> None:
                 with guard("read the planning run"):
                     st.caption(reading(ds, plan, p, column))
             st.caption("Planning run: not a release, not charged to the ledger, not stored.")
-            st.button(f"Use ε = {p['epsilon']:g}", key=f"rel.xp_use.{i}", on_click=use_epsilon,
+            st.button(f"Use ε = {p['epsilon']:g}", key=USE_KEY.format(i=i), on_click=use_epsilon,
                       args=(p["epsilon"], bool(res.get("private"))),
                       help="Sets the ε control above; nothing is released or charged until you press Release."
                            + (" Planned on the PRIVATE rows: releases at this ε are then marked NOT private."

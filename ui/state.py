@@ -124,6 +124,12 @@ DEFAULTS: dict[str, Any] = {
 #: Session-state key of this browser session's release counter (never shared between sessions: a server-wide
 #: counter would tell a visitor how many releases other people made).
 RELEASE_COUNTER = "_release_counter"
+#: Session keys of the memoised ledger compositions (:func:`composed`) and budget checks (:func:`over_budget`).
+COMPOSITION_CACHE = "_composition_cache"
+EXCEEDS_CACHE = "_exceeds_cache"
+#: Session keys of the release page's two plotted dimensions (also read by :mod:`ui.explorer`).
+DIM_X = "rel.dim_x"
+DIM_Y = "rel.dim_y"
 
 
 # --------------------------------------------------------------------------- objects
@@ -683,7 +689,7 @@ def _charge_key(charges) -> tuple:
 
 def composed(charges, delta_target: float) -> dict:
     """``BudgetLedger.totals`` of ``charges`` at ``delta_target``, memoised in the session (PLD is not free)."""
-    cache = st.session_state.setdefault("_composition_cache", {})
+    cache = st.session_state.setdefault(COMPOSITION_CACHE, {})
     key = (_charge_key(charges), float(delta_target))
     if key not in cache:
         led = BudgetLedger()
@@ -697,7 +703,7 @@ def composed(charges, delta_target: float) -> dict:
 
 def over_budget(led: BudgetLedger) -> bool:
     """``led.exceeds_budget()``, memoised like :func:`composed`."""
-    cache = st.session_state.setdefault("_exceeds_cache", {})
+    cache = st.session_state.setdefault(EXCEEDS_CACHE, {})
     key = (_charge_key(led.all_charges), led.epsilon_budget, led.delta_budget)
     if key not in cache:
         if len(cache) > 256:
