@@ -17,6 +17,9 @@ from .widgets import guard
 
 ss = st.session_state
 ROWS_KEY = "rel._numeric_rows"          # {(release id, n): CSV bytes} -- resampled rows (public), drawn once
+DL_CSV = "rel.dl_csv"                   # download buttons (rows and JSON: table_views.DL_ROWS, DL_JSON)
+DL_RECIPE_PY = "rel.dl_recipe_py"
+DL_RECIPE_NB = "rel.dl_recipe_nb"
 
 _HOW = {"as released": "the weights as released (they are probability weights)",
         "normalised": "the non-negative weights, normalised to sum 1",
@@ -62,9 +65,9 @@ def release_downloads(rec, ds) -> None:
                    "its seed. The CSVs are plain tables: the guarantee travels in the JSON.")
         d1, d2 = st.columns(2)
         d1.download_button("CSV: points + weights", data=E.release_csv(rec, ds), file_name=stem + ".csv",
-                           mime="text/csv", key="rel.dl_csv", on_click="ignore", icon=":material/download:")
+                           mime="text/csv", key=DL_CSV, on_click="ignore", icon=":material/download:")
         d2.download_button("JSON: parameters", data=E.release_json(rec, ds), file_name=stem + ".json",
-                           mime="application/json", key="rel.dl_json", on_click="ignore", icon=":material/download:")
+                           mime="application/json", key=TV.DL_JSON, on_click="ignore", icon=":material/download:")
         n = n_rows(ds)
         try:
             how = E.weights_kind(rec)
@@ -74,7 +77,7 @@ def release_downloads(rec, ds) -> None:
             with guard("draw the synthetic rows"):
                 data = rows_csv(rec, ds, n)
                 st.download_button(f"Synthetic rows: {n:,} unweighted", data=data, file_name=stem + "_rows.csv",
-                                   mime="text/csv", key="rel.dl_rows", on_click="ignore", icon=":material/download:")
+                                   mime="text/csv", key=TV.DL_ROWS, on_click="ignore", icon=":material/download:")
                 seeded = rec.release.seed is not None
                 st.caption(f"{n:,} rows (N, the number of private rows) drawn from {_HOW[how]}: post-processing of "
                            "the release, no further privacy cost. "
@@ -95,9 +98,9 @@ def recipe_downloads(rec, ds, stem: str) -> None:
         script, notebook = E.recipe_script(rec, ds), E.recipe_notebook(rec, ds)
         r1, r2 = st.columns(2)
         r1.download_button("Recipe: Python script", data=script, file_name=stem + "_recipe.py", mime="text/x-python",
-                           key="rel.dl_recipe_py", on_click="ignore", icon=":material/code:")
+                           key=DL_RECIPE_PY, on_click="ignore", icon=":material/code:")
         r2.download_button("Recipe: Jupyter notebook", data=notebook, file_name=stem + "_recipe.ipynb",
-                           mime="application/x-ipynb+json", key="rel.dl_recipe_nb", on_click="ignore",
+                           mime="application/x-ipynb+json", key=DL_RECIPE_NB, on_click="ignore",
                            icon=":material/code:")
         seeded = rec.release.noise_source == "seeded" and rec.release.seed is not None
         st.caption("Re-runs this release with the library on a data file: `python recipe.py DATA.csv --out "

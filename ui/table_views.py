@@ -20,6 +20,15 @@ from .widgets import guard
 
 ss = st.session_state
 SYNTH_KEY = "rel._synthetic"           # {(release id, n, spread): DataFrame} -- resampled rows (public)
+TAB_SPREAD = "rel.tab_spread"         # the resampling spread slider
+MARGINAL = "rel.marg.{i}"             # column i's marginal chart
+DL_ROWS = "rel.dl_rows"               # downloads (also those of ui.downloads)
+DL_JSON = "rel.dl_json"
+DL_TABLE = "rel.dl_table"
+XT_A = "use.xt_a"                     # the cross-table's rows and columns
+XT_B = "use.xt_b"
+GM_NUM = "use.gm_num"                 # the group means' numeric column and grouping column
+GM_CAT = "use.gm_cat"
 #: The slider's default: the library's own rule (:attr:`dpkme.release.tabular.TableRelease.default_spread`, from the
 #: kernel and the release's public noise level), so the app resamples as ``TableRelease.sample()`` does.
 DEFAULT_SPREAD = "library default"
@@ -159,9 +168,9 @@ def owner_view(rec, ds) -> None:
     w = released.iloc[:, -1].to_numpy()
     private = private_table(ds.key, ds)
     c1, c2 = st.columns([1, 3])
-    ss.setdefault("rel.tab_spread", DEFAULT_SPREAD)
+    ss.setdefault(TAB_SPREAD, DEFAULT_SPREAD)
     choice = c1.select_slider("Spread of resampled rows (× each column's lengthscale)", options=SPREADS,
-                            key="rel.tab_spread", persist_state="session",
+                            key=TAB_SPREAD, persist_state="session",
                             help="Resampled rows are drawn from the weighted rows and moved within the "
                                  "kernel's scale inside the declared domain (0: copies of the atoms; "
                                  "columns with declared levels stay on them). The library default grows "
@@ -178,7 +187,7 @@ def owner_view(rec, ds) -> None:
     for i, spec in enumerate(ds.schema.columns):
         with cols[i % 2]:
             plotly_chart(T.marginal_figure(spec, private[spec.name], released[spec.name], w, sampled[spec.name]),
-                            key=f"rel.marg.{i}")
+                            key=MARGINAL.format(i=i))
     if len(ds.schema.columns) >= 2:
         with guard("compute the associations"):
             a_priv = T.association_matrix(private, ds.schema)
@@ -213,7 +222,7 @@ def rows_owner_view(rec, ds) -> None:
         with cols[i % 2]:
             plotly_chart(T.marginal_figure(spec, private[spec.name], released[spec.name], None,
                                            title=f"{spec.name} ({spec.kind}) — TV {tv:.3f}",
-                                           released_label="synthetic rows"), key=f"rel.marg.{i}")
+                                           released_label="synthetic rows"), key=MARGINAL.format(i=i))
     st.caption(f"Mean TV distance over the {len(tvs)} columns (1-way marginals): {np.mean(list(tvs.values())):.3f}.")
     if len(ds.schema.columns) >= 2:
         with guard("compute the associations"):
@@ -262,25 +271,25 @@ def downloads(rec, ds) -> None:
         stem = E.file_stem(rec)
         d1, d2 = st.columns(2)
         d1.download_button(f"CSV: {len(rows):,} synthetic rows", data=E.synthetic_csv(rows),
-                           file_name=stem + "_rows.csv", mime="text/csv", key="rel.dl_rows", on_click="ignore",
+                           file_name=stem + "_rows.csv", mime="text/csv", key=DL_ROWS, on_click="ignore",
                            icon=":material/download:")
         d2.download_button("JSON: parameters + schema", data=E.table_json(rec, ds), file_name=stem + ".json",
-                           mime="application/json", key="rel.dl_json", on_click="ignore", icon=":material/download:")
+                           mime="application/json", key=DL_JSON, on_click="ignore", icon=":material/download:")
         return
     st.caption("The weighted rows in the original columns and types (plus a weight column); unweighted synthetic rows "
                "resampled from them; the JSON with every parameter and the schema (a real release's files carry no "
                "seed). " + precision_caption(ds.schema))
     stem = E.file_stem(rec)
-    spread = spread_value(ss.get("rel.tab_spread", DEFAULT_SPREAD), E.table_release(rec, ds))
+    spread = spread_value(ss.get(TAB_SPREAD, DEFAULT_SPREAD), E.table_release(rec, ds))
     d1, d2, d3 = st.columns(3)
     d1.download_button("CSV: weighted rows", data=E.table_release_csv(rec, ds), file_name=stem + "_weighted.csv",
-                       mime="text/csv", key="rel.dl_table", on_click="ignore", icon=":material/download:")
+                       mime="text/csv", key=DL_TABLE, on_click="ignore", icon=":material/download:")
     n = n_synthetic(ds)
     d2.download_button(f"CSV: {n:,} synthetic rows", data=synthetic_csv(rec, ds, n, spread),
-                       file_name=stem + "_rows.csv", mime="text/csv", key="rel.dl_rows", on_click="ignore",
+                       file_name=stem + "_rows.csv", mime="text/csv", key=DL_ROWS, on_click="ignore",
                        icon=":material/download:")
     d3.download_button("JSON: parameters + schema", data=E.table_json(rec, ds), file_name=stem + ".json",
-                       mime="application/json", key="rel.dl_json", on_click="ignore", icon=":material/download:")
+                       mime="application/json", key=DL_JSON, on_click="ignore", icon=":material/download:")
 
 
 # --------------------------------------------------------------------------- third-party use
@@ -337,15 +346,15 @@ def use_view(rec, ds, w: np.ndarray) -> None:
     if len(cats) >= 2:
         st.subheader("Cross-tabulation")
         names = [c.name for c in cats]
-        ss.setdefault("use.xt_a", names[0])
-        ss.setdefault("use.xt_b", names[1])
-        if ss["use.xt_a"] not in names:
-            ss["use.xt_a"] = names[0]
-        if ss["use.xt_b"] not in names:
-            ss["use.xt_b"] = names[1]
+        ss.setdefault(XT_A, names[0])
+        ss.setdefault(XT_B, names[1])
+        if ss[XT_A] not in names:
+            ss[XT_A] = names[0]
+        if ss[XT_B] not in names:
+            ss[XT_B] = names[1]
         a1, a2 = st.columns(2)
-        an = a1.selectbox("Rows", names, key="use.xt_a", persist_state="session")
-        bn = a2.selectbox("Columns", names, key="use.xt_b", persist_state="session")
+        an = a1.selectbox("Rows", names, key=XT_A, persist_state="session")
+        bn = a2.selectbox("Columns", names, key=XT_B, persist_state="session")
         if an == bn:
             st.error("Choose two different columns for the cross-tabulation.")
         else:
@@ -370,15 +379,15 @@ def use_view(rec, ds, w: np.ndarray) -> None:
         nn, cn = [c.name for c in nums], [c.name for c in cats]
         # a measured number by default, not a date (whose mean reads as days since 1970)
         first = next((c.name for c in nums if c.kind != "datetime"), nn[0])
-        ss.setdefault("use.gm_num", first)
-        ss.setdefault("use.gm_cat", cn[0])
-        if ss["use.gm_num"] not in nn:
-            ss["use.gm_num"] = first
-        if ss["use.gm_cat"] not in cn:
-            ss["use.gm_cat"] = cn[0]
+        ss.setdefault(GM_NUM, first)
+        ss.setdefault(GM_CAT, cn[0])
+        if ss[GM_NUM] not in nn:
+            ss[GM_NUM] = first
+        if ss[GM_CAT] not in cn:
+            ss[GM_CAT] = cn[0]
         g1, g2 = st.columns(2)
-        num = schema[g1.selectbox("Mean of", nn, key="use.gm_num", persist_state="session")]
-        cat = schema[g2.selectbox("By", cn, key="use.gm_cat", persist_state="session")]
+        num = schema[g1.selectbox("Mean of", nn, key=GM_NUM, persist_state="session")]
+        cat = schema[g2.selectbox("By", cn, key=GM_CAT, persist_state="session")]
         levels = levels_of(cat)
         est = T.group_means(released, num, cat, w, levels=levels)
         tab = None
