@@ -25,6 +25,8 @@ FEATURE_CHOICES = [200, 500, 1000, 2000, 5000, 10000]
 #: The library's solver preset for sub-second releases at the app's sizes (its "accurate" preset, the
 #: default, targets the paper's sizes): dpkme.reduced_set.PRESETS["interactive"].
 PRESET = "interactive"
+#: Session and widget key of the choice of initial points / candidate pool.
+START = "rel.alg2_start"
 #: A mixed table's preset: ``dpkme.release.tabular.release_table``'s (its default ``preset``, checked by the
 #: tests), so the app's release of a table is the library's. Measured (``benchmarks/results/app_table_release.md``,
 #: 2 cores, quiet): penguins 1.7 s, seattle_weather 1.5 s, a 20 000-row table (M = 2000) 3.5 s, 3.8 s with the
@@ -83,10 +85,10 @@ def _controls(ds: S.Dataset) -> dict:
               "uniform draws within the declared bounds"}
     if ds.n_public:
         starts["public"] = "the publishable subset (public points)"
-    ss.setdefault("rel.alg2_start", "q")
-    if ss["rel.alg2_start"] not in starts:
-        ss["rel.alg2_start"] = "q"
-    start = st.radio("Initial points / candidate pool", list(starts), format_func=starts.get, key="rel.alg2_start",
+    ss.setdefault(START, "q")
+    if ss[START] not in starts:
+        ss[START] = "q"
+    start = st.radio("Initial points / candidate pool", list(starts), format_func=starts.get, key=START,
                      persist_state="session")
     if ds.schema is not None:
         st.caption("Mixed table: the solver stays in the declared domain — its candidate points are uniform draws "

@@ -21,20 +21,27 @@ def _cl_requires(ds: S.Dataset) -> str | None:
     return None
 
 
+#: Session and widget keys of the controls.
+CL_K = "rel.cl_k"
+CL_ITER = "rel.cl_iter"
+CL_SHARE = "rel.cl_share"
+CL_J = "rel.cl_J"
+
+
 def _cl_controls(ds: S.Dataset) -> dict:
     ss = st.session_state
-    ss.setdefault("rel.cl_k", 5)
-    k = int(st.number_input("Clusters k", min_value=1, max_value=30, step=1, key="rel.cl_k",
+    ss.setdefault(CL_K, 5)
+    k = int(st.number_input("Clusters k", min_value=1, max_value=30, step=1, key=CL_K,
                             persist_state="session"))
     m = n_points_control(2000, help="Total synthetic points, split over clusters by their noisy sizes.")
-    ss.setdefault("rel.cl_iter", 5)
+    ss.setdefault(CL_ITER, 5)
     n_iter = int(st.number_input("Private Lloyd iterations", min_value=1, max_value=30, step=1,
-                                 key="rel.cl_iter", persist_state="session"))
-    ss.setdefault("rel.cl_share", 0.5)
+                                 key=CL_ITER, persist_state="session"))
+    ss.setdefault(CL_SHARE, 0.5)
     share = float(st.slider("Share of the budget for the release step", min_value=0.1, max_value=0.9,
-                            step=0.05, key="rel.cl_share", persist_state="session"))
-    ss.setdefault("rel.cl_J", 1000)
-    J = int(st.select_slider("Random features J", options=[200, 500, 1000, 2000], key="rel.cl_J",
+                            step=0.05, key=CL_SHARE, persist_state="session"))
+    ss.setdefault(CL_J, 1000)
+    J = int(st.select_slider("Random features J", options=[200, 500, 1000, 2000], key=CL_J,
                              persist_state="session"))
     return {"k": k, "n_points": m, "n_iter": n_iter, "share": share, "J": J}
 

@@ -37,6 +37,13 @@ _CANDS = {
 _BOX_DRAW = "rows drawn uniformly within the declared bounds of every column (a fixed public draw)"
 #: Seed of the public draw of candidate rows from a declared domain (it does not look at the data).
 DOMAIN_CANDIDATE_SEED = 0
+#: Session and widget keys of the controls and of the two charts.
+EXP_CANDS = "rel.exp_cands"
+EXP_AXIS = "rel.exp_axis"
+EXP_ROWS = "rel.exp_rows"
+EXP_M = "rel.exp_m"
+EXP_COUNTS = "rel.exp_counts"
+EXP_MASS = "rel.exp_mass"
 
 
 def _exp_candidates(ds: S.Dataset, how: str, per_axis: int, n_rows: int) -> np.ndarray:
@@ -81,31 +88,31 @@ def _exp_controls(ds: S.Dataset) -> dict:
     else:
         opts = {k: v for k, v in _CANDS.items() if k not in ("domain", "grid-box")
                 and (ds.n_public >= 2 or k == "grid-q")}
-    ss.setdefault("rel.exp_cands", next(iter(opts)))
-    if ss["rel.exp_cands"] not in opts:
-        ss["rel.exp_cands"] = next(iter(opts))
-    how = st.radio("Candidate points (public)", list(opts), format_func=opts.get, key="rel.exp_cands",
+    ss.setdefault(EXP_CANDS, next(iter(opts)))
+    if ss[EXP_CANDS] not in opts:
+        ss[EXP_CANDS] = next(iter(opts))
+    how = st.radio("Candidate points (public)", list(opts), format_func=opts.get, key=EXP_CANDS,
                    persist_state="session")
     per_axis, n_rows = 1, 1
     if how.startswith("grid"):
-        ss.setdefault("rel.exp_axis", 6 if ds.dim <= 2 else 3)
+        ss.setdefault(EXP_AXIS, 6 if ds.dim <= 2 else 3)
         per_axis = int(st.number_input("Grid points per axis", min_value=1, max_value=50, step=1,
-                                       key="rel.exp_axis", persist_state="session"))
+                                       key=EXP_AXIS, persist_state="session"))
         n_cand = per_axis ** ds.dim
     else:
         cap = max(1, ds.n_public) if how == "public" else 400
-        ss.setdefault("rel.exp_rows", min(30, cap))
-        ss["rel.exp_rows"] = int(min(max(ss["rel.exp_rows"], 1), cap))
+        ss.setdefault(EXP_ROWS, min(30, cap))
+        ss[EXP_ROWS] = int(min(max(ss[EXP_ROWS], 1), cap))
         n_rows = int(st.number_input("Number of candidate rows", min_value=1, max_value=cap,
-                                     step=1, key="rel.exp_rows", persist_state="session"))
+                                     step=1, key=EXP_ROWS, persist_state="session"))
         n_cand = n_rows
     m_cap = largest_m(n_cand) if n_cand <= DEFAULT_MAX_DATABASES else 0
     if m_cap < 1:
         st.warning(f"{n_cand:,} candidates: even one point means more than {DEFAULT_MAX_DATABASES:,} databases.")
         return {"how": how, "per_axis": per_axis, "n_rows": n_rows, "m": 1}
-    ss.setdefault("rel.exp_m", min(4, m_cap))
-    ss["rel.exp_m"] = int(min(max(ss["rel.exp_m"], 1), m_cap))
-    m = int(st.number_input("Synthetic database size M", min_value=1, max_value=m_cap, step=1, key="rel.exp_m",
+    ss.setdefault(EXP_M, min(4, m_cap))
+    ss[EXP_M] = int(min(max(ss[EXP_M], 1), m_cap))
+    m = int(st.number_input("Synthetic database size M", min_value=1, max_value=m_cap, step=1, key=EXP_M,
                             persist_state="session",
                             help=f"Largest M whose databases fit the exact enumeration: {m_cap}."))
     st.caption(f"{count_multisets(n_cand, m):,} candidate databases are scored exactly "
@@ -166,7 +173,7 @@ def count_figure(n_now: int | None = None, m_now: int | None = None):
 
 def _exp_teach(ds: S.Dataset, p: dict) -> None:
     n = exp_candidate_count(ds, p)
-    plotly_chart(count_figure(n, p["m"]), key="rel.exp_counts")
+    plotly_chart(count_figure(n, p["m"]), key=EXP_COUNTS)
     st.caption(_exp.NOTES["combinatorial_growth"])
     with st.expander("Why no faster, approximate sampler?"):
         st.markdown(_exp.NOTES["approximate_sampling"] + "\n\nSo this app offers **exact sampling only**: "
@@ -208,7 +215,7 @@ def _exp_owner_view(rec) -> None:
                       yaxis_title="probability", margin=dict(l=10, r=10, t=30, b=10),
                       title="Where the mechanism puts its probability (owner's view)",
                       legend=dict(orientation="h", y=-0.3))
-    plotly_chart(fig, key="rel.exp_mass")
+    plotly_chart(fig, key=EXP_MASS)
 
 
 SPEC = MechanismSpec(

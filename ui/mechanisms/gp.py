@@ -55,27 +55,34 @@ def _gp_requires(ds: S.Dataset) -> str | None:
     return None
 
 
+#: Session and widget keys of the controls.
+GP_REGION = "rel.gp_region"
+GP_AXIS = "rel.gp_axis"
+GP_NORM = "rel.gp_norm"
+GP_CAL = "rel.gp_cal"
+
+
 def _gp_controls(ds: S.Dataset) -> dict:
     ss = st.session_state
     if ds.point_domain is not None:   # declared bounds: the grid lies inside them (not q's box, which may not)
         regions = {k: v for k, v in _GP_REGIONS.items() if k == "box" or (k == "public" and ds.n_public >= 2)}
     else:
         regions = {k: v for k, v in _GP_REGIONS.items() if k == "q" or (k == "public" and ds.n_public >= 2)}
-    ss.setdefault("rel.gp_region", next(iter(regions)))
-    if ss["rel.gp_region"] not in regions:
-        ss["rel.gp_region"] = next(iter(regions))
+    ss.setdefault(GP_REGION, next(iter(regions)))
+    if ss[GP_REGION] not in regions:
+        ss[GP_REGION] = next(iter(regions))
     region = st.radio("Where the function is released (a public grid)", list(regions), format_func=regions.get,
-                      key="rel.gp_region", persist_state="session")
-    ss.setdefault("rel.gp_axis", {1: 200, 2: 40, 3: 12}.get(ds.dim, 4))
+                      key=GP_REGION, persist_state="session")
+    ss.setdefault(GP_AXIS, {1: 200, 2: 40, 3: 12}.get(ds.dim, 4))
     per_axis = int(st.number_input("Grid points per axis", min_value=2, max_value=400, step=1,
-                                   key="rel.gp_axis", persist_state="session"))
+                                   key=GP_AXIS, persist_state="session"))
     st.caption(f"{per_axis ** ds.dim:,} grid points in {ds.dim} dimension(s).")
-    ss.setdefault("rel.gp_norm", "kme")
-    norm = st.radio("Function", ["kme", "kde"], key="rel.gp_norm", persist_state="session",
+    ss.setdefault(GP_NORM, "kme")
+    norm = st.radio("Function", ["kme", "kde"], key=GP_NORM, persist_state="session",
                     format_func={"kme": "the kernel mean embedding (as in Balog et al.)",
                                  "kde": "the kernel density estimate (Hall et al.'s example)"}.get)
-    ss.setdefault("rel.gp_cal", "analytic")
-    cal = st.radio("Noise calibration", ["analytic", "hall"], key="rel.gp_cal", persist_state="session",
+    ss.setdefault(GP_CAL, "analytic")
+    cal = st.radio("Noise calibration", ["analytic", "hall"], key=GP_CAL, persist_state="session",
                    format_func={"analytic": "analytic Gaussian (Balle & Wang) — least noise",
                                 "hall": "Hall et al.'s s = Δ√(2 log(2/δ))/ε"}.get)
     return {"region": region, "per_axis": per_axis, "normalisation": norm, "calibration": cal}
