@@ -62,6 +62,8 @@ EPSILON_TAINT = "_epsilon_taint"
 ROW_COUNTS = "_row_counts"
 #: Session key: ``{page: n}``, the number of over-budget permissions this page has consumed (the widget key's suffix).
 _OVER_USED = "_over_budget_used"
+#: Session key: the notes gathered for the next page run (shown, then cleared).
+NOTES = "_gate_notes"
 
 EPSILON_PROBLEM = ("ε = {eps:g} was taken from an ε-explorer run on the PRIVATE rows (a data-dependent choice that no "
                    "ledger accounts for; choose ε from public or simulated planning data, or type it yourself)")
@@ -289,7 +291,7 @@ def row_count(ds: S.Dataset, *, relation: NeighbouringRelation, declared: int | 
     counted = PrivateRowCount(value=counted.value, scale=counted.scale, charge=template)
     cache[ds.key] = counted
     if note:
-        st.session_state.setdefault("_gate_notes", []).append(note)
+        st.session_state.setdefault(NOTES, []).append(note)
     return PublicRows(n=counted.value, relation=relation, how="private count", count=counted)
 
 
@@ -440,7 +442,7 @@ def run_private(*, page: str, ds: S.Dataset, charges: Callable[[PublicRows], Seq
         for key in ([ds.data_key] if own else [str(ledger_key)] if ledger_key is not None
                     else [k for k, _ in (ledgers_by_part or {}).values()]):
             counts[key] = counts.get(key, 0) + 1
-    notes = st.session_state.pop("_gate_notes", [])
+    notes = st.session_state.pop(NOTES, [])
     if notes and note is None:
         note = notes[0]
     result = compute(RunInputs(ds=ds, rows=rows, private=private, reasons=reasons, run_id=run_id))

@@ -48,6 +48,9 @@ DATASETS = {
     "mixture": "The paper's mixture of Gaussians (the app's default data)",
     "current": "The app's current dataset (numeric columns)",
 }
+#: Dataset keys of the two generative-modelling datasets.
+DIGITS_KEY = "dpgm:digits"
+PENGUINS_KEY = "dpgm:penguins"
 #: Held-out share of the bundled digits and penguins (a fixed, value-independent split: seed 0).
 HELDOUT_FRACTION = 0.2
 SPLIT_SEED = 0
@@ -177,7 +180,7 @@ def digits_data() -> GenData:
     X, y = load_digits()
     priv, held = _split(len(X))
     cols = [f"pixel_{i // 8}_{i % 8}" for i in range(64)]
-    ds = _dataset(key="dpgm:digits", data_key="sample:digits", name=DIGITS_INFO["label"], X=X[priv], columns=cols,
+    ds = _dataset(key=DIGITS_KEY, data_key="sample:digits", name=DIGITS_INFO["label"], X=X[priv], columns=cols,
                   heldout=X[held], labels=y[priv])
     d = X.shape[1]
     return GenData(ds=ds, bounds=(np.zeros(d), np.full(d, 16.0)), labels=y[priv], heldout_labels=y[held],
@@ -204,7 +207,7 @@ def penguins_data() -> GenData:
         raise ValueError("the penguins table has a species outside its declared categories; restore the file.")
     y = y.astype(np.int64)
     priv, held = _split(len(X))
-    ds = _dataset(key="dpgm:penguins", data_key="sample:" + info.name, name=info.label + " (4 measurements)",
+    ds = _dataset(key=PENGUINS_KEY, data_key="sample:" + info.name, name=info.label + " (4 measurements)",
                   X=X[priv], columns=PENGUIN_COLUMNS, heldout=X[held], labels=y[priv])
     return GenData(ds=ds, bounds=(lo, hi), labels=y[priv], heldout_labels=y[held], class_names=classes,
                    bounds_note="the bundled schema's declared bounds (penguins.schema.json)")

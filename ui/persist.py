@@ -51,6 +51,8 @@ QUERY_PARAM = "sid"
 TOKEN = "_persist_token"
 NOTE = "_persist_note"          # "restored" | "unknown" (shown once by :func:`notice`), popped when shown
 RESUME = "_persist_resume"      # token of this browser's last session, offered in a new session (:func:`notice`)
+FORGET = "persist.forget"              # the buttons of :func:`controls` and :func:`notice`
+RESUME_BUTTON = "persist.resume"
 #: Most sessions kept (least recently used dropped first) and the idle time after which a session is forgotten.
 #: ``DPKME_SESSIONS_KEPT`` and ``DPKME_SESSION_IDLE_HOURS`` in the server's environment change them.
 MAX_SESSIONS = int(os.environ.get("DPKME_SESSIONS_KEPT", "32"))
@@ -285,9 +287,11 @@ RELOAD_WORDS = ("A reload of this page keeps this session (the ledgers, releases
 def _nothing_done() -> bool:
     import streamlit as st
 
+    from .state import LEDGERS, RELEASES  # here, as streamlit: this module imports nothing heavy at import
+
     ss = st.session_state
-    return not ss.get("releases") and not any(getattr(led, "all_charges", None)
-                                              for led in (ss.get("ledgers") or {}).values())
+    return not ss.get(RELEASES) and not any(getattr(led, "all_charges", None)
+                                              for led in (ss.get(LEDGERS) or {}).values())
 
 
 def _resume(token: str) -> None:
@@ -323,7 +327,7 @@ def forget_button() -> None:
     """*Forget this session* (the Budget ledger page) (its ledgers, releases, uploads and settings), for a shared computer."""
     import streamlit as st
 
-    st.button("Forget this session", key="persist.forget", on_click=_forget, icon=":material/logout:",
+    st.button("Forget this session", key=FORGET, on_click=_forget, icon=":material/logout:",
               help="Removes this session's ledgers, releases, uploaded tables and settings from the server's memory "
                    "and starts an empty one: on a shared computer, the next user cannot reload or resume it. It does "
                    "not undo anything that was published: export the ledger first to keep a record of what was "
@@ -339,7 +343,7 @@ def notice() -> None:
     previous = st.session_state.get(RESUME)
     if previous is not None:
         if previous in STORE and _nothing_done():
-            st.sidebar.button("Resume this browser's last session", key="persist.resume", on_click=_resume,
+            st.sidebar.button("Resume this browser's last session", key=RESUME_BUTTON, on_click=_resume,
                               args=(previous,), icon=":material/restore:",
                               help="Its ledgers, releases, data and settings, kept in the server's memory (another "
                                    "tab, or this app opened without the address that carries it). This new session "

@@ -37,6 +37,10 @@ PRESENT = S.PRESENT
 QUERY_PARAM = "present"
 #: Session key: the value of the query parameter already applied (so that a later flip of the toggle wins).
 _QP_SEEN = "_present_qp_seen"
+#: Widget keys of the stepper (its container and its two buttons).
+STEPPER = "present_stepper"
+BACK = "present.back"
+NEXT = "present.next"
 
 #: The journey's steps: (id, name in the indicator, page file). "Privacy" is the Kernel & privacy page, where ε, δ
 #: and the kernel are chosen.
@@ -159,12 +163,12 @@ def stepper(current: str) -> None:
     for j, (_, name, _page) in enumerate(STEPS):
         label = f"{j + 1}. {name}"
         words.append(f"**:blue[{label}]**" if j == i else (f"{label} ✓" if j < i else label))
-    with st.container(key="present_stepper"):
+    with st.container(key=STEPPER):
         c0, c1, c2 = st.columns([2, 5, 2], vertical_alignment="center")
-        back = c0.button(f"Back: {STEPS[i - 1][1]}" if i > 0 else "Back", key="present.back", disabled=i == 0,
+        back = c0.button(f"Back: {STEPS[i - 1][1]}" if i > 0 else "Back", key=BACK, disabled=i == 0,
                          icon=":material/arrow_back:", width="stretch")
         c1.markdown(f"Step {i + 1} of {len(STEPS)} · " + " → ".join(words))
-        nxt = c2.button(f"Next: {STEPS[i + 1][1]}" if i + 1 < len(STEPS) else "Next", key="present.next",
+        nxt = c2.button(f"Next: {STEPS[i + 1][1]}" if i + 1 < len(STEPS) else "Next", key=NEXT,
                         disabled=i + 1 == len(STEPS), icon=":material/arrow_forward:", type="primary",
                         width="stretch")
     keep = {QUERY_PARAM: "1"}          # the address stays bookmarkable in presentation mode

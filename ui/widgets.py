@@ -113,6 +113,8 @@ def nearest_epsilon_step(eps: float) -> float:
 
 #: The toggle's position when it was last drawn: the callback acts on a real switch only.
 _EPS_TYPED_SEEN = "cfg._eps_typed_seen"
+#: Widget key of a size guard's confirmation (its key and a checksum of the sizes it confirms).
+CONFIRM = "{key}.confirm.{crc:08x}"
 
 
 def _eps_typed_toggled() -> None:
@@ -247,7 +249,7 @@ def size_guard(estimate, *, key: str, what: str = "this computation", stoppable:
                "confirm below. The app stays blocked while it runs.", icon=":material/hourglass_top:")
     sizes = "-".join(f"{k}={v}" for k, v in sorted(estimate.params.items()) if isinstance(v, (int, float, str)))
     label = "Run it anyway" if hidden else f"Run it anyway (about {_seconds_text(estimate.seconds)})"
-    return bool(st.checkbox(label, key=f"{key}.confirm.{zlib.crc32(sizes.encode()):08x}"))
+    return bool(st.checkbox(label, key=CONFIRM.format(key=key, crc=zlib.crc32(sizes.encode()))))
 
 
 #: What :func:`size_guard` says instead of a prediction where the row count is hidden.
