@@ -7,8 +7,9 @@
 * The mechanism registry is built from an explicit, fixed list of modules: no import-time presence checks
   (``importlib.util.find_spec``, swallowed ``ImportError``), so its order never depends on import order.
 * Thin pages (issue 28): a page is a short script (at most :data:`PAGE_LINES` lines) that calls the view functions
-  of its own module ``ui/views/<page>.py``; pages and views write no session-state or widget key in place (named
-  constants: ``ui/state.py`` for shared state, the view module for a page's own keys); no page builds a figure
+  of its own module ``ui/views/<page>.py``; pages and every module of ``ui/`` (views, shared modules, mechanisms)
+  write no session-state or widget key in place (named constants: ``ui/state.py`` for shared state, the view module
+  for a page's own keys, the module that owns a key otherwise); no page builds a figure
   (builders in ``ui/figures.py``); ``ui/views/`` holds a page's module and its own helpers (``<page>_<part>``), and
   no shared module of ``ui/`` imports them.
 """
@@ -303,6 +304,17 @@ def test_pages_and_views_name_their_session_keys():
     page's own keys; a family of keys as a named format string), never strings written in place."""
     files = [REPO_ROOT / rel for rel in _page_files() if rel not in NOT_YET_THIN] + sorted(VIEWS.glob("*.py"))
     assert len(files) > 10
+    bad = {f.relative_to(REPO_ROOT).as_posix(): hits for f in files
+           if (hits := _literal_keys(f.read_text(encoding="utf-8")))}
+    assert not bad, f"session keys written in place (name them): {bad}"
+
+
+def test_every_ui_module_names_its_session_keys():
+    """The same rule for every module of ``ui/`` (shared modules and mechanisms too): a key is a named constant of
+    the module that owns it (a key shared by several modules: in ``ui/state.py``, or imported from its owner)."""
+    files = sorted(UI.rglob("*.py"))
+    assert {"ui/state.py", "ui/table_views.py", "ui/mechanisms/gp.py"} <= \
+        {f.relative_to(REPO_ROOT).as_posix() for f in files}
     bad = {f.relative_to(REPO_ROOT).as_posix(): hits for f in files
            if (hits := _literal_keys(f.read_text(encoding="utf-8")))}
     assert not bad, f"session keys written in place (name them): {bad}"
