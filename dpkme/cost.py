@@ -879,7 +879,18 @@ def reset_cost_model() -> None:
 
 def cost_correction(family: str) -> float:
     """The correction factor :func:`observe_cost` has left for ``family`` (1 before any observation, and while the
-    model is pinned by :data:`PIN_ENV`)."""
+    model is pinned by :data:`PIN_ENV`).
+
+    Parameters
+    ----------
+    family : str
+        A family of computations, as in :attr:`CostEstimate.families` (e.g. ``"algorithm1"``, ``"audit"``).
+
+    Returns
+    -------
+    float
+        The factor later predictions of that family are multiplied by (within :data:`CORRECTION_BOUNDS`).
+    """
     return 1.0 if _pinned() else _CORRECTIONS.get(family, 1.0)
 
 

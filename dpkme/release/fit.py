@@ -361,7 +361,7 @@ CACHE_ENV = "DPKME_JAX_CACHE"
 def _configured_cache_dir() -> str | None:
     import jax
 
-    return jax.config.jax_compilation_cache_dir or None
+    return getattr(jax.config, "jax_compilation_cache_dir", None) or None
 
 
 @functools.lru_cache(maxsize=1)

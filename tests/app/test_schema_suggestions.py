@@ -4,8 +4,8 @@ suggested in the mixed mode's schema nor pre-selected in the numeric mode, and e
 
 from __future__ import annotations
 
-from tests.schema.test_suggest_identifiers import _table
 from tests.support.app import new_app, ok
+from tests.support.identifiers import _table
 
 
 def test_the_data_page_leaves_identifiers_out_in_mixed_mode_and_numeric_mode_alike():

@@ -88,8 +88,8 @@ def test_public_api_has_complete_parameters_sections(name):
 
 def test_the_check_catches_an_undocumented_parameter():
     """The validator is not vacuous: a function with an undocumented parameter is reported."""
-    assert problems("tests.test_docstrings._undocumented") == ["PR01: Parameters {'b'} not documented"]
-    assert problems("tests.test_docstrings.problems") == []
+    assert problems(f"{__name__}._undocumented") == ["PR01: Parameters {'b'} not documented"]
+    assert problems(f"{__name__}.problems") == []
 
 
 def _undocumented(a, b):

@@ -28,7 +28,7 @@ import pytest
 from dpkme.release import adaptive
 from dpkme.release.adaptive import adaptive_release
 from dpkme.release.fit import RelaxedDomain
-from tests.release.test_adaptive_privacy import FAST, _schema, _StubFit, _table
+from tests.support.adaptive import FAST, _schema, _StubFit, _table
 
 REPO = Path(__file__).resolve().parents[2]
 

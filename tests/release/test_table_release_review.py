@@ -13,7 +13,7 @@ import pytest
 
 from dpkme.release.tabular import release_table
 from dpkme.schema.table import TableSchema
-from tests.release.test_adaptive_privacy import _schema, _table
+from tests.support.adaptive import _schema, _table
 
 
 @pytest.mark.parametrize(("neighbouring", "n_private", "match"), [

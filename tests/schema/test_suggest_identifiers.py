@@ -7,23 +7,11 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from dpkme.privacy.leaks import PrivacyLeakWarning
 from dpkme.schema import suggest_schema
-
-
-def _table(n: int = 60, seed: int = 0) -> pd.DataFrame:
-    rng = np.random.default_rng(seed)
-    return pd.DataFrame({
-        "Unnamed: 0": np.arange(n),                                  # pandas' index written as a column
-        "n": np.arange(1, n + 1)[rng.permutation(n)],                # a running number, shuffled
-        "code": [f"P{i:04d}" for i in rng.permutation(n)],           # every value distinct: an identifier
-        "age": rng.integers(18, 90, n),
-        "city": rng.choice(["Basel", "Bern", "Chur"], n),
-        "income": rng.normal(50_000, 8_000, n).round(2),
-    })
+from tests.support.identifiers import _table
 
 
 def test_identifiers_are_left_out_with_a_note_when_read_from_the_private_rows():
